@@ -1,0 +1,66 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** Modules of packages/core that must stay pure: everything except the adapters. */
+export const corePureFiles = ['packages/core/src/**/*.ts'];
+export const coreAdapterFiles = ['packages/core/src/runtime/**', 'packages/core/src/cloudmap/**'];
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', 'deploy/**', '**/*.js', '!eslint.config.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { parserOptions: { projectService: false } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
+      'no-console': 'off',
+    },
+  },
+  {
+    // DESIGN.md §2 / GUIDE.md rule 5: the pure core knows neither Kubernetes nor AWS.
+    files: corePureFiles,
+    ignores: coreAdapterFiles,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@kubernetes/client-node', '@kubernetes/client-node/*'],
+              message:
+                'packages/core pure modules must not import @kubernetes/client-node; put Kubernetes code in packages/core/src/runtime.',
+            },
+            {
+              group: ['@aws-sdk/*'],
+              message:
+                'packages/core pure modules must not import @aws-sdk/*; put AWS code in packages/core/src/cloudmap.',
+            },
+            {
+              group: [
+                '**/runtime/**',
+                '**/cloudmap/**',
+                '../runtime',
+                '../cloudmap',
+                './runtime',
+                './cloudmap',
+              ],
+              message:
+                'packages/core pure modules must not import the adapters (runtime, cloudmap).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Only main.ts reads process.env (DESIGN.md §6).',
+        },
+      ],
+    },
+  },
+);

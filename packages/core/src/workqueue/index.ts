@@ -1,0 +1,4 @@
+export * from './clock.js';
+export * from './rate-limiter.js';
+export * from './queue.js';
+export * from './controller.js';

@@ -1,0 +1,45 @@
+import { defineConfig } from 'vitest/config';
+
+// One root config, one project per package. Unit tests are `*.test.ts`; suites that need
+// real clusters, the emulator or moto are `*.int.test.ts` and run in the `integration`
+// project (make test-integration), which shares clusters per run.
+const packages = ['core', 'cloudmap-emulator', 'export-agent', 'import-agent'];
+
+export default defineConfig({
+  resolve: { conditions: ['source'] },
+  test: {
+    reporters: ['default'],
+    projects: [
+      ...packages.map((name) => ({
+        extends: true,
+        test: {
+          name,
+          root: `packages/${name}`,
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.int.test.ts'],
+        },
+      })),
+      {
+        extends: true,
+        test: {
+          name: 'tooling',
+          root: '.',
+          include: ['tools/test/**/*.test.ts', 'e2e/test/**/*.test.ts'],
+          exclude: ['**/*.int.test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          root: '.',
+          include: ['packages/*/test/**/*.int.test.ts', 'e2e/test/**/*.int.test.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 600_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+  ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+});
