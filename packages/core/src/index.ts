@@ -1,4 +1,6 @@
 // Pure core: the domain model, planners and the work queue. Nothing here may import
 // @kubernetes/client-node or @aws-sdk/* (enforced by eslint.config.js); adapters live in
 // ./runtime and ./cloudmap.
+export * from './model/index.js';
+export * from './ports/index.js';
 export * from './workqueue/index.js';

@@ -1,0 +1,92 @@
+/**
+ * The domain model shared by both agents. It is what one cluster exports for one Service,
+ * independent of how it is stored in Cloud Map (see ../records for the codec) and of the
+ * Kubernetes client types (adapters translate at the edges).
+ */
+
+export type Protocol = 'TCP' | 'UDP' | 'SCTP';
+export type ServiceImportType = 'ClusterSetIP' | 'Headless';
+export type IPFamily = 'IPv4' | 'IPv6';
+export type AddressType = IPFamily;
+export type SessionAffinity = 'None' | 'ClientIP';
+export type InternalTrafficPolicy = 'Cluster' | 'Local';
+
+/** Who a cluster is (KEP-2149 ClusterProperty values). */
+export interface ClusterIdentity {
+  /** `cluster.clusterset.k8s.io`: unique within the clusterset. */
+  clusterId: string;
+  /** `clusterset.k8s.io`. */
+  clustersetId: string;
+}
+
+/** A port of the exported Service (ServiceImport ports are built from these). */
+export interface ServicePort {
+  /** Empty string when the Service has a single unnamed port. */
+  name: string;
+  protocol: Protocol;
+  port: number;
+  appProtocol?: string;
+}
+
+/** One port of an endpoint (the EndpointSlice port, i.e. the resolved target port). */
+export interface EndpointPort {
+  name: string;
+  protocol: Protocol;
+  port: number;
+  appProtocol?: string;
+}
+
+export interface EndpointConditions {
+  ready: boolean;
+  serving: boolean;
+  terminating: boolean;
+}
+
+/** One backend address of one cluster, with every port it serves. */
+export interface Endpoint {
+  address: string;
+  addressType: AddressType;
+  ports: EndpointPort[];
+  conditions: EndpointConditions;
+  hostname?: string;
+  nodeName?: string;
+  zone?: string;
+}
+
+/** Service-level properties one cluster exports (the per-cluster export record). */
+export interface ServiceProperties {
+  type: ServiceImportType;
+  ports: ServicePort[];
+  sessionAffinity: SessionAffinity;
+  /** ClientIP timeout in seconds, when sessionAffinity is ClientIP. */
+  sessionAffinityTimeoutSeconds?: number;
+  internalTrafficPolicy?: InternalTrafficPolicy;
+  trafficDistribution?: string;
+  ipFamilies: IPFamily[];
+  exportedLabels: Record<string, string>;
+  exportedAnnotations: Record<string, string>;
+  /** ServiceExport creationTimestamp in ms since the epoch: the conflict-resolution order. */
+  exportCreatedAtMs: number;
+}
+
+/** Everything one cluster exports for one `<namespace>/<name>`. */
+export interface ClusterExport {
+  namespace: string;
+  name: string;
+  cluster: ClusterIdentity;
+  properties: ServiceProperties;
+  endpoints: Endpoint[];
+  /**
+   * False when the export was read from records without an export record (the AWS Go
+   * controller writes endpoint instances only); its properties are then inferred from the
+   * endpoint attributes.
+   */
+  hasExportRecord: boolean;
+}
+
+/** Per-cluster liveness written by each export agent and read by import agents. */
+export interface Heartbeat {
+  cluster: ClusterIdentity;
+  /** ms since the epoch when the export agent last renewed it. */
+  renewedAtMs: number;
+}

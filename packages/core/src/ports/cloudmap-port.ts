@@ -1,0 +1,107 @@
+/**
+ * The narrow port through which everything above it talks to Cloud Map (GUIDE.md rule 6):
+ * only the operations the agents call, in our own types. The AWS SDK adapter lives in
+ * packages/core/src/cloudmap; tests use an in-memory fake of this interface.
+ */
+
+export type NamespaceType = 'HTTP' | 'DNS_PRIVATE' | 'DNS_PUBLIC';
+
+export interface CloudMapNamespace {
+  id: string;
+  name: string;
+  type: NamespaceType;
+  arn?: string;
+}
+
+export interface CloudMapService {
+  id: string;
+  name: string;
+  namespaceId: string;
+  arn?: string;
+}
+
+export interface CloudMapInstance {
+  id: string;
+  attributes: Record<string, string>;
+}
+
+export type OperationStatus = 'SUBMITTED' | 'PENDING' | 'SUCCESS' | 'FAIL';
+
+export interface OperationRef {
+  operationId: string;
+}
+
+export interface OperationState {
+  operationId: string;
+  status: OperationStatus;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+export type Tags = Record<string, string>;
+
+export interface CloudMapPort {
+  listNamespaces(): Promise<CloudMapNamespace[]>;
+  createHttpNamespace(name: string, tags: Tags, creatorRequestId?: string): Promise<OperationRef>;
+  listServices(namespaceId: string): Promise<CloudMapService[]>;
+  createService(
+    namespaceId: string,
+    name: string,
+    tags: Tags,
+    creatorRequestId?: string,
+  ): Promise<CloudMapService>;
+  deleteService(serviceId: string): Promise<void>;
+  /** Every instance of a service (paginated ListInstances, control plane). */
+  listInstances(serviceId: string): Promise<CloudMapInstance[]>;
+  /** Data plane; `queryParameters` are exact-match attribute filters (AND). */
+  discoverInstances(
+    namespaceName: string,
+    serviceName: string,
+    queryParameters?: Record<string, string>,
+  ): Promise<{ instances: CloudMapInstance[]; revision: number }>;
+  discoverInstancesRevision(namespaceName: string, serviceName: string): Promise<number>;
+  /** Create or replace (same ID replaces the attributes). Asynchronous: returns an operation. */
+  registerInstance(
+    serviceId: string,
+    instanceId: string,
+    attributes: Record<string, string>,
+  ): Promise<OperationRef>;
+  deregisterInstance(serviceId: string, instanceId: string): Promise<OperationRef>;
+  getOperation(operationId: string): Promise<OperationState>;
+}
+
+/** Cloud Map error names the agents branch on (the SDK's exception `name`). */
+export type CloudMapErrorCode =
+  | 'NamespaceNotFound'
+  | 'ServiceNotFound'
+  | 'InstanceNotFound'
+  | 'NamespaceAlreadyExists'
+  | 'ServiceAlreadyExists'
+  | 'ResourceInUse'
+  | 'DuplicateRequest'
+  | 'InvalidInput'
+  | 'OperationNotFound'
+  | 'ResourceLimitExceeded'
+  | 'ThrottlingException'
+  | 'RequestLimitExceeded'
+  | 'AccessDeniedException'
+  | 'ServiceUnavailable'
+  | 'Unknown';
+
+/** A failed Cloud Map call, translated from the SDK at the adapter edge. */
+export class CloudMapError extends Error {
+  override readonly name = 'CloudMapError';
+  constructor(
+    readonly code: CloudMapErrorCode,
+    message: string,
+    readonly operation: string,
+    options?: { cause?: unknown; retryable?: boolean },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.retryable = options?.retryable ?? false;
+  }
+  readonly retryable: boolean;
+}
+
+export const isCloudMapError = (e: unknown, code?: CloudMapErrorCode): e is CloudMapError =>
+  e instanceof CloudMapError && (code === undefined || e.code === code);
