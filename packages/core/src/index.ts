@@ -4,3 +4,4 @@
 export * from './model/index.js';
 export * from './ports/index.js';
 export * from './workqueue/index.js';
+export * from './logging/index.js';

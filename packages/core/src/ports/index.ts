@@ -1,1 +1,3 @@
 export * from './cloudmap-port.js';
+export * from './operations.js';
+export * from './cloudmap-limits.js';

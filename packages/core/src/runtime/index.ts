@@ -1,1 +1,2 @@
-export {};
+// Kubernetes and process adapters: `@cloudmap-mcs/core/runtime`.
+export * from './logger.js';

@@ -1,0 +1,4 @@
+// Test doubles shared by both agents' tests: `@cloudmap-mcs/core/testing`.
+export * from './faults.js';
+export * from './fake-cloudmap.js';
+export * from './memory-logger.js';
