@@ -5,3 +5,4 @@ export * from './model/index.js';
 export * from './ports/index.js';
 export * from './workqueue/index.js';
 export * from './logging/index.js';
+export * from './records/index.js';

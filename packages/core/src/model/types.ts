@@ -26,6 +26,12 @@ export interface ServicePort {
   protocol: Protocol;
   port: number;
   appProtocol?: string;
+  /**
+   * The Service's targetPort as written (a number or a port name, rendered as a string), kept
+   * for the AWS controller's SERVICE_TARGET_PORT attribute. Importers do not need it: endpoint
+   * ports already carry the resolved number.
+   */
+  targetPort?: string;
 }
 
 /** One port of an endpoint (the EndpointSlice port, i.e. the resolved target port). */
@@ -89,4 +95,6 @@ export interface Heartbeat {
   cluster: ClusterIdentity;
   /** ms since the epoch when the export agent last renewed it. */
   renewedAtMs: number;
+  /** How often the export agent renews it; lets a reader tell late from stale. */
+  periodSeconds?: number;
 }

@@ -1,0 +1,167 @@
+import { isIPv4, isIPv6 } from 'node:net';
+import type {
+  AddressType,
+  EndpointPort,
+  InternalTrafficPolicy,
+  IPFamily,
+  Protocol,
+  ServiceImportType,
+  ServicePort,
+  SessionAffinity,
+} from '../model/index.js';
+
+/**
+ * Strict readers for attribute values. Records come from other clusters (and possibly other
+ * implementations), so every value is validated; a bad value rejects the instance with a reason
+ * instead of throwing or guessing.
+ */
+export class RecordParseError extends Error {
+  override readonly name = 'RecordParseError';
+}
+
+type Attrs = Readonly<Record<string, string>>;
+
+export function required(attrs: Attrs, key: string): string {
+  const value = attrs[key];
+  if (value === undefined) throw new RecordParseError(`missing ${key}`);
+  return value;
+}
+
+export function nonEmpty(attrs: Attrs, key: string): string {
+  const value = required(attrs, key);
+  if (value === '') throw new RecordParseError(`empty ${key}`);
+  return value;
+}
+
+export function parsePortNumber(value: string, key: string): number {
+  if (!/^[0-9]{1,5}$/.test(value)) throw new RecordParseError(`${key} is not a port: ${value}`);
+  const n = Number(value);
+  if (n < 1 || n > 65535) throw new RecordParseError(`${key} is out of range: ${value}`);
+  return n;
+}
+
+/** Non-negative integer (ms timestamps, seconds). */
+export function parseCount(value: string, key: string): number {
+  if (!/^[0-9]{1,16}$/.test(value)) throw new RecordParseError(`${key} is not a number: ${value}`);
+  return Number(value);
+}
+
+// Go's strconv.ParseBool, which the AWS controller uses to read READY.
+const TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+const FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
+
+export function parseBool(value: string, key: string): boolean {
+  if (TRUE.has(value)) return true;
+  if (FALSE.has(value)) return false;
+  throw new RecordParseError(`${key} is not a boolean: ${value}`);
+}
+
+export function parseProtocol(value: string, key: string): Protocol {
+  if (value === 'TCP' || value === 'UDP' || value === 'SCTP') return value;
+  throw new RecordParseError(`${key} is not a protocol: ${value}`);
+}
+
+export function parseServiceType(value: string): ServiceImportType {
+  if (value === 'ClusterSetIP' || value === 'Headless') return value;
+  throw new RecordParseError(`SERVICE_TYPE is not ClusterSetIP or Headless: ${value}`);
+}
+
+export function parseSessionAffinity(value: string): SessionAffinity {
+  if (value === 'None' || value === 'ClientIP') return value;
+  throw new RecordParseError(`SESSION_AFFINITY is not None or ClientIP: ${value}`);
+}
+
+export function parseInternalTrafficPolicy(value: string): InternalTrafficPolicy {
+  if (value === 'Cluster' || value === 'Local') return value;
+  throw new RecordParseError(`INTERNAL_TRAFFIC_POLICY is not Cluster or Local: ${value}`);
+}
+
+export function parseIpFamilies(value: string): IPFamily[] {
+  if (value === '') return [];
+  const families = value.split(',');
+  for (const f of families) {
+    if (f !== 'IPv4' && f !== 'IPv6') throw new RecordParseError(`IP_FAMILIES has ${f}`);
+  }
+  if (new Set(families).size !== families.length) {
+    throw new RecordParseError(`IP_FAMILIES repeats a family: ${value}`);
+  }
+  return families as IPFamily[];
+}
+
+/** The address and its family; AWS_INSTANCE_IPV6 wins when both are present, as in Go. */
+export function parseAddress(attrs: Attrs): { address: string; addressType: AddressType } {
+  const v6 = attrs['AWS_INSTANCE_IPV6'];
+  if (v6 !== undefined) {
+    if (!isIPv6(v6)) throw new RecordParseError(`AWS_INSTANCE_IPV6 is not IPv6: ${v6}`);
+    return { address: v6, addressType: 'IPv6' };
+  }
+  const v4 = required(attrs, 'AWS_INSTANCE_IPV4');
+  if (!isIPv4(v4)) throw new RecordParseError(`AWS_INSTANCE_IPV4 is not IPv4: ${v4}`);
+  return { address: v4, addressType: 'IPv4' };
+}
+
+export function parseJson(value: string, key: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch (cause) {
+    throw new RecordParseError(`${key} is not JSON`, { cause });
+  }
+}
+
+export function parseStringMap(value: string, key: string): Record<string, string> {
+  const parsed = parseJson(value, key);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new RecordParseError(`${key} is not a JSON object`);
+  }
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed)) {
+    if (typeof v !== 'string') throw new RecordParseError(`${key}.${k} is not a string`);
+    out[k] = v;
+  }
+  return out;
+}
+
+const optionalString = (o: Record<string, unknown>, k: string, key: string): string | undefined => {
+  const v = o[k];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new RecordParseError(`${key}.${k} is not a string`);
+  return v;
+};
+
+export function parsePorts(value: string, key: string): ServicePort[] {
+  const parsed = parseJson(value, key);
+  if (!Array.isArray(parsed)) throw new RecordParseError(`${key} is not a JSON list`);
+  return parsed.map((item: unknown) => {
+    if (typeof item !== 'object' || item === null) {
+      throw new RecordParseError(`${key} has a non-object entry`);
+    }
+    const o = item as Record<string, unknown>;
+    const port: ServicePort = {
+      name: optionalString(o, 'name', key) ?? '',
+      protocol: parseProtocol(String(o['protocol']), `${key}.protocol`),
+      port: parsePortNumber(String(o['port']), `${key}.port`),
+    };
+    const targetPort = optionalString(o, 'targetPort', key);
+    const appProtocol = optionalString(o, 'appProtocol', key);
+    if (targetPort !== undefined) port.targetPort = targetPort;
+    if (appProtocol !== undefined) port.appProtocol = appProtocol;
+    return port;
+  });
+}
+
+export function parseEndpointPort(attrs: Attrs): EndpointPort {
+  return {
+    name: required(attrs, 'ENDPOINT_PORT_NAME'),
+    protocol: parseProtocol(required(attrs, 'ENDPOINT_PROTOCOL'), 'ENDPOINT_PROTOCOL'),
+    port: parsePortNumber(required(attrs, 'AWS_INSTANCE_PORT'), 'AWS_INSTANCE_PORT'),
+  };
+}
+
+export function parseServicePort(attrs: Attrs): ServicePort {
+  return {
+    name: required(attrs, 'SERVICE_PORT_NAME'),
+    protocol: parseProtocol(required(attrs, 'SERVICE_PROTOCOL'), 'SERVICE_PROTOCOL'),
+    port: parsePortNumber(required(attrs, 'SERVICE_PORT'), 'SERVICE_PORT'),
+    targetPort: required(attrs, 'SERVICE_TARGET_PORT'),
+  };
+}
