@@ -1,0 +1,193 @@
+import { newOperationId, type ArnContext } from './ids.js';
+import {
+  DEFAULT_QUOTAS,
+  emptyState,
+  type EmulatorState,
+  type OperationEffect,
+  type OperationRecord,
+  type OperationType,
+  type Quotas,
+} from './model.js';
+
+export interface EngineOptions {
+  region: string;
+  accountId: string;
+  /** Time from submission to SUCCESS/FAIL; SUBMITTED for the first half, PENDING after. */
+  operationDelayMs: number;
+  quotas: Quotas;
+  /** How long a CreatorRequestId makes a repeated request a retry (not documented by AWS). */
+  idempotencyWindowMs: number;
+  now: () => number;
+}
+
+export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
+  region: 'us-east-1',
+  accountId: '123456789012',
+  operationDelayMs: 100,
+  quotas: { ...DEFAULT_QUOTAS },
+  idempotencyWindowMs: 60 * 60 * 1000,
+  now: () => Date.now(),
+};
+
+/** Decides whether a newly submitted operation is to FAIL (admin-injected). */
+export type FailureDecider = (type: OperationType) => { code: string; message: string } | undefined;
+
+/**
+ * Owns the state and the asynchronous-operation lifecycle. Operations advance lazily: every
+ * request first calls `advance()`, which moves statuses on by the clock and applies the
+ * effects of the ones that finished, in submission order. No timers, so a stopped emulator
+ * leaves nothing running and a test with a fake clock stays deterministic.
+ */
+export class Engine {
+  state: EmulatorState = emptyState();
+  readonly options: EngineOptions;
+  /** Set by every mutation; the persistence layer clears it after writing. */
+  dirty = false;
+  decideFailure: FailureDecider = () => undefined;
+
+  constructor(
+    options: Partial<Omit<EngineOptions, 'quotas'>> & { quotas?: Partial<Quotas> | undefined } = {},
+  ) {
+    this.options = {
+      ...DEFAULT_ENGINE_OPTIONS,
+      ...options,
+      quotas: { ...DEFAULT_QUOTAS, ...options.quotas },
+    };
+  }
+
+  get arnContext(): ArnContext {
+    return { region: this.options.region, accountId: this.options.accountId };
+  }
+
+  now(): number {
+    return this.options.now();
+  }
+
+  reset(): void {
+    this.state = emptyState();
+    this.dirty = true;
+  }
+
+  nextRevision(): number {
+    this.state.revisionCounter += 1;
+    return this.state.revisionCounter;
+  }
+
+  submit(
+    type: OperationType,
+    targets: OperationRecord['targets'],
+    effect: OperationEffect,
+    idempotency: { creatorRequestId?: string | undefined; requestDigest?: string | undefined } = {},
+    failWith?: { code: string; message: string },
+  ): OperationRecord {
+    const now = this.now();
+    const delay = Math.max(0, this.options.operationDelayMs);
+    const op: OperationRecord = {
+      id: newOperationId(),
+      type,
+      status: 'SUBMITTED',
+      createdAt: now,
+      updatedAt: now,
+      pendingAt: now + Math.floor(delay / 2),
+      doneAt: now + delay,
+      targets,
+      effect,
+      failWith: failWith ?? this.decideFailure(type),
+      creatorRequestId: idempotency.creatorRequestId,
+      requestDigest: idempotency.requestDigest,
+    };
+    this.state.operations.push(op);
+    this.dirty = true;
+    this.advance();
+    return op;
+  }
+
+  /** Operations not finished yet that match `pred` (for DuplicateRequest and pending checks). */
+  inFlight(pred: (op: OperationRecord) => boolean): OperationRecord | undefined {
+    return this.state.operations.find(
+      (op) => (op.status === 'SUBMITTED' || op.status === 'PENDING') && pred(op),
+    );
+  }
+
+  allInFlight(pred: (op: OperationRecord) => boolean): OperationRecord[] {
+    return this.state.operations.filter(
+      (op) => (op.status === 'SUBMITTED' || op.status === 'PENDING') && pred(op),
+    );
+  }
+
+  advance(): void {
+    const now = this.now();
+    for (const op of this.state.operations) {
+      if (op.status === 'SUCCESS' || op.status === 'FAIL') continue;
+      if (now >= op.doneAt) {
+        this.finish(op, now);
+      } else if (now >= op.pendingAt && op.status === 'SUBMITTED') {
+        op.status = 'PENDING';
+        op.updatedAt = now;
+        this.dirty = true;
+      }
+    }
+  }
+
+  private finish(op: OperationRecord, now: number): void {
+    const failure = op.failWith ?? this.apply(op.effect);
+    op.status = failure ? 'FAIL' : 'SUCCESS';
+    op.errorCode = failure?.code;
+    op.errorMessage = failure?.message;
+    op.updatedAt = now;
+    this.dirty = true;
+  }
+
+  /** Applies an effect; answers a failure when the world changed under the operation. */
+  private apply(effect: OperationEffect): { code: string; message: string } | undefined {
+    const s = this.state;
+    switch (effect.kind) {
+      case 'createNamespace':
+        s.namespaces[effect.namespace.id] = { ...effect.namespace, createdAt: this.now() };
+        return undefined;
+      case 'deleteNamespace':
+        delete s.namespaces[effect.namespaceId];
+        return undefined;
+      case 'updateService': {
+        const svc = s.services[effect.serviceId];
+        if (!svc) return { code: 'INTERNAL_FAILURE', message: 'Service was deleted' };
+        Object.assign(svc, effect.patch);
+        return undefined;
+      }
+      case 'registerInstance': {
+        const svc = s.services[effect.instance.serviceId];
+        if (!svc) return { code: 'INTERNAL_FAILURE', message: 'Service was deleted' };
+        const byId = (s.instances[svc.id] ??= {});
+        const previous = byId[effect.instance.id];
+        // Create-or-replace: the request's attribute map replaces the stored one whole.
+        byId[effect.instance.id] = {
+          ...effect.instance,
+          registeredAt: previous?.registeredAt ?? this.now(),
+        };
+        svc.revision = this.nextRevision();
+        return undefined;
+      }
+      case 'deregisterInstance': {
+        const svc = s.services[effect.serviceId];
+        const byId = s.instances[effect.serviceId];
+        if (!svc || !byId?.[effect.instanceId]) {
+          return { code: 'INTERNAL_FAILURE', message: 'Instance was already deregistered' };
+        }
+        delete byId[effect.instanceId];
+        svc.revision = this.nextRevision();
+        return undefined;
+      }
+    }
+  }
+
+  /** Completed plus in-flight registrations, for quotas that must count what is coming. */
+  instanceIdsIncludingPending(serviceId: string): Set<string> {
+    const ids = new Set(Object.keys(this.state.instances[serviceId] ?? {}));
+    for (const op of this.allInFlight((o) => o.effect.kind === 'registerInstance')) {
+      if (op.effect.kind === 'registerInstance' && op.effect.instance.serviceId === serviceId) {
+        ids.add(op.effect.instance.id);
+      }
+    }
+    return ids;
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Fault injection, configured through the admin API. Shares are probabilities in [0, 1];
+ * `next` counts make a fault deterministic ("the next 2 calls"), which is what tests want.
+ * Counts are consumed as calls arrive, so reading the config back shows what is left.
+ */
+export interface FaultShare {
+  /** Probability in [0, 1] that a call gets the fault. */
+  share?: number;
+  /** The next N calls get the fault, before `share` applies. */
+  next?: number;
+}
+
+export interface OperationFault {
+  /** Answer ThrottlingException (RequestLimitExceeded on the data plane). */
+  throttle?: FaultShare;
+  /** Answer a server error: 500 InternalFailure (default) or 503 ServiceUnavailable. */
+  error?: FaultShare & { status?: 500 | 503 };
+  /** Added before the call is handled. */
+  latencyMs?: number;
+  /** Asynchronous operations submitted by this call end in FAIL (ErrorCode INTERNAL_FAILURE). */
+  failOperation?: FaultShare;
+}
+
+export interface RateLimit {
+  ratePerSecond: number;
+  burst: number;
+}
+
+export interface FaultConfig {
+  /** Full outage: `unavailable` answers 503 to everything, `reset` drops connections. */
+  outage?: 'unavailable' | 'reset' | undefined;
+  /** Keyed by operation name, or `*` for every operation. */
+  operations?: Record<string, OperationFault>;
+  /** Token buckets per operation; exceeding one throttles like the real service. */
+  rateLimits?: Record<string, RateLimit>;
+}
+
+/** Cloud Map's documented account-wide data-plane quotas (throttling page, quotas page). */
+export const AWS_RATE_LIMITS: Readonly<Record<string, RateLimit>> = {
+  DiscoverInstances: { ratePerSecond: 1000, burst: 2000 },
+  DiscoverInstancesRevision: { ratePerSecond: 3000, burst: 3000 },
+};
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+export class Faults {
+  config: FaultConfig = {};
+  private buckets = new Map<string, Bucket>();
+
+  constructor(
+    private readonly random: () => number = Math.random,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.clear();
+  }
+
+  clear(): void {
+    this.config = { rateLimits: { ...AWS_RATE_LIMITS } };
+    this.buckets.clear();
+  }
+
+  replace(config: FaultConfig): void {
+    this.config = structuredClone(config);
+    this.buckets.clear();
+  }
+
+  merge(patch: FaultConfig): void {
+    const ops = { ...this.config.operations };
+    for (const [name, fault] of Object.entries(patch.operations ?? {}))
+      ops[name] = { ...ops[name], ...fault };
+    this.config = {
+      ...this.config,
+      ...('outage' in patch ? { outage: patch.outage } : {}),
+      operations: ops,
+      rateLimits: { ...this.config.rateLimits, ...patch.rateLimits },
+    };
+    this.buckets.clear();
+  }
+
+  private faultsFor(op: string): OperationFault[] {
+    const ops = this.config.operations ?? {};
+    return [ops[op], ops['*']].filter((f): f is OperationFault => f !== undefined);
+  }
+
+  private take(share: FaultShare | undefined): boolean {
+    if (!share) return false;
+    if (share.next !== undefined && share.next > 0) {
+      share.next -= 1;
+      return true;
+    }
+    return share.share !== undefined && share.share > 0 && this.random() < share.share;
+  }
+
+  latencyMs(op: string): number {
+    return this.faultsFor(op).reduce((sum, f) => sum + (f.latencyMs ?? 0), 0);
+  }
+
+  /** True when the call is throttled, by injection or by its token bucket. */
+  throttled(op: string): boolean {
+    if (this.faultsFor(op).some((f) => this.take(f.throttle))) return true;
+    const limit = this.config.rateLimits?.[op];
+    if (!limit) return false;
+    const now = this.now();
+    const bucket = this.buckets.get(op) ?? { tokens: limit.burst, at: now };
+    bucket.tokens = Math.min(
+      limit.burst,
+      bucket.tokens + ((now - bucket.at) / 1000) * limit.ratePerSecond,
+    );
+    bucket.at = now;
+    this.buckets.set(op, bucket);
+    if (bucket.tokens < 1) return true;
+    bucket.tokens -= 1;
+    return false;
+  }
+
+  /** The status of an injected server error for this call, if any. */
+  serverError(op: string): number | undefined {
+    for (const f of this.faultsFor(op)) if (this.take(f.error)) return f.error?.status ?? 500;
+    return undefined;
+  }
+
+  failOperation(op: string): boolean {
+    return this.faultsFor(op).some((f) => this.take(f.failOperation));
+  }
+}

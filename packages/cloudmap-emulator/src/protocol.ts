@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Engine } from './engine.js';
+import {
+  CloudMapError,
+  InjectedServerError,
+  InternalFailure,
+  RequestLimitExceeded,
+  SerializationException,
+  ThrottlingException,
+  UnknownOperationException,
+  type StatusMode,
+} from './errors.js';
+import type { Faults } from './faults.js';
+import { DATA_PLANE_OPERATIONS, HANDLERS } from './handlers/index.js';
+import { newRequestId } from './ids.js';
+import type { Stats } from './stats.js';
+import { asObject } from './validate.js';
+
+export const TARGET_PREFIX = 'Route53AutoNaming_v20170314.';
+const CONTENT_TYPE = 'application/x-amz-json-1.1';
+
+export interface ProtocolContext {
+  engine: Engine;
+  faults: Faults;
+  stats: Stats;
+  statusMode: () => StatusMode;
+  /** Called after each handled call (persistence hooks in here). */
+  afterCall: () => void;
+}
+
+export async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function send(res: ServerResponse, status: number, body: unknown, requestId: string): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': CONTENT_TYPE,
+    'content-length': Buffer.byteLength(text),
+    'x-amzn-requestid': requestId,
+  });
+  res.end(text);
+}
+
+/**
+ * One AWS JSON 1.1 call: `POST /` with `X-Amz-Target: Route53AutoNaming_v20170314.<Op>`.
+ * Signatures are not checked (any credentials work). Faults apply in the order a real outage
+ * would show them: the whole service, then latency, then per-call throttling and 5xx.
+ */
+export async function handleAwsCall(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: ProtocolContext,
+): Promise<void> {
+  const requestId = newRequestId();
+  const target = String(req.headers['x-amz-target'] ?? '');
+  const op = target.startsWith(TARGET_PREFIX)
+    ? target.slice(TARGET_PREFIX.length)
+    : target || '(none)';
+  const raw = await readBody(req);
+
+  const outage = ctx.faults.config.outage;
+  if (outage === 'reset') {
+    ctx.stats.record(op, 'serverErrors');
+    req.socket.destroy();
+    return;
+  }
+  const fail = (err: CloudMapError): void => {
+    const status = err.status(ctx.statusMode());
+    const outcome =
+      err instanceof ThrottlingException || err instanceof RequestLimitExceeded
+        ? 'throttled'
+        : status >= 500
+          ? 'serverErrors'
+          : 'clientErrors';
+    ctx.stats.record(op, outcome);
+    send(res, status, err.body(), requestId);
+  };
+  if (outage === 'unavailable') return fail(new InjectedServerError(503));
+
+  const latency = ctx.faults.latencyMs(op);
+  if (latency > 0) await sleep(latency);
+
+  const handler = target.startsWith(TARGET_PREFIX) ? HANDLERS[op] : undefined;
+  if (!handler) return fail(new UnknownOperationException(target));
+  if (ctx.faults.throttled(op)) {
+    return fail(
+      DATA_PLANE_OPERATIONS.has(op) ? new RequestLimitExceeded() : new ThrottlingException(),
+    );
+  }
+  const injected = ctx.faults.serverError(op);
+  if (injected !== undefined) return fail(new InjectedServerError(injected));
+
+  try {
+    let input: Record<string, unknown>;
+    try {
+      input = raw.trim() === '' ? {} : asObject(JSON.parse(raw), '$');
+    } catch (err) {
+      if (err instanceof CloudMapError) throw err;
+      throw new SerializationException('Request body is not valid JSON');
+    }
+    const { engine } = ctx;
+    engine.advance();
+    const failOperation = ctx.faults.failOperation(op);
+    engine.decideFailure = () =>
+      failOperation
+        ? { code: 'INTERNAL_FAILURE', message: 'Failure injected by the emulator admin API' }
+        : undefined;
+    const output = handler(engine, input);
+    ctx.stats.record(op, 'succeeded');
+    send(res, 200, output, requestId);
+  } catch (err) {
+    if (err instanceof CloudMapError) return fail(err);
+    console.error(`cloudmap-emulator: ${op} failed unexpectedly`, err);
+    fail(new InternalFailure());
+  } finally {
+    ctx.engine.decideFailure = () => undefined;
+    ctx.afterCall();
+  }
+}

@@ -1,0 +1,121 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { handleAdmin, type AdminContext } from './admin-api.js';
+import { EmulatorAdminClient } from './admin-client.js';
+import { ADMIN_PREFIX, type EmulatorConfig } from './admin-types.js';
+import { Engine } from './engine.js';
+import type { StatusMode } from './errors.js';
+import { Faults } from './faults.js';
+import type { Quotas } from './model.js';
+import { StateFile } from './persistence.js';
+import { handleAwsCall } from './protocol.js';
+import { Stats } from './stats.js';
+
+export interface EmulatorOptions {
+  /** 0 picks a free port. */
+  port?: number;
+  host?: string;
+  /** Load state from this file if it exists, and keep it written there. */
+  stateFile?: string;
+  /** Submission to SUCCESS/FAIL for asynchronous operations (default 100 ms). */
+  operationDelayMs?: number;
+  statusMode?: StatusMode;
+  quotas?: Partial<Quotas>;
+  region?: string;
+  accountId?: string;
+}
+
+export interface RunningEmulator {
+  /** `http://<host>:<port>`; give it to the SDK as `endpoint` with `disableHostPrefix: true`. */
+  url: string;
+  port: number;
+  admin: EmulatorAdminClient;
+  /** The node:http server; gateway mode feeds decrypted connections into it. */
+  server: Server;
+  stop: () => Promise<void>;
+}
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const host = options.host ?? '127.0.0.1';
+  const engine = new Engine({
+    ...(options.operationDelayMs !== undefined
+      ? { operationDelayMs: options.operationDelayMs }
+      : {}),
+    ...(options.region !== undefined ? { region: options.region } : {}),
+    ...(options.accountId !== undefined ? { accountId: options.accountId } : {}),
+    quotas: options.quotas,
+  });
+  let statusMode: StatusMode = options.statusMode ?? 'observed';
+  const faults = new Faults();
+  const stats = new Stats();
+  const stateFile = options.stateFile ? new StateFile(options.stateFile, engine) : undefined;
+  stateFile?.load();
+
+  const config = (): EmulatorConfig => ({
+    operationDelayMs: engine.options.operationDelayMs,
+    idempotencyWindowMs: engine.options.idempotencyWindowMs,
+    quotas: { ...engine.options.quotas },
+    statusMode,
+    region: engine.options.region,
+    accountId: engine.options.accountId,
+  });
+  const admin: AdminContext = {
+    engine,
+    faults,
+    stats,
+    stateFile,
+    config,
+    setConfig: (patch) => {
+      const { statusMode: mode, quotas, ...rest } = patch;
+      Object.assign(engine.options, rest, { quotas: { ...engine.options.quotas, ...quotas } });
+      if (mode) statusMode = mode;
+    },
+  };
+  const protocol = {
+    engine,
+    faults,
+    stats,
+    statusMode: () => statusMode,
+    afterCall: () => stateFile?.changed(),
+  };
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const done = path.startsWith(`${ADMIN_PREFIX}/`)
+      ? handleAdmin(req, res, path.slice(ADMIN_PREFIX.length), admin)
+      : req.method === 'POST' && path === '/'
+        ? handleAwsCall(req, res, protocol)
+        : Promise.resolve(
+            void res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found'),
+          );
+    done.catch((err: unknown) => {
+      console.error('cloudmap-emulator: request failed', err);
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopped ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      // Keep-alive connections from SDK clients would hold close() open indefinitely.
+      server.closeAllConnections();
+    }).then(() => {
+      if (stateFile) {
+        engine.advance();
+        stateFile.save();
+      }
+    }));
+
+  return { url, port, admin: new EmulatorAdminClient(url), server, stop };
+}
