@@ -6,3 +6,4 @@ export * from './ports/index.js';
 export * from './workqueue/index.js';
 export * from './logging/index.js';
 export * from './records/index.js';
+export * from './planning/index.js';

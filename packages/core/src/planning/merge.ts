@@ -1,0 +1,223 @@
+import type {
+  ClusterExport,
+  Endpoint,
+  EndpointPort,
+  InternalTrafficPolicy,
+  IPFamily,
+  Protocol,
+  ServiceImportType,
+  ServicePort,
+  SessionAffinity,
+} from '../model/types.js';
+import { byPrecedence, compareStrings } from './ordering.js';
+
+/**
+ * Merges every cluster's export of one `<namespace>/<name>` into what the import side needs:
+ * the ServiceImport spec, the exported labels/annotations, and each source cluster's
+ * endpoints with their ports renamed to the merged port names (KEP-1645 "Conflict
+ * resolution"). Pure: the inputs are never mutated, the output depends only on the records.
+ */
+
+/** A port of the ServiceImport; `serviceName` is its name on the derived Service. */
+export interface ImportPort {
+  name: string;
+  protocol: Protocol;
+  port: number;
+  appProtocol?: string;
+  /**
+   * A Service with more than one port needs every port named, while a ServiceImport may
+   * carry one unnamed port among named ones; the derived Service and the slices use this
+   * name, the ServiceImport keeps `name`.
+   */
+  serviceName: string;
+}
+
+export interface ImportSpec {
+  type: ServiceImportType;
+  ports: ImportPort[];
+  ipFamilies: IPFamily[];
+  sessionAffinity: SessionAffinity;
+  sessionAffinityTimeoutSeconds?: number;
+  internalTrafficPolicy?: InternalTrafficPolicy;
+  trafficDistribution?: string;
+}
+
+export type ImportConflict =
+  | 'PortConflict'
+  | 'TypeConflict'
+  | 'SessionAffinityConflict'
+  | 'SessionAffinityConfigConflict'
+  | 'InternalTrafficPolicyConflict'
+  | 'TrafficDistributionConflict'
+  | 'LabelsConflict'
+  | 'AnnotationsConflict'
+  | 'IPFamilyConflict';
+
+/** One source cluster's endpoints, ports renamed to the derived Service's port names. */
+export interface SourceEndpoints {
+  clusterId: string;
+  endpoints: Endpoint[];
+}
+
+export interface MergedImport {
+  namespace: string;
+  name: string;
+  spec: ImportSpec;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** Exporting cluster ids, sorted. */
+  clusters: string[];
+  /** The cluster whose export won every conflict (the oldest). */
+  winner: string;
+  sources: SourceEndpoints[];
+  conflicts: ImportConflict[];
+}
+
+const sameMap = (
+  a: Readonly<Record<string, string>>,
+  b: Readonly<Record<string, string>>,
+): boolean => {
+  const ak = Object.keys(a);
+  return ak.length === Object.keys(b).length && ak.every((k) => b[k] === a[k]);
+};
+
+/** Families an export declares, or (AWS Go controller records) those of its endpoints. */
+function familiesOf(e: ClusterExport): IPFamily[] {
+  if (e.properties.ipFamilies.length > 0) return e.properties.ipFamilies;
+  const seen = new Set(e.endpoints.map((ep) => ep.addressType));
+  return (['IPv4', 'IPv6'] as const).filter((f) => seen.has(f));
+}
+
+/**
+ * Whether a cluster's port `p` serves merged port `m`: same protocol and either the same
+ * number or the same non-empty name (a name is a port's identity; an unnamed port has none).
+ * Traffic to a conflicting port then only reaches clusters that actually expose it.
+ */
+const serves = (m: ServicePort, p: ServicePort): boolean =>
+  m.protocol === p.protocol && (m.port === p.port || (m.name !== '' && m.name === p.name));
+
+/** Port union: first by name, then by protocol and port; the oldest export wins clashes. */
+function mergePorts(ordered: readonly ClusterExport[]): {
+  ports: ServicePort[];
+  conflict: boolean;
+} {
+  const ports: ServicePort[] = [];
+  let conflict = false;
+  for (const e of ordered) {
+    for (const p of e.properties.ports) {
+      const byName = ports.find((m) => m.name === p.name);
+      const byNumber = ports.find((m) => m.protocol === p.protocol && m.port === p.port);
+      const same = byName ?? byNumber;
+      if (same === undefined) {
+        ports.push({ ...p });
+      } else if (
+        same.name !== p.name ||
+        same.port !== p.port ||
+        same.protocol !== p.protocol ||
+        same.appProtocol !== p.appProtocol
+      ) {
+        conflict = true;
+      }
+    }
+  }
+  return { ports, conflict };
+}
+
+function serviceNames(ports: readonly ServicePort[]): ImportPort[] {
+  const taken = new Set(ports.map((p) => p.name));
+  return ports.map((p) => {
+    let serviceName = p.name;
+    if (serviceName === '' && ports.length > 1) {
+      serviceName = `${p.protocol.toLowerCase()}-${String(p.port)}`;
+      while (taken.has(serviceName)) serviceName = `x${serviceName}`.slice(0, 15);
+      taken.add(serviceName);
+    }
+    return { ...p, serviceName };
+  });
+}
+
+/** Endpoint ports renamed to merged names; ports that serve no merged port are dropped. */
+function mapEndpoints(e: ClusterExport, ports: readonly ImportPort[]): Endpoint[] {
+  const rename = new Map<string, string>();
+  for (const p of e.properties.ports) {
+    const m = ports.find((candidate) => serves(candidate, p));
+    if (m !== undefined && !rename.has(`${p.protocol}/${p.name}`)) {
+      rename.set(`${p.protocol}/${p.name}`, m.serviceName);
+    }
+  }
+  return e.endpoints.map((ep) => ({
+    ...ep,
+    conditions: { ...ep.conditions },
+    ports: ep.ports.flatMap((port): EndpointPort[] => {
+      const name = rename.get(`${port.protocol}/${port.name}`);
+      return name === undefined ? [] : [{ ...port, name }];
+    }),
+  }));
+}
+
+/** Returns undefined when no cluster exports the service (the import must go). */
+export function mergeExports(exports: readonly ClusterExport[]): MergedImport | undefined {
+  // One export per cluster; should a cluster appear twice, its oldest record counts.
+  const ordered = byPrecedence(exports).filter(
+    (e, i, all) => all.findIndex((x) => x.cluster.clusterId === e.cluster.clusterId) === i,
+  );
+  const oldest = ordered[0];
+  if (oldest === undefined) return undefined;
+  const props = oldest.properties;
+  const conflicts = new Set<ImportConflict>();
+  const differs = (pick: (e: ClusterExport) => unknown, conflict: ImportConflict): void => {
+    if (ordered.some((e) => pick(e) !== pick(oldest))) conflicts.add(conflict);
+  };
+  differs((e) => e.properties.type, 'TypeConflict');
+  differs((e) => e.properties.sessionAffinity, 'SessionAffinityConflict');
+  differs((e) => e.properties.sessionAffinityTimeoutSeconds, 'SessionAffinityConfigConflict');
+  differs((e) => e.properties.internalTrafficPolicy, 'InternalTrafficPolicyConflict');
+  differs((e) => e.properties.trafficDistribution, 'TrafficDistributionConflict');
+  if (ordered.some((e) => !sameMap(e.properties.exportedLabels, props.exportedLabels))) {
+    conflicts.add('LabelsConflict');
+  }
+  if (ordered.some((e) => !sameMap(e.properties.exportedAnnotations, props.exportedAnnotations))) {
+    conflicts.add('AnnotationsConflict');
+  }
+
+  const merged = mergePorts(ordered);
+  if (merged.conflict) conflicts.add('PortConflict');
+  const ports = serviceNames(merged.ports);
+
+  // Union of families, the oldest export's order first: a family only some clusters have
+  // still gets a clusterset IP, so its endpoints stay reachable (and the conflict is reported).
+  const ipFamilies: IPFamily[] = [];
+  for (const e of ordered)
+    for (const f of familiesOf(e)) if (!ipFamilies.includes(f)) ipFamilies.push(f);
+  const firstFamilies = familiesOf(oldest).join(',');
+  if (ordered.some((e) => familiesOf(e).join(',') !== firstFamilies))
+    conflicts.add('IPFamilyConflict');
+
+  const spec: ImportSpec = {
+    type: props.type,
+    ports,
+    ipFamilies: ipFamilies.slice(0, 2),
+    sessionAffinity: props.sessionAffinity,
+  };
+  if (props.sessionAffinity === 'ClientIP' && props.sessionAffinityTimeoutSeconds !== undefined) {
+    spec.sessionAffinityTimeoutSeconds = props.sessionAffinityTimeoutSeconds;
+  }
+  if (props.internalTrafficPolicy !== undefined)
+    spec.internalTrafficPolicy = props.internalTrafficPolicy;
+  if (props.trafficDistribution !== undefined) spec.trafficDistribution = props.trafficDistribution;
+
+  const sources = ordered
+    .map((e) => ({ clusterId: e.cluster.clusterId, endpoints: mapEndpoints(e, ports) }))
+    .sort((a, b) => compareStrings(a.clusterId, b.clusterId));
+  return {
+    namespace: oldest.namespace,
+    name: oldest.name,
+    spec,
+    labels: { ...props.exportedLabels },
+    annotations: { ...props.exportedAnnotations },
+    clusters: sources.map((s) => s.clusterId),
+    winner: oldest.cluster.clusterId,
+    sources,
+    conflicts: [...conflicts].sort(compareStrings),
+  };
+}
