@@ -6,3 +6,5 @@ export * from './naming.js';
 export * from './ordering.js';
 export * from './slices.js';
 export * from './trust.js';
+export * from './export-plan.js';
+export * from './conflicts.js';

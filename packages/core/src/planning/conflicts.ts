@@ -1,0 +1,157 @@
+import type { ClusterExport, ServicePort, ServiceProperties } from '../model/types.js';
+import { byPrecedence, compareStrings } from './ordering.js';
+
+/** The Conflict condition reasons of mcs-api (`ServiceExportReason*Conflict`). */
+export type ConflictReason =
+  | 'PortConflict'
+  | 'TypeConflict'
+  | 'SessionAffinityConflict'
+  | 'SessionAffinityConfigConflict'
+  | 'AnnotationsConflict'
+  | 'LabelsConflict'
+  | 'InternalTrafficPolicyConflict'
+  | 'TrafficDistributionConflict'
+  | 'IPFamilyConflict';
+
+export interface ConflictReport {
+  /** Sorted; empty when every export agrees (condition `Conflict=False/NoConflicts`). */
+  reasons: ConflictReason[];
+  /** The oldest export (ties by cluster id); undefined when there is no export at all. */
+  winner?: string;
+  /** Clusters whose export differs from what the clusterset uses, sorted. */
+  disagreeing: string[];
+  /** Condition message: what conflicts, who wins, how many disagree. */
+  message: string;
+}
+
+const sameMap = (a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>) => {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
+};
+
+const sameFamilies = (a: ServiceProperties, b: ServiceProperties) =>
+  [...a.ipFamilies].sort().join(',') === [...b.ipFamilies].sort().join(',');
+
+/** Property checks other than ports; `full` is false for what endpoint-only records lack. */
+const checks: {
+  reason: ConflictReason;
+  full: boolean;
+  differs: (a: ServiceProperties, b: ServiceProperties) => boolean;
+}[] = [
+  { reason: 'TypeConflict', full: false, differs: (a, b) => a.type !== b.type },
+  {
+    reason: 'SessionAffinityConflict',
+    full: true,
+    differs: (a, b) => a.sessionAffinity !== b.sessionAffinity,
+  },
+  {
+    reason: 'SessionAffinityConfigConflict',
+    full: true,
+    differs: (a, b) =>
+      a.sessionAffinity === 'ClientIP' &&
+      b.sessionAffinity === 'ClientIP' &&
+      a.sessionAffinityTimeoutSeconds !== b.sessionAffinityTimeoutSeconds,
+  },
+  {
+    reason: 'InternalTrafficPolicyConflict',
+    full: true,
+    // The API server defaults an unset policy to Cluster.
+    differs: (a, b) =>
+      (a.internalTrafficPolicy ?? 'Cluster') !== (b.internalTrafficPolicy ?? 'Cluster'),
+  },
+  {
+    reason: 'TrafficDistributionConflict',
+    full: true,
+    differs: (a, b) => a.trafficDistribution !== b.trafficDistribution,
+  },
+  {
+    reason: 'LabelsConflict',
+    full: true,
+    differs: (a, b) => !sameMap(a.exportedLabels, b.exportedLabels),
+  },
+  {
+    reason: 'AnnotationsConflict',
+    full: true,
+    differs: (a, b) => !sameMap(a.exportedAnnotations, b.exportedAnnotations),
+  },
+  { reason: 'IPFamilyConflict', full: true, differs: (a, b) => !sameFamilies(a, b) },
+];
+
+/**
+ * Clusters with a port that clashes with an older export's port. Ports merge first by name,
+ * then by protocol and port number (KEP-1645); the older export keeps a clashing port.
+ */
+function portClashes(ordered: readonly ClusterExport[]): Set<string> {
+  const accepted: ServicePort[] = [];
+  const clashing = new Set<string>();
+  for (const e of ordered) {
+    for (const p of e.properties.ports) {
+      const same =
+        accepted.find((m) => m.name === p.name) ??
+        accepted.find((m) => m.protocol === p.protocol && m.port === p.port);
+      if (same === undefined) accepted.push(p);
+      else if (
+        same.name !== p.name ||
+        same.port !== p.port ||
+        same.protocol !== p.protocol ||
+        same.appProtocol !== p.appProtocol
+      ) {
+        clashing.add(e.cluster.clusterId);
+      }
+    }
+  }
+  return clashing;
+}
+
+const HUMAN: Record<ConflictReason, string> = {
+  PortConflict: 'ports',
+  TypeConflict: 'type',
+  SessionAffinityConflict: 'session affinity',
+  SessionAffinityConfigConflict: 'session affinity config',
+  AnnotationsConflict: 'exported annotations',
+  LabelsConflict: 'exported labels',
+  InternalTrafficPolicyConflict: 'internal traffic policy',
+  TrafficDistributionConflict: 'traffic distribution',
+  IPFamilyConflict: 'IP families',
+};
+
+/**
+ * Conflicts of one service across every cluster's export (KEP-1645 "Conflict resolution"):
+ * the oldest export wins, ties by cluster id, and the same report is raised on every export,
+ * so every cluster computes the same answer from the same records. Exports read from the AWS
+ * Go controller's endpoint-only records only take part with their type and ports.
+ */
+export function detectConflicts(exports: readonly ClusterExport[]): ConflictReport {
+  const ordered = byPrecedence(exports).filter(
+    (e, i, all) => all.findIndex((x) => x.cluster.clusterId === e.cluster.clusterId) === i,
+  );
+  const oldest = ordered[0];
+  if (oldest === undefined) return { reasons: [], disagreeing: [], message: 'No exports.' };
+  const reasons = new Set<ConflictReason>();
+  const disagreeing = portClashes(ordered);
+  if (disagreeing.size > 0) reasons.add('PortConflict');
+  // Properties the winner lacks (endpoint-only records) cannot be compared to anything.
+  const base = ordered.find((e) => e.hasExportRecord) ?? oldest;
+  for (const e of ordered) {
+    for (const check of checks) {
+      const comparable = !check.full || (e.hasExportRecord && base.hasExportRecord);
+      const against = check.full ? base : oldest;
+      if (comparable && check.differs(against.properties, e.properties)) {
+        reasons.add(check.reason);
+        disagreeing.add(e.cluster.clusterId);
+      }
+    }
+  }
+  const sorted = [...reasons].sort(compareStrings);
+  const winner = oldest.cluster.clusterId;
+  const message =
+    sorted.length === 0
+      ? `No conflicts among ${ordered.length} exporting cluster(s).`
+      : `Conflicting ${sorted.map((r) => HUMAN[r]).join(', ')}. Using the oldest service export, ` +
+        `in "${winner}". ${disagreeing.size}/${ordered.length} clusters disagree.`;
+  return { reasons: sorted, winner, disagreeing: [...disagreeing].sort(compareStrings), message };
+}
+
+/** The Conflict condition's reason: the reasons comma-joined, or NoConflicts. */
+export const conflictConditionReason = (report: ConflictReport): string =>
+  report.reasons.length === 0 ? 'NoConflicts' : report.reasons.join(',');

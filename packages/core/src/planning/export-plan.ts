@@ -1,0 +1,80 @@
+import type { ClusterIdentity } from '../model/types.js';
+import type { CloudMapInstance } from '../ports/cloudmap-port.js';
+import { Attr } from '../records/attributes.js';
+import { isOwnInstance } from '../records/decode.js';
+import { compareStrings } from './ordering.js';
+
+/** What the export agent must change in one Cloud Map service. Empty when in sync. */
+export interface ExportPlan {
+  /** RegisterInstance (create or replace); the export record comes first. */
+  register: CloudMapInstance[];
+  /** DeregisterInstance IDs; endpoint instances first, the export record last. */
+  deregister: string[];
+}
+
+export interface ExportPlanInput {
+  cluster: ClusterIdentity;
+  /** This cluster's desired instances (from encodeClusterExport); empty to un-export. */
+  desired: readonly CloudMapInstance[];
+  /** Every instance currently in the service, any cluster's: only ours are considered. */
+  observed: readonly CloudMapInstance[];
+}
+
+const sameAttributes = (
+  a: Readonly<Record<string, string>>,
+  b: Readonly<Record<string, string>>,
+) => {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
+};
+
+const isExportRecord = (i: CloudMapInstance) => i.attributes[Attr.Record] === 'export';
+
+/** Export records before endpoints, then by ID: a stable order that registers the export first. */
+const registerOrder = (a: CloudMapInstance, b: CloudMapInstance) =>
+  Number(isExportRecord(b)) - Number(isExportRecord(a)) || compareStrings(a.id, b.id);
+
+/**
+ * `(desired, observed) → changes` for one cluster in one service: register what is missing or
+ * differs, deregister what this cluster owns and no longer wants, nothing when equal. Another
+ * cluster's instances (by CLUSTER_ID and CLUSTERSET_ID) are never in the plan, even when a
+ * desired ID collides with one of them. Deregistering the export record last keeps an
+ * interrupted un-export visible (and retried) rather than half-gone.
+ */
+export function planExport({ cluster, desired, observed }: ExportPlanInput): ExportPlan {
+  const own = new Map<string, CloudMapInstance>();
+  const foreign = new Set<string>();
+  for (const i of observed) {
+    if (isOwnInstance(i, cluster)) own.set(i.id, i);
+    else foreign.add(i.id);
+  }
+  const wanted = new Set(desired.map((i) => i.id));
+  const register = desired
+    .filter((d) => !foreign.has(d.id))
+    .filter((d) => {
+      const current = own.get(d.id);
+      return current === undefined || !sameAttributes(current.attributes, d.attributes);
+    })
+    .sort(registerOrder);
+  const deregister = [...own.values()]
+    .filter((i) => !wanted.has(i.id))
+    .sort((a, b) => -registerOrder(a, b))
+    .map((i) => i.id);
+  return { register, deregister };
+}
+
+export const isEmptyPlan = (plan: ExportPlan): boolean =>
+  plan.register.length === 0 && plan.deregister.length === 0;
+
+/**
+ * Whether the heartbeat must be renewed now: absent, unreadable, or at least one period old.
+ * A restart inside a period therefore writes nothing.
+ */
+export function heartbeatDue(
+  observed: CloudMapInstance | undefined,
+  nowMs: number,
+  periodMs: number,
+): boolean {
+  const renewedAt = Number(observed?.attributes[Attr.HeartbeatRenewedAt] ?? Number.NaN);
+  return !Number.isFinite(renewedAt) || nowMs - renewedAt >= periodMs;
+}
