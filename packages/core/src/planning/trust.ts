@@ -72,7 +72,10 @@ const ATTR_VALUE = /^([!-~][ \t!-~]*)?$/;
 const INSTANCE_ID = /^[0-9a-zA-Z_/:.@-]{1,64}$/;
 
 /** Refuses a raw instance whose shape Cloud Map itself would never return. */
-export function checkInstance(service: string, instance: CloudMapInstance): Refusal | undefined {
+export function checkReadInstance(
+  service: string,
+  instance: CloudMapInstance,
+): Refusal | undefined {
   const refuse = (detail: string): Refusal => ({
     reason: 'invalid-instance',
     service,
@@ -94,7 +97,7 @@ export function checkInstance(service: string, instance: CloudMapInstance): Refu
   return undefined;
 }
 
-/** Keeps the instances that pass `checkInstance`. */
+/** Keeps the instances that pass `checkReadInstance`. */
 export function trustInstances(
   service: string,
   instances: readonly CloudMapInstance[],
@@ -102,7 +105,7 @@ export function trustInstances(
   const kept: CloudMapInstance[] = [];
   const refusals: Refusal[] = [];
   for (const instance of instances) {
-    const refusal = checkInstance(service, instance);
+    const refusal = checkReadInstance(service, instance);
     if (refusal === undefined) kept.push(instance);
     else refusals.push(refusal);
   }

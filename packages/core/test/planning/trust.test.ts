@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  checkInstance,
+  checkReadInstance,
   createAddressPolicy,
   trustExport,
   trustInstances,
@@ -148,7 +148,7 @@ describe('trustExport', () => {
   });
 });
 
-describe('checkInstance', () => {
+describe('checkReadInstance', () => {
   const ok = { id: 'c1-10_0_0_1', attributes: { AWS_INSTANCE_IPV4: '10.0.0.1', NOTE: 'a b\tc' } };
   it.each([
     ['a good instance', ok, undefined],
@@ -196,7 +196,7 @@ describe('checkInstance', () => {
       'attributes total 6012 characters',
     ],
   ])('%s', (_name, instance, detail) => {
-    expect(checkInstance('shop/cart', instance)?.detail).toBe(detail);
+    expect(checkReadInstance('shop/cart', instance)?.detail).toBe(detail);
   });
 
   it('trustInstances keeps the good ones', () => {
