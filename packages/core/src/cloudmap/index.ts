@@ -1,1 +1,11 @@
-export {};
+// AWS adapters: `@cloudmap-mcs/core/cloudmap`.
+export * from './assume-role.js';
+export * from './backoff.js';
+export * from './cache.js';
+export * from './client.js';
+export * from './metrics.js';
+export * from './operation-tracker.js';
+export * from './rate-limits.js';
+export * from './sdk-client.js';
+export * from './sdk-errors.js';
+export * from './sdk-port.js';

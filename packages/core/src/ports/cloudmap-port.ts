@@ -36,6 +36,8 @@ export interface OperationState {
   status: OperationStatus;
   errorCode?: string;
   errorMessage?: string;
+  /** What the operation acted on (GetOperation `Targets`): NAMESPACE, SERVICE, INSTANCE ids. */
+  targets?: Partial<Record<'NAMESPACE' | 'SERVICE' | 'INSTANCE', string>>;
 }
 
 export type Tags = Record<string, string>;
@@ -95,12 +97,18 @@ export class CloudMapError extends Error {
     readonly code: CloudMapErrorCode,
     message: string,
     readonly operation: string,
-    options?: { cause?: unknown; retryable?: boolean },
+    options?: { cause?: unknown; retryable?: boolean; details?: Readonly<Record<string, string>> },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.retryable = options?.retryable ?? false;
+    this.details = options?.details ?? {};
   }
   readonly retryable: boolean;
+  /**
+   * Extra members of the error, e.g. `ServiceId`/`NamespaceId`/`CreatorRequestId` on
+   * ServiceAlreadyExists/NamespaceAlreadyExists, so "already exists" can be treated as success.
+   */
+  readonly details: Readonly<Record<string, string>>;
 }
 
 export const isCloudMapError = (e: unknown, code?: CloudMapErrorCode): e is CloudMapError =>

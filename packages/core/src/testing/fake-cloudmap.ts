@@ -62,9 +62,14 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
   let opSeq = 0;
   let failOps: { remaining: number; errorCode: string } | undefined;
 
-  const err = (code: CloudMapErrorCode, op: CloudMapOperationName, message: string): never => {
+  const err = (
+    code: CloudMapErrorCode,
+    op: CloudMapOperationName,
+    message: string,
+    details: Record<string, string> = {},
+  ): never => {
     faults.recordFailure(op);
-    throw new CloudMapError(code, message, op);
+    throw new CloudMapError(code, message, op, { details });
   };
   const call = async <T>(op: CloudMapOperationName, body: () => T): Promise<T> => {
     faults.enter(op);
@@ -80,8 +85,8 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
       store.serviceByName(namespace.id, svc) ?? err('ServiceNotFound', op, 'Service not found')
     );
   };
-  /** Creates an operation; returns false when it was made to FAIL (change not applied). */
-  const startOperation = (apply: () => void): OperationRef => {
+  /** Creates an operation; when armed to FAIL, the change is not applied. */
+  const startOperation = (apply: () => OperationState['targets']): OperationRef => {
     opSeq += 1;
     const operationId = `op${String(opSeq).padStart(30, '0')}-fake0000`;
     if (failOps !== undefined && failOps.remaining > 0) {
@@ -96,9 +101,13 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
       });
       return { operationId };
     }
-    apply();
+    const targets = apply();
     const manual = options.operationMode === 'manual';
-    ops.set(operationId, { operationId, status: manual ? 'SUBMITTED' : 'SUCCESS' });
+    ops.set(operationId, {
+      operationId,
+      status: manual ? 'SUBMITTED' : 'SUCCESS',
+      ...(targets === undefined ? {} : { targets }),
+    });
     return { operationId };
   };
   const invalid = (op: CloudMapOperationName, problem: string | undefined): void => {
@@ -112,8 +121,15 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
         invalid('createHttpNamespace', checkHttpNamespaceName(name));
         const existing = store.namespaceByName(name);
         if (existing !== undefined)
-          err('NamespaceAlreadyExists', 'createHttpNamespace', `Namespace ${name} already exists`);
-        return startOperation(() => store.addNamespace(name, 'HTTP', tags, creatorRequestId));
+          err('NamespaceAlreadyExists', 'createHttpNamespace', `Namespace ${name} already exists`, {
+            NamespaceId: existing.id,
+            ...(existing.creatorRequestId === undefined
+              ? {}
+              : { CreatorRequestId: existing.creatorRequestId }),
+          });
+        return startOperation(() => ({
+          NAMESPACE: store.addNamespace(name, 'HTTP', tags, creatorRequestId).id,
+        }));
       }),
     listServices: (namespaceId) => call('listServices', () => store.services(namespaceId)),
     createService: (namespaceId, name, tags, creatorRequestId) =>
@@ -126,7 +142,13 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
           // A retry with the same token returns the service it created (idempotency token).
           if (creatorRequestId !== undefined && existing.creatorRequestId === creatorRequestId)
             return store.summary(existing);
-          err('ServiceAlreadyExists', 'createService', `Service ${name} already exists`);
+          err('ServiceAlreadyExists', 'createService', `Service ${name} already exists`, {
+            ServiceId: existing.id,
+            ServiceArn: existing.arn,
+            ...(existing.creatorRequestId === undefined
+              ? {}
+              : { CreatorRequestId: existing.creatorRequestId }),
+          });
         }
         return store.summary(store.addService(namespaceId, name, tags, creatorRequestId));
       }),
@@ -168,14 +190,20 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
           svc.instances.size >= cloudMapLimits.instancesPerService
         )
           err('ResourceLimitExceeded', 'registerInstance', 'Instances per service limit reached');
-        return startOperation(() => store.putInstance(svc, instanceId, attributes));
+        return startOperation(() => {
+          store.putInstance(svc, instanceId, attributes);
+          return { SERVICE: svc.id, INSTANCE: instanceId, NAMESPACE: svc.namespaceId };
+        });
       }),
     deregisterInstance: (serviceId, instanceId) =>
       call('deregisterInstance', () => {
         const svc = serviceOrThrow('deregisterInstance', serviceId);
         if (!svc.instances.has(instanceId))
           err('InstanceNotFound', 'deregisterInstance', `Instance not found: ${instanceId}`);
-        return startOperation(() => store.removeInstance(svc, instanceId));
+        return startOperation(() => {
+          store.removeInstance(svc, instanceId);
+          return { SERVICE: svc.id, INSTANCE: instanceId, NAMESPACE: svc.namespaceId };
+        });
       }),
     getOperation: (operationId) =>
       call('getOperation', () => {
@@ -235,7 +263,7 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
       const state = ops.get(operationId);
       if (state === undefined) throw new Error(`completeOperation: no operation ${operationId}`);
       ops.set(operationId, {
-        operationId,
+        ...state,
         status,
         ...(status === 'FAIL' ? { errorCode: errorCode ?? 'INTERNAL_FAILURE' } : {}),
       });
@@ -243,10 +271,10 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
     completeAllOperations: () => {
       for (const [id, s] of ops)
         if (s.status === 'SUBMITTED' || s.status === 'PENDING')
-          ops.set(id, { operationId: id, status: 'SUCCESS' });
+          ops.set(id, { ...s, status: 'SUCCESS' });
     },
     get operations() {
-      return [...ops.values()].map((s) => ({ ...s }));
+      return [...ops.values()].map((o) => ({ ...o }));
     },
   };
 }

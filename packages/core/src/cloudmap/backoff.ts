@@ -1,0 +1,51 @@
+import type { Clock } from '../workqueue/clock.js';
+
+export interface BackoffPolicy {
+  /** The delay cap of the first retry; doubles per attempt. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+/**
+ * "Full jitter" (AWS Architecture Blog, Exponential Backoff And Jitter): a uniform delay in
+ * [0, min(max, base·2^(attempt-1))). It spreads retries of many clients that failed together,
+ * which matters here because Cloud Map throttles per account, across every cluster.
+ * `attempt` is the 1-based retry number; `random` returns [0, 1).
+ */
+export function fullJitterDelay(
+  attempt: number,
+  policy: BackoffPolicy,
+  random: () => number = Math.random,
+): number {
+  return Math.floor(random() * cappedExponential(attempt, policy));
+}
+
+/** The upper bound of `fullJitterDelay` for an attempt: min(max, base·2^(attempt-1)). */
+export function cappedExponential(attempt: number, policy: BackoffPolicy): number {
+  const exp = policy.baseDelayMs * 2 ** Math.max(0, Math.min(attempt - 1, 52));
+  return Math.min(policy.maxDelayMs, exp);
+}
+
+/** Thrown by `sleep` when its signal aborts. */
+export class SleepAbortedError extends Error {
+  override readonly name = 'SleepAbortedError';
+}
+
+/** Waits on the injected clock (FakeClock in tests); rejects early if `signal` aborts. */
+export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(new SleepAbortedError('sleep aborted', { cause: signal.reason }));
+      return;
+    }
+    const onAbort = (): void => {
+      clock.clearTimer(handle);
+      reject(new SleepAbortedError('sleep aborted', { cause: signal?.reason }));
+    };
+    const handle = clock.setTimer(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,87 @@
+import type { Clock } from '../workqueue/clock.js';
+
+/**
+ * A TTL cache of read results with in-flight sharing: concurrent reads of one key make one
+ * call. Eviction removes the entry and marks any in-flight load stale, so its result is
+ * returned to the callers that asked before the write but never stored (a write must not be
+ * hidden by a read that started before it).
+ */
+export interface ReadCache<V> {
+  get(key: string, load: () => Promise<V>): Promise<V>;
+  /** The stored value if fresh, without loading. */
+  peek(key: string): V | undefined;
+  evict(key: string): void;
+  evictWhere(predicate: (key: string) => boolean): void;
+  clear(): void;
+  readonly size: number;
+}
+
+export interface ReadCacheOptions {
+  name: string;
+  ttlMs: number;
+  clock: Clock;
+  onLookup?: (result: 'hit' | 'miss' | 'shared') => void;
+}
+
+interface Entry<V> {
+  value?: V;
+  expiresAt: number;
+  inflight?: Promise<V>;
+}
+
+export function createReadCache<V>(options: ReadCacheOptions): ReadCache<V> {
+  const entries = new Map<string, Entry<V>>();
+  const fresh = (e: Entry<V> | undefined): e is Entry<V> & { value: V } =>
+    e !== undefined &&
+    e.inflight === undefined &&
+    'value' in e &&
+    e.expiresAt > options.clock.now();
+
+  return {
+    async get(key, load) {
+      const existing = entries.get(key);
+      if (fresh(existing)) {
+        options.onLookup?.('hit');
+        return existing.value;
+      }
+      if (existing?.inflight !== undefined) {
+        options.onLookup?.('shared');
+        return existing.inflight;
+      }
+      options.onLookup?.('miss');
+      // TTL 0 disables storing but keeps in-flight sharing.
+      const entry: Entry<V> = { expiresAt: 0 };
+      const inflight = load().then(
+        (value) => {
+          if (entries.get(key) === entry) {
+            if (options.ttlMs > 0) {
+              entry.value = value;
+              entry.expiresAt = options.clock.now() + options.ttlMs;
+              delete entry.inflight;
+            } else entries.delete(key);
+          }
+          return value;
+        },
+        (error: unknown) => {
+          if (entries.get(key) === entry) entries.delete(key);
+          throw error;
+        },
+      );
+      entry.inflight = inflight;
+      entries.set(key, entry);
+      return inflight;
+    },
+    peek: (key) => {
+      const e = entries.get(key);
+      return fresh(e) ? e.value : undefined;
+    },
+    evict: (key) => void entries.delete(key),
+    evictWhere(predicate) {
+      for (const key of [...entries.keys()]) if (predicate(key)) entries.delete(key);
+    },
+    clear: () => entries.clear(),
+    get size() {
+      return entries.size;
+    },
+  };
+}

@@ -1,0 +1,193 @@
+import {
+  CreateHttpNamespaceCommand,
+  CreateServiceCommand,
+  DeleteServiceCommand,
+  DeregisterInstanceCommand,
+  DiscoverInstancesCommand,
+  DiscoverInstancesRevisionCommand,
+  GetOperationCommand,
+  RegisterInstanceCommand,
+  paginateListInstances,
+  paginateListNamespaces,
+  paginateListServices,
+  type ServiceDiscoveryClient,
+} from '@aws-sdk/client-servicediscovery';
+import type {
+  CloudMapInstance,
+  CloudMapNamespace,
+  CloudMapPort,
+  CloudMapService,
+  NamespaceType,
+  OperationState,
+  OperationStatus,
+  Tags,
+} from '../ports/cloudmap-port.js';
+import { cloudMapLimits } from '../ports/cloudmap-limits.js';
+import type { CloudMapOperationName } from '../ports/operations.js';
+import { toCloudMapError } from './sdk-errors.js';
+
+const toTagList = (tags: Tags) => Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+
+const required = (value: string | undefined, what: string, op: CloudMapOperationName): string => {
+  if (value === undefined || value === '')
+    throw toCloudMapError({ name: 'InvalidInput', message: `response without ${what}` }, op);
+  return value;
+};
+
+/**
+ * The CloudMapPort on the AWS SDK v3. It only translates: no retries (the SDK's maxAttempts
+ * is 1, see `createServiceDiscoveryClient`), no caching, no limits; `createCloudMapClient`
+ * adds those on top. Every SDK error leaves here as a CloudMapError.
+ */
+export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort {
+  const call = async <T>(op: CloudMapOperationName, fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (error) {
+      throw toCloudMapError(error, op);
+    }
+  };
+
+  return {
+    listNamespaces: () =>
+      call('listNamespaces', async () => {
+        const out: CloudMapNamespace[] = [];
+        for await (const page of paginateListNamespaces({ client: sd }, {})) {
+          for (const ns of page.Namespaces ?? []) {
+            out.push({
+              id: required(ns.Id, 'namespace Id', 'listNamespaces'),
+              name: required(ns.Name, 'namespace Name', 'listNamespaces'),
+              type: (ns.Type ?? 'HTTP') as NamespaceType,
+              ...(ns.Arn === undefined ? {} : { arn: ns.Arn }),
+            });
+          }
+        }
+        return out;
+      }),
+    createHttpNamespace: (name, tags, creatorRequestId) =>
+      call('createHttpNamespace', async () => {
+        const res = await sd.send(
+          new CreateHttpNamespaceCommand({
+            Name: name,
+            Tags: toTagList(tags),
+            ...(creatorRequestId === undefined ? {} : { CreatorRequestId: creatorRequestId }),
+          }),
+        );
+        return { operationId: required(res.OperationId, 'OperationId', 'createHttpNamespace') };
+      }),
+    listServices: (namespaceId) =>
+      call('listServices', async () => {
+        const out: CloudMapService[] = [];
+        const filters = [
+          { Name: 'NAMESPACE_ID' as const, Values: [namespaceId], Condition: 'EQ' as const },
+        ];
+        for await (const page of paginateListServices({ client: sd }, { Filters: filters })) {
+          for (const s of page.Services ?? []) {
+            // ServiceSummary has no NamespaceId; it is the one we filtered on.
+            out.push({
+              id: required(s.Id, 'service Id', 'listServices'),
+              name: required(s.Name, 'service Name', 'listServices'),
+              namespaceId,
+              ...(s.Arn === undefined ? {} : { arn: s.Arn }),
+            });
+          }
+        }
+        return out;
+      }),
+    createService: (namespaceId, name, tags, creatorRequestId) =>
+      call('createService', async () => {
+        const res = await sd.send(
+          new CreateServiceCommand({
+            Name: name,
+            NamespaceId: namespaceId,
+            Tags: toTagList(tags),
+            ...(creatorRequestId === undefined ? {} : { CreatorRequestId: creatorRequestId }),
+          }),
+        );
+        const s = res.Service;
+        return {
+          id: required(s?.Id, 'Service.Id', 'createService'),
+          name: s?.Name ?? name,
+          namespaceId: s?.NamespaceId ?? namespaceId,
+          ...(s?.Arn === undefined ? {} : { arn: s.Arn }),
+        };
+      }),
+    deleteService: (serviceId) =>
+      call('deleteService', async () => {
+        await sd.send(new DeleteServiceCommand({ Id: serviceId }));
+      }),
+    listInstances: (serviceId) =>
+      call('listInstances', async () => {
+        const out: CloudMapInstance[] = [];
+        for await (const page of paginateListInstances({ client: sd }, { ServiceId: serviceId })) {
+          for (const i of page.Instances ?? [])
+            out.push({
+              id: required(i.Id, 'instance Id', 'listInstances'),
+              attributes: { ...i.Attributes },
+            });
+        }
+        return out;
+      }),
+    discoverInstances: (namespaceName, serviceName, queryParameters) =>
+      call('discoverInstances', async () => {
+        const res = await sd.send(
+          new DiscoverInstancesCommand({
+            NamespaceName: namespaceName,
+            ServiceName: serviceName,
+            MaxResults: cloudMapLimits.discoverMaxResults,
+            // The default is undocumented; ALL returns every instance, as the AWS controller does.
+            HealthStatus: 'ALL',
+            ...(queryParameters === undefined ? {} : { QueryParameters: queryParameters }),
+          }),
+        );
+        return {
+          instances: (res.Instances ?? []).map((i) => ({
+            id: required(i.InstanceId, 'InstanceId', 'discoverInstances'),
+            attributes: { ...i.Attributes },
+          })),
+          revision: res.InstancesRevision ?? 0,
+        };
+      }),
+    discoverInstancesRevision: (namespaceName, serviceName) =>
+      call('discoverInstancesRevision', async () => {
+        const res = await sd.send(
+          new DiscoverInstancesRevisionCommand({
+            NamespaceName: namespaceName,
+            ServiceName: serviceName,
+          }),
+        );
+        return res.InstancesRevision ?? 0;
+      }),
+    registerInstance: (serviceId, instanceId, attributes) =>
+      call('registerInstance', async () => {
+        const res = await sd.send(
+          new RegisterInstanceCommand({
+            ServiceId: serviceId,
+            InstanceId: instanceId,
+            Attributes: attributes,
+          }),
+        );
+        return { operationId: required(res.OperationId, 'OperationId', 'registerInstance') };
+      }),
+    deregisterInstance: (serviceId, instanceId) =>
+      call('deregisterInstance', async () => {
+        const res = await sd.send(
+          new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId }),
+        );
+        return { operationId: required(res.OperationId, 'OperationId', 'deregisterInstance') };
+      }),
+    getOperation: (operationId) =>
+      call('getOperation', async () => {
+        const res = await sd.send(new GetOperationCommand({ OperationId: operationId }));
+        const op = res.Operation;
+        const state: OperationState = {
+          operationId: op?.Id ?? operationId,
+          status: (op?.Status ?? 'SUBMITTED') as OperationStatus,
+        };
+        if (op?.ErrorCode !== undefined) state.errorCode = op.ErrorCode;
+        if (op?.ErrorMessage !== undefined) state.errorMessage = op.ErrorMessage;
+        if (op?.Targets !== undefined) state.targets = { ...op.Targets };
+        return state;
+      }),
+  };
+}
