@@ -50,12 +50,33 @@ test-unit: build ## Unit and component tests
 controlplane: ## Build (or reuse) etcd, kube-apiserver, kcm, scheduler and kwok from the Go module proxy
 	@e2e/controlplane/build.sh >/dev/null
 
+.PHONY: clusterset-up
+clusterset-up: install controlplane ## Start CLUSTERS local clusters + Cloud Map emulator in STATE; returns when ready
+	@pnpm exec tsc --build e2e >/dev/null || echo "clusterset-up: tsc reported type errors (run make build); using the emitted e2e/dist" >&2
+	node e2e/dist/src/cli.js up --clusters $(CLUSTERS) --state $(STATE)
+
+.PHONY: clusterset-down
+clusterset-down: install ## Stop every process of the clusterset in STATE and free its ports
+	@test -f e2e/dist/src/cli.js || pnpm exec tsc --build e2e >/dev/null || true
+	node e2e/dist/src/cli.js down --state $(STATE)
+
 .PHONY: test-integration
 test-integration: build controlplane ## Integration suites on real local clusters and the emulator
 	pnpm exec vitest run --project integration --passWithNoTests
 
 .PHONY: test
 test: lint test-unit test-integration ## Everything CI runs: typecheck, lint, unit and integration tests
+
+.PHONY: helm
+helm: ## Build (or reuse) helm from the Go module proxy (deploy/tools/helm, cached by version)
+	@deploy/tools/helm/build.sh >/dev/null
+
+.PHONY: chart-test
+chart-test: install helm ## Chart, kustomize, IAM and image tests (deploy/test; no clusters)
+	pnpm exec vitest run --project deploy
+
+# The deploy project runs with the unit tests and renders the chart with helm.
+test-unit: helm
 
 .PHONY: demo
 demo: ## Two local clusters + the Cloud Map emulator + both agents (arrives with issue 8)

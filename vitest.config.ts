@@ -34,6 +34,8 @@ export default defineConfig({
           name: 'integration',
           root: '.',
           include: ['packages/*/test/**/*.int.test.ts', 'e2e/test/**/*.int.test.ts'],
+          // One clusterset (2 clusters + Cloud Map emulator) per run; see docs/harness.md.
+          globalSetup: ['e2e/src/vitest/global-setup.ts'],
           testTimeout: 180_000,
           hookTimeout: 600_000,
           fileParallelism: false,

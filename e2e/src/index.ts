@@ -1,1 +1,34 @@
-export {};
+export { ensureControlPlaneBinaries, controlPlaneBinaries } from './binaries.js';
+export type { ClusterInfo, ClusterPorts } from './cluster.js';
+export {
+  loadClusterset,
+  startClusterset,
+  stopClusterset,
+  type Clusterset,
+  type ClustersetOptions,
+  type ClustersetState,
+  type TeardownReport,
+} from './clusterset.js';
+export { cloudMapEnv, type EmulatorMode, type RunningEmulator } from './emulator.js';
+export {
+  kubeconfigYaml,
+  loadKubeconfig,
+  writeKubeconfig,
+  type KubeconfigSpec,
+} from './kubeconfig.js';
+export { silentProgress, stderrProgress, type Progress } from './log.js';
+export { createNamespace, type TestNamespace } from './namespaces.js';
+export { clusterNetwork, type ClusterNetwork } from './network.js';
+export { isPortFree } from './ports.js';
+export { isRunning, type ProcessRecord } from './processes.js';
+export {
+  clusterIdProperty,
+  clustersetProperty,
+  installCrds,
+  mintServiceAccountToken,
+  serviceAccountKubeconfig,
+  setClusterProperty,
+  statusOf,
+  type TokenOptions,
+} from './resources.js';
+export { waitFor, WaitTimeoutError } from './wait.js';

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// cloudmap-mcs-harness: start and stop local clustersets (make clusterset-up / clusterset-down).
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { loadClusterset, startClusterset, stopClusterset } from './clusterset.js';
+import { stderrProgress } from './log.js';
+import type { EmulatorMode } from './emulator.js';
+
+await yargs(hideBin(process.argv))
+  .scriptName('cloudmap-mcs-harness')
+  .command(
+    'up',
+    'start N local clusters (and the Cloud Map emulator) and return once ready; processes keep running',
+    (y) =>
+      y
+        .option('state', { type: 'string', demandOption: true, describe: 'state directory' })
+        .option('clusters', { type: 'number', default: 2 })
+        .option('nodes', { type: 'number', default: 1, describe: 'fake nodes per cluster' })
+        .option('overlap-pod-cidrs', { type: 'boolean', default: false })
+        .option('cluster-properties', { type: 'boolean', default: true })
+        .option('clusterset-name', { type: 'string', default: 'e2e-clusterset' })
+        .option('emulator', {
+          choices: ['auto', 'required', 'off'] as const,
+          default: 'auto' as EmulatorMode,
+        })
+        .option('bin-dir', {
+          type: 'string',
+          describe: 'use these binaries instead of e2e/controlplane/build.sh',
+        }),
+    async (argv) => {
+      const cs = await startClusterset({
+        stateDir: argv.state,
+        clusters: argv.clusters,
+        nodesPerCluster: argv.nodes,
+        overlapPodCidrs: argv['overlap-pod-cidrs'],
+        clusterProperties: argv['cluster-properties'],
+        clustersetName: argv['clusterset-name'],
+        emulator: argv.emulator,
+        detached: true,
+        progress: stderrProgress,
+        ...(argv['bin-dir'] !== undefined ? { binDir: argv['bin-dir'] } : {}),
+      });
+      for (const c of cs.clusters) console.log(`${c.name}: ${c.kubeconfig} (${c.server})`);
+      if (cs.state.emulator !== undefined)
+        console.log(`cloudmap: ${cs.state.stateDir}/cloudmap.env (${cs.state.emulator.url})`);
+    },
+  )
+  .command(
+    'down',
+    'stop every process of a clusterset and check its ports are free',
+    (y) => y.option('state', { type: 'string', demandOption: true }),
+    async (argv) => {
+      const report = await stopClusterset(argv.state);
+      for (const r of report.leftover) console.error(`still running: ${r.name} (pid ${r.pid})`);
+      for (const p of report.busyPorts) console.error(`port still bound: 127.0.0.1:${p}`);
+      if (report.leftover.length > 0 || report.busyPorts.length > 0) process.exitCode = 1;
+      else console.error(`harness: stopped clusterset in ${argv.state}`);
+    },
+  )
+  .command(
+    'status',
+    'print clusterset.json',
+    (y) => y.option('state', { type: 'string', demandOption: true }),
+    (argv) => {
+      console.log(JSON.stringify(loadClusterset(argv.state), null, 2));
+    },
+  )
+  .demandCommand(1)
+  .strict()
+  .fail((msg, err) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : msg);
+    if (err instanceof Error && err.cause !== undefined) console.error('caused by:', err.cause);
+    process.exit(1);
+  })
+  .parseAsync();

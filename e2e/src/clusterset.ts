@@ -1,0 +1,239 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ensureControlPlaneBinaries } from './binaries.js';
+import { startCluster, type ClusterInfo, type StartedCluster } from './cluster.js';
+import {
+  cloudMapEnv,
+  startEmulatorProcess,
+  startInProcessEmulator,
+  type EmulatorMode,
+  type RunningEmulator,
+} from './emulator.js';
+import { loadKubeconfig } from './kubeconfig.js';
+import { silentProgress, type Progress } from './log.js';
+import { maxClusters } from './network.js';
+import { isPortFree, releasePortClaims } from './ports.js';
+import { findPidFiles, readPidFile, stopProcesses, type ProcessRecord } from './processes.js';
+import { clusterIdProperty, clustersetProperty, setClusterProperty } from './resources.js';
+
+export interface ClustersetOptions {
+  /** Number of clusters, named c1..cN. Default 2. */
+  readonly clusters?: number;
+  /** Directory for kubeconfigs, logs, data and pid files; created if missing. */
+  readonly stateDir: string;
+  /** Fake nodes per cluster (1..16). Default 1. */
+  readonly nodesPerCluster?: number;
+  /** Give every cluster the same pod CIDR (10.1.0.0/16). Default false. */
+  readonly overlapPodCidrs?: boolean;
+  /** Create the two KEP-2149 ClusterProperties. Default true. */
+  readonly clusterProperties?: boolean;
+  /** Value of `clusterset.k8s.io` in every cluster. Default `e2e-clusterset`. */
+  readonly clustersetName?: string;
+  /** 'auto' starts the emulator when it is available; 'required' fails without it. Default 'auto'. */
+  readonly emulator?: EmulatorMode;
+  /**
+   * true: processes get their own session and outlive this process; the emulator runs as a
+   * process too (the CLI). false (default): processes are killed if this process exits, and
+   * the emulator runs in-process (tests).
+   */
+  readonly detached?: boolean;
+  /** Directory with the binaries; default: build or reuse them with e2e/controlplane/build.sh. */
+  readonly binDir?: string;
+  readonly progress?: Progress;
+}
+
+/** Contents of `<stateDir>/clusterset.json`. */
+export interface ClustersetState {
+  readonly version: 1;
+  readonly stateDir: string;
+  readonly clusters: readonly ClusterInfo[];
+  readonly clustersetName: string;
+  readonly emulator?: { readonly url: string; readonly port: number };
+  /** Environment for AWS SDK clients (cloudmap.env), when the emulator runs. */
+  readonly cloudMapEnv?: Record<string, string>;
+  readonly startedAt: string;
+  readonly startMs: number;
+}
+
+export interface Clusterset {
+  readonly state: ClustersetState;
+  readonly clusters: readonly ClusterInfo[];
+  readonly emulator?: RunningEmulator;
+  /** Stops every process, frees the ports and reports what, if anything, is left. */
+  stop(): Promise<TeardownReport>;
+}
+
+export interface TeardownReport {
+  /** Processes still alive after SIGKILL (normally empty). */
+  readonly leftover: readonly ProcessRecord[];
+  /** Recorded ports that are still bound on 127.0.0.1 (normally empty). */
+  readonly busyPorts: readonly number[];
+}
+
+const stateFile = (stateDir: string): string => join(stateDir, 'clusterset.json');
+
+function envFile(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([k, v]) => `${k}=${v}\n`)
+    .join('');
+}
+
+/**
+ * Starts `clusters` local clusters and (when available) one Cloud Map emulator, writes
+ * `<stateDir>/cN.kubeconfig`, `<stateDir>/cloudmap.env` and `<stateDir>/clusterset.json`, and
+ * resolves once every cluster is ready.
+ */
+export async function startClusterset(opts: ClustersetOptions): Promise<Clusterset> {
+  const t0 = Date.now();
+  const progress = opts.progress ?? silentProgress;
+  const count = opts.clusters ?? 2;
+  if (!Number.isInteger(count) || count < 1 || count > maxClusters) {
+    throw new RangeError(`clusters must be 1..${maxClusters}, got ${count}`);
+  }
+  const stateDir = resolve(opts.stateDir);
+  if (
+    existsSync(stateFile(stateDir)) &&
+    findPidFiles(stateDir).some((f) => readPidFile(f) !== undefined)
+  ) {
+    throw new Error(
+      `${stateDir} holds a running clusterset; stop it first (make clusterset-down STATE=${stateDir})`,
+    );
+  }
+  mkdirSync(stateDir, { recursive: true });
+  const detached = opts.detached ?? false;
+  const binDir = await ensureControlPlaneBinaries(progress, opts.binDir);
+
+  const started: StartedCluster[] = [];
+  let emulator: RunningEmulator | undefined;
+  const abort = async (): Promise<void> => {
+    await emulator?.stop();
+    await stopProcesses(
+      started.flatMap((c) => [...c.processes].reverse()),
+      3_000,
+    );
+  };
+  try {
+    const emulatorMode = opts.emulator ?? 'auto';
+    // Settled into a result at once, so a failure while the clusters start is not unhandled.
+    const emulatorStart = (
+      detached
+        ? startEmulatorProcess(emulatorMode, stateDir, true, progress)
+        : startInProcessEmulator(emulatorMode, progress)
+    ).then(
+      (e) => ({ ok: true as const, e }),
+      (err: unknown) => ({ ok: false as const, err }),
+    );
+    const results = await Promise.allSettled(
+      Array.from({ length: count }, (_, i) =>
+        startCluster({
+          name: `c${i + 1}`,
+          index: i + 1,
+          stateDir,
+          binDir,
+          nodes: opts.nodesPerCluster ?? 1,
+          overlapPodCidrs: opts.overlapPodCidrs ?? false,
+          detached,
+          progress,
+        }).then((c) => {
+          started.push(c);
+          progress(`${c.info.name}: ready (${c.info.server})`);
+          return c;
+        }),
+      ),
+    );
+    const emulatorResult = await emulatorStart;
+    if (emulatorResult.ok) emulator = emulatorResult.e;
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    if (!emulatorResult.ok)
+      throw new Error('Cloud Map emulator failed to start', { cause: emulatorResult.err });
+
+    const clustersetName = opts.clustersetName ?? 'e2e-clusterset';
+    started.sort((a, b) => a.info.index - b.info.index);
+    if (opts.clusterProperties ?? true) {
+      for (const c of started) {
+        const kc = loadKubeconfig(c.info.kubeconfig);
+        await setClusterProperty(kc, clusterIdProperty, c.info.name);
+        await setClusterProperty(kc, clustersetProperty, clustersetName);
+      }
+    }
+    const env = emulator !== undefined ? cloudMapEnv(emulator.url) : undefined;
+    if (env !== undefined) writeFileSync(join(stateDir, 'cloudmap.env'), envFile(env));
+    else rmSync(join(stateDir, 'cloudmap.env'), { force: true });
+    const state: ClustersetState = {
+      version: 1,
+      stateDir,
+      clusters: started.map((c) => c.info),
+      clustersetName,
+      ...(emulator !== undefined ? { emulator: { url: emulator.url, port: emulator.port } } : {}),
+      ...(env !== undefined ? { cloudMapEnv: env } : {}),
+      startedAt: new Date(t0).toISOString(),
+      startMs: Date.now() - t0,
+    };
+    writeFileSync(stateFile(stateDir), `${JSON.stringify(state, null, 2)}\n`);
+    progress(`clusterset ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const inProcessEmulator = emulator?.process === undefined ? emulator : undefined;
+    return {
+      state,
+      clusters: state.clusters,
+      ...(emulator !== undefined ? { emulator } : {}),
+      stop: async () => {
+        await inProcessEmulator?.stop();
+        return stopClusterset(stateDir);
+      },
+    };
+  } catch (err) {
+    await abort();
+    throw err;
+  }
+}
+
+/** Reads `<stateDir>/clusterset.json` written by startClusterset. */
+export function loadClusterset(stateDir: string): ClustersetState {
+  const file = stateFile(resolve(stateDir));
+  if (!existsSync(file)) throw new Error(`no clusterset in ${stateDir} (${file} missing)`);
+  return JSON.parse(readFileSync(file, 'utf8')) as ClustersetState;
+}
+
+function recordedPorts(stateDir: string): number[] {
+  if (!existsSync(stateFile(stateDir))) return [];
+  const state = loadClusterset(stateDir);
+  return [
+    ...state.clusters.flatMap((c) => Object.values(c.ports)),
+    ...(state.emulator !== undefined ? [state.emulator.port] : []),
+  ];
+}
+
+/** Kill order: the API server's clients first, then the API server, the store last. */
+const stages = [
+  ['kwok', 'kube-scheduler', 'kube-controller-manager'],
+  ['kube-apiserver'],
+  ['etcd'],
+  ['cloudmap-emulator'],
+];
+const rank = (r: ProcessRecord): number => {
+  const base = r.name.slice(r.name.lastIndexOf('/') + 1);
+  const i = stages.findIndex((names) => names.includes(base));
+  return i < 0 ? 0 : i;
+};
+
+/**
+ * Stops every process recorded under `stateDir` (pid files, checked against the process
+ * start time so a reused pid is never signalled), then checks the recorded ports are free.
+ * Safe to call twice, and on a half-started clusterset.
+ */
+export async function stopClusterset(stateDir: string): Promise<TeardownReport> {
+  const dir = resolve(stateDir);
+  const ports = recordedPorts(dir);
+  const records = findPidFiles(dir)
+    .map(readPidFile)
+    .filter((r): r is ProcessRecord => r !== undefined);
+  const leftover: ProcessRecord[] = [];
+  for (const stage of [...new Set(records.map(rank))].sort((a, b) => a - b)) {
+    leftover.push(...(await stopProcesses(records.filter((r) => rank(r) === stage))));
+  }
+  const busyPorts: number[] = [];
+  for (const port of ports) if (!(await isPortFree(port))) busyPorts.push(port);
+  releasePortClaims(ports);
+  return { leftover, busyPorts };
+}

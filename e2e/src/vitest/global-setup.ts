@@ -1,0 +1,89 @@
+// Vitest globalSetup of the `integration` project: one clusterset per run, shared by every
+// suite, which isolate themselves by namespace (see createNamespace).
+//
+//   MCS_E2E_KUBECONFIGS=a,b   use these clusters (kind, EKS, ...) instead of starting any
+//   MCS_E2E_STATE=<dir>       use the running clusterset of `make clusterset-up STATE=<dir>`
+//   MCS_E2E_CLUSTERS=N        clusters to start (default 2)
+//   MCS_E2E_EMULATOR=auto|required|off   Cloud Map emulator for harness runs (default auto)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { loadClusterset, startClusterset, stopClusterset } from '../clusterset.js';
+import type { EmulatorMode } from '../emulator.js';
+import { stderrProgress } from '../log.js';
+import type { E2eContext } from './context.js';
+import './context.js';
+
+export default async function setup(
+  project: TestProject,
+): Promise<(() => Promise<void>) | undefined> {
+  const env = process.env;
+  const external = env['MCS_E2E_KUBECONFIGS'];
+  if (external !== undefined && external.trim() !== '') {
+    const kubeconfigs = external
+      .split(',')
+      .map((p) => p.trim())
+      .filter((p) => p !== '')
+      .map((p) => resolve(p));
+    const cloudMapEndpoint = env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'];
+    provide(project, {
+      kubeconfigs,
+      clusterNames: kubeconfigs.map((p) => basename(p).replace(/\.(kubeconfig|ya?ml|conf)$/, '')),
+      stateDir: null,
+      cloudMapEnv:
+        cloudMapEndpoint !== undefined
+          ? { AWS_ENDPOINT_URL_SERVICEDISCOVERY: cloudMapEndpoint }
+          : null,
+      external: true,
+    });
+    return undefined;
+  }
+
+  const reuse = env['MCS_E2E_STATE'];
+  if (reuse !== undefined && reuse.trim() !== '') {
+    const state = loadClusterset(reuse);
+    provide(project, {
+      kubeconfigs: state.clusters.map((c) => c.kubeconfig),
+      clusterNames: state.clusters.map((c) => c.name),
+      stateDir: state.stateDir,
+      cloudMapEnv: state.cloudMapEnv ?? null,
+      external: false,
+    });
+    return undefined;
+  }
+
+  const stateDir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-e2e-'));
+  const clusterset = await startClusterset({
+    stateDir,
+    clusters: Number(env['MCS_E2E_CLUSTERS'] ?? '2'),
+    emulator: (env['MCS_E2E_EMULATOR'] ?? 'auto') as EmulatorMode,
+    detached: false,
+    progress: stderrProgress,
+  }).catch(async (err: unknown) => {
+    await stopClusterset(stateDir);
+    throw err;
+  });
+  provide(project, {
+    kubeconfigs: clusterset.clusters.map((c) => c.kubeconfig),
+    clusterNames: clusterset.clusters.map((c) => c.name),
+    stateDir,
+    cloudMapEnv: clusterset.state.cloudMapEnv ?? null,
+    external: false,
+  });
+  return async () => {
+    const report = await clusterset.stop();
+    if (report.leftover.length > 0 || report.busyPorts.length > 0) {
+      // Keep the state (logs, pid files) for inspection.
+      throw new Error(
+        `clusterset teardown left processes ${report.leftover.map((r) => `${r.name}:${r.pid}`).join(', ') || 'none'} ` +
+          `and bound ports ${report.busyPorts.join(', ') || 'none'} (state kept in ${stateDir})`,
+      );
+    }
+    rmSync(stateDir, { recursive: true, force: true });
+  };
+}
+
+function provide(project: TestProject, context: E2eContext): void {
+  project.provide('mcsE2e', context);
+}

@@ -1,0 +1,158 @@
+// The harness itself: a detached clusterset (as `make clusterset-up` starts it) with
+// overlapping pod CIDRs, its identity objects, and a teardown that leaves nothing behind.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  clusterIdProperty,
+  clustersetProperty,
+  isPortFree,
+  isRunning,
+  loadKubeconfig,
+  startClusterset,
+  stopClusterset,
+  waitFor,
+  type Clusterset,
+  type ProcessRecord,
+} from '../src/index.js';
+import { httpGet } from '../src/http.js';
+import { findPidFiles, readPidFile } from '../src/processes.js';
+
+/** Pids of live processes whose command line mentions `needle`. */
+function processesMentioning(needle: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const state = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.[0];
+      if (cmdline.includes(needle) && state !== 'Z') pids.push(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return pids;
+}
+
+describe('harness lifecycle', () => {
+  let stateDir: string;
+  let clusterset: Clusterset;
+  let records: ProcessRecord[];
+
+  beforeAll(async () => {
+    stateDir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-harness-test-'));
+    clusterset = await startClusterset({
+      stateDir,
+      clusters: 2,
+      overlapPodCidrs: true,
+      clustersetName: 'harness-test',
+      emulator: 'off',
+      detached: true,
+    });
+    records = findPidFiles(stateDir)
+      .map(readPidFile)
+      .filter((r): r is ProcessRecord => r !== undefined);
+  });
+
+  afterAll(async () => {
+    await stopClusterset(stateDir);
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it('writes one admin kubeconfig per cluster and a clusterset.json', () => {
+    expect(existsSync(join(stateDir, 'c1.kubeconfig'))).toBe(true);
+    expect(existsSync(join(stateDir, 'c2.kubeconfig'))).toBe(true);
+    const state = JSON.parse(readFileSync(join(stateDir, 'clusterset.json'), 'utf8')) as {
+      clusters: { name: string }[];
+    };
+    expect(state.clusters.map((c) => c.name)).toEqual(['c1', 'c2']);
+    expect(records.map((r) => r.name).sort()).toEqual(
+      ['c1', 'c2']
+        .flatMap((c) =>
+          ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'].map(
+            (p) => `${c}/${p}`,
+          ),
+        )
+        .sort(),
+    );
+  });
+
+  it('serves a version-stamped API on 127.0.0.1 with distinct service ranges and shared pod ranges', async () => {
+    const [c1, c2] = clusterset.clusters;
+    expect(new URL(c1!.server).hostname).toBe('127.0.0.1');
+    expect(c1!.network.podCidr).toBe(c2!.network.podCidr);
+    expect(c1!.network.serviceCidr).not.toBe(c2!.network.serviceCidr);
+    const res = await fetchVersion(c1!.kubeconfig);
+    expect(res.gitVersion).toMatch(/^v1\.\d+\.\d+$/);
+    expect(res.gitVersion).not.toContain('0.0.0');
+  });
+
+  it('creates the KEP-2149 ClusterProperties', async () => {
+    for (const c of clusterset.clusters) {
+      const api = loadKubeconfig(c.kubeconfig).makeApiClient(CustomObjectsApi);
+      const get = async (name: string): Promise<string> =>
+        (
+          (await api.getClusterCustomObject({
+            group: 'about.k8s.io',
+            version: 'v1beta1',
+            plural: 'clusterproperties',
+            name,
+          })) as {
+            spec: { value: string };
+          }
+        ).spec.value;
+      expect(await get(clusterIdProperty)).toBe(c.name);
+      expect(await get(clustersetProperty)).toBe('harness-test');
+    }
+  });
+
+  it('gives pods in both clusters addresses from the same (overlapping) pod CIDR', async () => {
+    const ips: string[] = [];
+    for (const c of clusterset.clusters) {
+      const core = loadKubeconfig(c.kubeconfig).makeApiClient(CoreV1Api);
+      await core.createNamespacedPod({
+        namespace: 'default',
+        body: {
+          metadata: { name: 'probe' },
+          spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] },
+        },
+      });
+      const pod = await waitFor<V1Pod>('probe pod Running with an IP', async () => {
+        const p = await core.readNamespacedPod({ name: 'probe', namespace: 'default' });
+        return p.status?.phase === 'Running' && p.status.podIP !== undefined ? p : undefined;
+      });
+      expect(pod.spec?.nodeName).toBe(`${c.name}-node-0`);
+      expect(pod.status?.hostIP).toBe(c.network.nodeIps[0]);
+      ips.push(pod.status?.podIP ?? '');
+    }
+    for (const ip of ips) expect(ip.startsWith('10.1.')).toBe(true);
+  });
+
+  it('tears down: no harness process left and every port free', async () => {
+    expect(records.every(isRunning)).toBe(true);
+    const ports = clusterset.clusters.flatMap((c) => Object.values(c.ports));
+    expect(ports).toHaveLength(10);
+    expect(new Set(ports).size).toBe(10);
+    for (const port of ports) expect(await isPortFree(port)).toBe(false);
+
+    const report = await stopClusterset(stateDir);
+    expect(report).toEqual({ leftover: [], busyPorts: [] });
+    expect(records.filter(isRunning)).toEqual([]);
+    expect(processesMentioning(stateDir)).toEqual([]);
+    for (const port of ports) expect(await isPortFree(port)).toBe(true);
+    expect(findPidFiles(stateDir)).toEqual([]);
+  });
+});
+
+async function fetchVersion(kubeconfig: string): Promise<{ gitVersion: string }> {
+  const kc = loadKubeconfig(kubeconfig);
+  const cluster = kc.getCurrentCluster()!;
+  const res = await httpGet(`${cluster.server}/version`, {
+    ca: Buffer.from(cluster.caData ?? '', 'base64').toString(),
+    token: kc.getCurrentUser()?.token ?? '',
+  });
+  expect(res.status).toBe(200);
+  return JSON.parse(res.body) as { gitVersion: string };
+}
