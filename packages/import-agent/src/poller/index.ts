@@ -1,0 +1,3 @@
+export * from './poller.js';
+export * from './schedule.js';
+export * from './snapshot.js';

@@ -1,0 +1,328 @@
+import {
+  HEARTBEAT_SERVICE_NAME,
+  logFields,
+  type CloudMapInstance,
+  type CloudMapPort,
+  type Clock,
+  type Logger,
+  type TimerHandle,
+} from '@cloudmap-mcs/core';
+import { backoff, fastPeriodFor, withJitter, type PollPeriods } from './schedule.js';
+import {
+  sameInstances,
+  type CloudMapSnapshot,
+  type ServiceSnapshot,
+  type SnapshotHealth,
+} from './snapshot.js';
+
+/**
+ * Keeps a snapshot of Cloud Map for one clusterset, as cheaply as Cloud Map allows
+ * (aws-controller.md §9.1 fixed): namespaces and services are listed at a slow period;
+ * every service's DiscoverInstancesRevision is checked at a fast period and DiscoverInstances
+ * is called only when the revision moved; a slow resync re-reads everything as a backstop.
+ * Only namespaces that exist in this cluster are read (namespace sameness) and only records
+ * of this clusterset (QueryParameters CLUSTERSET_ID). A failed read keeps the last good
+ * state; a service is dropped only when a successful listing no longer shows it.
+ */
+
+export type RoundKind = 'slow' | 'fast' | 'resync';
+
+export interface PollerMetrics {
+  round?(kind: RoundKind, ok: boolean, durationMs: number): void;
+  readError?(operation: string): void;
+}
+
+export interface PollerOptions {
+  port: CloudMapPort;
+  clock: Clock;
+  logger: Logger;
+  clustersetId: string;
+  periods: PollPeriods;
+  /** Revision calls per second this agent may spend; stretches the fast period. */
+  requestBudgetPerSecond?: number;
+  /** Parallel Cloud Map calls per round. */
+  concurrency?: number;
+  random?: () => number;
+  /** Whether a namespace of that name exists in this cluster. */
+  isLocalNamespace(name: string): boolean;
+  onServiceChange(namespace: string, name: string): void;
+  onHeartbeatChange(namespace: string): void;
+  /** Called each time `synced` or reachability changes. */
+  onHealthChange?(health: SnapshotHealth, synced: boolean): void;
+  metrics?: PollerMetrics;
+}
+
+export interface Poller extends CloudMapSnapshot {
+  start(): void;
+  /** Stops scheduling and waits for the round in flight. */
+  stop(): Promise<void>;
+  /** Runs a slow round now (e.g. a namespace was created locally). */
+  refreshNow(): Promise<void>;
+  /** Services currently tracked, heartbeat services included. */
+  readonly tracked: number;
+}
+
+const keyOf = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+async function inPool<T>(
+  items: readonly T[],
+  size: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(size, items.length)) }, worker));
+}
+
+const describe = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
+export function createPoller(opts: PollerOptions): Poller {
+  const { port, clock, periods } = opts;
+  const log = opts.logger.child({ [logFields.component]: 'poller' });
+  const random = opts.random ?? Math.random;
+  const concurrency = opts.concurrency ?? 8;
+  const services = new Map<string, ServiceSnapshot>();
+  const failures: Record<RoundKind, number> = { slow: 0, fast: 0, resync: 0 };
+  const timers: Partial<Record<RoundKind, TimerHandle>> = {};
+  const inFlight = new Set<Promise<void>>();
+  let synced = false;
+  let stopped = true;
+  let lastGoodMs: number | undefined;
+  let lastHealth = '';
+
+  const notify = (s: ServiceSnapshot): void => {
+    if (s.name === HEARTBEAT_SERVICE_NAME) opts.onHeartbeatChange(s.namespace);
+    else opts.onServiceChange(s.namespace, s.name);
+  };
+
+  const health = (): SnapshotHealth => {
+    const failing = [...services.values()].filter((s) => s.error !== undefined).length;
+    const reachable = failures.slow === 0 && failures.fast === 0 && failures.resync === 0;
+    const since = lastGoodMs === undefined ? 'never' : new Date(lastGoodMs).toISOString();
+    const message = reachable
+      ? failing === 0
+        ? 'Cloud Map snapshot current'
+        : `${String(failing)} service(s) could not be read; serving their last good state`
+      : `Cloud Map unreachable; serving the last good state (last full read: ${since})`;
+    const out: SnapshotHealth = { reachable, message, failingServices: failing };
+    if (lastGoodMs !== undefined) out.lastGoodMs = lastGoodMs;
+    return out;
+  };
+
+  const reportHealth = (): void => {
+    const h = health();
+    const key = `${String(synced)}|${String(h.reachable)}|${String(h.failingServices)}`;
+    if (key === lastHealth) return;
+    lastHealth = key;
+    if (h.reachable) log.info('cloud map snapshot healthy', { synced, failing: h.failingServices });
+    else log.warn('cloud map unreachable, keeping last good state', { lastGoodMs });
+    opts.onHealthChange?.(h, synced);
+  };
+
+  /** DiscoverInstances for one service; true when it succeeded. */
+  const fetchInstances = async (s: ServiceSnapshot): Promise<boolean> => {
+    try {
+      const { instances, revision } = await port.discoverInstances(s.namespace, s.name, {
+        CLUSTERSET_ID: opts.clustersetId,
+      });
+      const changed = !sameInstances(s.instances, instances);
+      const next: ServiceSnapshot = { ...s, instances, revision, fetchedAtMs: clock.now() };
+      delete next.error;
+      services.set(keyOf(s.namespace, s.name), next);
+      if (changed) notify(next);
+      return true;
+    } catch (error) {
+      markError(s, 'discoverInstances', error);
+      return false;
+    }
+  };
+
+  const markError = (s: ServiceSnapshot, operation: string, error: unknown): void => {
+    opts.metrics?.readError?.(operation);
+    const current = services.get(keyOf(s.namespace, s.name)) ?? s;
+    if (current.error === undefined) {
+      log.warn('cloud map read failed, keeping last good state', {
+        [logFields.cloudMapOperation]: operation,
+        [logFields.namespace]: s.namespace,
+        [logFields.name]: s.name,
+        [logFields.error]: describe(error),
+      });
+    }
+    services.set(keyOf(s.namespace, s.name), {
+      ...current,
+      error: { message: describe(error), sinceMs: current.error?.sinceMs ?? clock.now() },
+    });
+  };
+
+  const slowRound = async (): Promise<boolean> => {
+    let namespaces;
+    try {
+      namespaces = (await port.listNamespaces()).filter(
+        (ns) => ns.type !== 'DNS_PUBLIC' && opts.isLocalNamespace(ns.name),
+      );
+    } catch (error) {
+      opts.metrics?.readError?.('listNamespaces');
+      log.warn('listing cloud map namespaces failed', { [logFields.error]: describe(error) });
+      return false;
+    }
+    let ok = true;
+    const listed = new Set<string>();
+    const unlisted = new Set<string>(); // namespaces whose services could not be listed
+    await inPool(namespaces, concurrency, async (ns) => {
+      try {
+        for (const svc of await port.listServices(ns.id)) listed.add(keyOf(ns.name, svc.name));
+      } catch (error) {
+        ok = false;
+        unlisted.add(ns.name);
+        opts.metrics?.readError?.('listServices');
+        log.warn('listing cloud map services failed', {
+          [logFields.cloudMapNamespace]: ns.name,
+          [logFields.error]: describe(error),
+        });
+      }
+    });
+    // Gone: no longer listed by a listing that succeeded, or the namespace is not local any more.
+    for (const [key, s] of services) {
+      if (listed.has(key) || unlisted.has(s.namespace)) continue;
+      services.delete(key);
+      if (opts.isLocalNamespace(s.namespace) && s.instances.length > 0)
+        notify({ ...s, instances: [] });
+    }
+    const fresh: ServiceSnapshot[] = [];
+    for (const key of listed) {
+      if (services.has(key)) continue;
+      const [namespace = '', name = ''] = key.split('/');
+      const s: ServiceSnapshot = { namespace, name, instances: [] };
+      services.set(key, s);
+      fresh.push(s);
+    }
+    await inPool(fresh, concurrency, async (s) => {
+      if (!(await fetchInstances(s))) ok = false;
+    });
+    return ok;
+  };
+
+  const fastRound = async (): Promise<boolean> => {
+    const list = [...services.values()];
+    let succeeded = 0;
+    await inPool(list, concurrency, async (s) => {
+      let revision: number;
+      try {
+        revision = await port.discoverInstancesRevision(s.namespace, s.name);
+      } catch (error) {
+        markError(s, 'discoverInstancesRevision', error);
+        return;
+      }
+      const current = services.get(keyOf(s.namespace, s.name));
+      if (current === undefined) return; // dropped by a slow round meanwhile
+      if (current.revision === revision && current.error === undefined) {
+        succeeded++;
+        return;
+      }
+      if (await fetchInstances(current)) succeeded++;
+    });
+    return list.length === 0 || succeeded > 0;
+  };
+
+  const resyncRound = async (): Promise<boolean> => {
+    let ok = true;
+    await inPool([...services.values()], concurrency, async (s) => {
+      if (!(await fetchInstances(s))) ok = false;
+    });
+    return ok;
+  };
+
+  const run = async (kind: RoundKind): Promise<void> => {
+    const started = clock.now();
+    const ok = await (kind === 'slow'
+      ? slowRound()
+      : kind === 'fast'
+        ? fastRound()
+        : resyncRound());
+    failures[kind] = ok ? 0 : failures[kind] + 1;
+    if (ok && kind !== 'fast') {
+      lastGoodMs = Date.now();
+      const allRead = [...services.values()].every((s) => s.fetchedAtMs !== undefined);
+      if (!synced && kind === 'slow' && allRead) {
+        synced = true;
+        log.info('cloud map snapshot synced', { services: services.size });
+      }
+    }
+    opts.metrics?.round?.(kind, ok, clock.now() - started);
+    reportHealth();
+  };
+
+  const schedule = (kind: RoundKind, delayMs: number): void => {
+    if (stopped) return;
+    timers[kind] = clock.setTimer(() => {
+      delete timers[kind];
+      const round = run(kind).finally(() => {
+        inFlight.delete(round);
+        schedule(kind, nextDelay(kind));
+      });
+      inFlight.add(round);
+    }, delayMs);
+  };
+
+  const nextDelay = (kind: RoundKind): number => {
+    const base =
+      kind === 'slow'
+        ? periods.slowMs
+        : kind === 'fast'
+          ? fastPeriodFor(periods, services.size, opts.requestBudgetPerSecond)
+          : periods.resyncMs;
+    // Until the first complete snapshot, retry the slow round at the fast period.
+    const first = kind === 'slow' && !synced ? Math.min(base, periods.fastMs) : base;
+    return withJitter(
+      backoff(first, failures[kind], periods.maxBackoffMs),
+      periods.jitter,
+      random(),
+    );
+  };
+
+  return {
+    get synced() {
+      return synced;
+    },
+    get tracked() {
+      return services.size;
+    },
+    get(namespace, name) {
+      return name === HEARTBEAT_SERVICE_NAME ? undefined : services.get(keyOf(namespace, name));
+    },
+    services(namespace) {
+      return [...services.values()].filter(
+        (s) => s.namespace === namespace && s.name !== HEARTBEAT_SERVICE_NAME,
+      );
+    },
+    heartbeats(namespace): readonly CloudMapInstance[] {
+      return services.get(keyOf(namespace, HEARTBEAT_SERVICE_NAME))?.instances ?? [];
+    },
+    health,
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      schedule('slow', 0);
+      schedule('fast', withJitter(periods.fastMs, periods.jitter, random()));
+      schedule('resync', withJitter(periods.resyncMs, periods.jitter, random()));
+    },
+    async stop() {
+      stopped = true;
+      for (const kind of ['slow', 'fast', 'resync'] as const) {
+        const t = timers[kind];
+        if (t !== undefined) clock.clearTimer(t);
+        delete timers[kind];
+      }
+      await Promise.all([...inFlight]);
+    },
+    async refreshNow() {
+      await run('slow');
+    },
+  };
+}

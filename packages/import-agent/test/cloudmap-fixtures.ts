@@ -1,0 +1,102 @@
+import {
+  HEARTBEAT_SERVICE_NAME,
+  encodeClusterExport,
+  encodeHeartbeat,
+  type ClusterExport,
+  type Endpoint,
+  type ServiceProperties,
+} from '@cloudmap-mcs/core';
+import type { FakeCloudMap } from '@cloudmap-mcs/core/testing';
+
+export const CLUSTERSET = 'set-1';
+
+export function props(over: Partial<ServiceProperties> = {}): ServiceProperties {
+  return {
+    type: 'ClusterSetIP',
+    ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+    sessionAffinity: 'None',
+    ipFamilies: ['IPv4'],
+    exportedLabels: {},
+    exportedAnnotations: {},
+    exportCreatedAtMs: 1_000,
+    ...over,
+  };
+}
+
+export function endpoints(n: number, octet: number): Endpoint[] {
+  return Array.from({ length: n }, (_, i) => ({
+    address: `10.${String(octet)}.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`,
+    addressType: 'IPv4' as const,
+    ports: [{ name: 'http', protocol: 'TCP' as const, port: 8080 }],
+    conditions: { ready: true, serving: true, terminating: false },
+  }));
+}
+
+export function exportOf(
+  clusterId: string,
+  namespace: string,
+  name: string,
+  eps: Endpoint[],
+  over: Partial<ServiceProperties> = {},
+  clustersetId = CLUSTERSET,
+): ClusterExport {
+  return {
+    namespace,
+    name,
+    cluster: { clusterId, clustersetId },
+    properties: props(over),
+    endpoints: eps,
+    hasExportRecord: true,
+  };
+}
+
+/** Writes one cluster's records the way an export agent would (replacing its old ones). */
+export async function publish(cm: FakeCloudMap, exp: ClusterExport): Promise<void> {
+  const ns = cm.namespaceByName(exp.namespace) ?? cm.seedNamespace(exp.namespace, 'HTTP');
+  const svc = cm.serviceByName(exp.namespace, exp.name) ?? cm.seedService(ns.name, exp.name);
+  const { instances } = encodeClusterExport(exp);
+  const keep = new Set(instances.map((i) => i.id));
+  for (const old of cm.instancesOf(exp.namespace, exp.name)) {
+    if (old.attributes['CLUSTER_ID'] === exp.cluster.clusterId && !keep.has(old.id)) {
+      await cm.deregisterInstance(svc.id, old.id);
+    }
+  }
+  for (const i of instances) await cm.registerInstance(svc.id, i.id, i.attributes);
+}
+
+/** Removes every record of a cluster from a service (unexport). */
+export async function unpublish(
+  cm: FakeCloudMap,
+  namespace: string,
+  name: string,
+  clusterId: string,
+): Promise<void> {
+  const svc = cm.serviceByName(namespace, name);
+  if (svc === undefined) return;
+  for (const old of cm.instancesOf(namespace, name)) {
+    if (old.attributes['CLUSTER_ID'] === clusterId) await cm.deregisterInstance(svc.id, old.id);
+  }
+}
+
+export async function heartbeat(
+  cm: FakeCloudMap,
+  namespace: string,
+  clusterId: string,
+  renewedAtMs: number,
+): Promise<void> {
+  const ns = cm.namespaceByName(namespace) ?? cm.seedNamespace(namespace, 'HTTP');
+  const svc =
+    cm.serviceByName(namespace, HEARTBEAT_SERVICE_NAME) ??
+    cm.seedService(ns.name, HEARTBEAT_SERVICE_NAME);
+  const hb = encodeHeartbeat({
+    cluster: { clusterId, clustersetId: CLUSTERSET },
+    renewedAtMs,
+    periodSeconds: 30,
+  });
+  await cm.registerInstance(svc.id, hb.id, hb.attributes);
+}
+
+/** Lets pending promise chains run (the poller awaits the fake between timers). */
+export async function settle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}

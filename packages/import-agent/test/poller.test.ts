@@ -1,0 +1,195 @@
+import { FakeClock, noopLogger } from '@cloudmap-mcs/core';
+import { createFakeCloudMap, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { describe, expect, it } from 'vitest';
+import { createPoller, fastPeriodFor, type Poller } from '../src/poller/index.js';
+import {
+  CLUSTERSET,
+  endpoints,
+  exportOf,
+  heartbeat,
+  publish,
+  settle,
+  unpublish,
+} from './cloudmap-fixtures.js';
+
+const periods = {
+  slowMs: 60_000,
+  fastMs: 5_000,
+  resyncMs: 600_000,
+  jitter: 0,
+  maxBackoffMs: 120_000,
+};
+
+function setup(local: string[] = ['shop'], budget?: number) {
+  const cm: FakeCloudMap = createFakeCloudMap();
+  const clock = new FakeClock();
+  const changes: string[] = [];
+  const hbChanges: string[] = [];
+  const poller: Poller = createPoller({
+    port: cm,
+    clock,
+    logger: noopLogger,
+    clustersetId: CLUSTERSET,
+    periods,
+    random: () => 0,
+    ...(budget === undefined ? {} : { requestBudgetPerSecond: budget }),
+    isLocalNamespace: (n) => local.includes(n),
+    onServiceChange: (ns, name) => changes.push(`${ns}/${name}`),
+    onHeartbeatChange: (ns) => hbChanges.push(ns),
+  });
+  // Rounds are async: step time so a round finishes and schedules the next before it falls due.
+  const tick = async (ms: number): Promise<void> => {
+    clock.advance(0);
+    await settle();
+    for (let left = ms; left > 0; left -= Math.min(left, 1_000)) {
+      clock.advance(Math.min(left, 1_000));
+      await settle(4);
+    }
+    await settle();
+  };
+  return { cm, clock, poller, changes, hbChanges, tick };
+}
+
+describe('poller', () => {
+  it('first pass lists, reads every service once, and syncs', async () => {
+    const { cm, poller, changes, tick } = setup();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(3, 1)));
+    await publish(cm, exportOf('c1', 'other', 'x', endpoints(1, 1)));
+    cm.resetCounters();
+    poller.start();
+    await tick(0);
+    expect(poller.synced).toBe(true);
+    expect(changes).toEqual(['shop/cart']);
+    expect(poller.get('shop', 'cart')?.instances).toHaveLength(4);
+    // Namespace sameness: "other" does not exist locally and is never read.
+    expect(cm.snapshot()).toEqual({ listNamespaces: 1, listServices: 1, discoverInstances: 1 });
+    await poller.stop();
+  });
+
+  it('idle: only revision checks at the fast period; a change costs one DiscoverInstances', async () => {
+    const { cm, poller, changes, tick } = setup();
+    for (const name of ['a', 'b', 'c', 'd'])
+      await publish(cm, exportOf('c1', 'shop', name, endpoints(2, 1)));
+    poller.start();
+    await tick(0);
+    changes.length = 0;
+    cm.resetCounters();
+    await tick(59_000); // 11 fast rounds × 4 services, no slow round yet
+    expect(cm.snapshot()).toEqual({ discoverInstancesRevision: 44 });
+    expect(changes).toEqual([]);
+    await publish(cm, exportOf('c1', 'shop', 'b', endpoints(3, 1)));
+    cm.resetCounters();
+    await tick(5_000);
+    expect(changes).toEqual(['shop/b']);
+    // one slow round (list) fell due as well
+    expect(cm.snapshot()).toEqual({
+      discoverInstancesRevision: 4,
+      discoverInstances: 1,
+      listNamespaces: 1,
+      listServices: 1,
+    });
+    await poller.stop();
+  });
+
+  it('new and removed services are found by the slow round', async () => {
+    const { cm, poller, changes, tick } = setup();
+    await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));
+    poller.start();
+    await tick(0);
+    await publish(cm, exportOf('c1', 'shop', 'new', endpoints(1, 1)));
+    await tick(60_000);
+    expect(changes).toContain('shop/new');
+    changes.length = 0;
+    await cm.deleteService(cm.serviceByName('shop', 'a')?.id ?? '').catch(() => undefined);
+    // deleteService refuses while instances exist; unexport first, as Cloud Map requires
+    await unpublish(cm, 'shop', 'a', 'c1');
+    await cm.deleteService(cm.serviceByName('shop', 'a')?.id ?? '');
+    await tick(60_000);
+    expect(changes).toEqual(['shop/a']);
+    expect(poller.get('shop', 'a')).toBeUndefined();
+    await poller.stop();
+  });
+
+  it('records of another clusterset are never read', async () => {
+    const { cm, poller, changes, tick } = setup();
+    await publish(cm, exportOf('c9', 'shop', 'cart', endpoints(2, 9), {}, 'other-set'));
+    poller.start();
+    await tick(0);
+    expect(poller.get('shop', 'cart')?.instances).toEqual([]);
+    expect(changes).toEqual([]);
+    await poller.stop();
+  });
+
+  it('heartbeat changes are reported per namespace, not as a service', async () => {
+    const { cm, poller, hbChanges, changes, tick } = setup();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(1, 1)));
+    await heartbeat(cm, 'shop', 'c1', 1_000);
+    poller.start();
+    await tick(0);
+    expect(hbChanges).toEqual(['shop']);
+    expect(poller.heartbeats('shop')).toHaveLength(1);
+    expect(poller.services('shop').map((s) => s.name)).toEqual(['cart']);
+    await heartbeat(cm, 'shop', 'c1', 31_000);
+    await tick(5_000);
+    expect(hbChanges).toEqual(['shop', 'shop']);
+    expect(changes).toEqual(['shop/cart']);
+    await poller.stop();
+  });
+
+  it('an outage keeps the last good state, reports it, backs off, and recovers', async () => {
+    const { cm, poller, changes, tick } = setup();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(5, 1)));
+    poller.start();
+    await tick(0);
+    changes.length = 0;
+    for (const op of [
+      'listNamespaces',
+      'listServices',
+      'discoverInstances',
+      'discoverInstancesRevision',
+    ] as const) {
+      cm.failAlways(op, 'ServiceUnavailable');
+    }
+    cm.resetCounters();
+    await tick(300_000);
+    expect(poller.health().reachable).toBe(false);
+    expect(poller.health().message).toMatch(/unreachable; serving the last good state/);
+    expect(poller.get('shop', 'cart')?.instances).toHaveLength(6);
+    expect(changes).toEqual([]);
+    // backoff: 5 s, 10, 20, 40, 80, 120 … instead of 60 rounds of 5 s
+    expect(cm.calls('discoverInstancesRevision')).toBeLessThan(10);
+    cm.clearFaults();
+    await tick(240_000);
+    expect(poller.health()).toMatchObject({ reachable: true, failingServices: 0 });
+    expect(changes).toEqual([]);
+    await poller.stop();
+  });
+
+  it('a resync with no change enqueues nothing', async () => {
+    const { cm, poller, changes, tick } = setup();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    poller.start();
+    await tick(0);
+    changes.length = 0;
+    cm.resetCounters();
+    await tick(600_000);
+    expect(cm.calls('discoverInstances')).toBe(1);
+    expect(changes).toEqual([]);
+    await poller.stop();
+  });
+
+  it('the request budget stretches the fast period', async () => {
+    expect(fastPeriodFor(periods, 1000, 100)).toBe(10_000);
+    expect(fastPeriodFor(periods, 10, 100)).toBe(5_000);
+    expect(fastPeriodFor(periods, 1000)).toBe(5_000);
+    const { cm, poller, tick } = setup(['shop'], 0.5); // 2 services at 0.5/s → 4 s < 5 s
+    for (const name of ['a', 'b', 'c', 'd', 'e'])
+      await publish(cm, exportOf('c1', 'shop', name, endpoints(1, 1)));
+    poller.start();
+    await tick(0);
+    cm.resetCounters();
+    await tick(50_000); // 5 services at 0.5/s → one round per 10 s
+    expect(cm.calls('discoverInstancesRevision')).toBe(25);
+    await poller.stop();
+  });
+});
