@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 // One root config, one project per package. Unit tests are `*.test.ts`; suites that need
 // real clusters, the emulator or moto are `*.int.test.ts` and run in the `integration`
 // project (make test-integration), which shares clusters per run.
-const packages = ['core', 'cloudmap-emulator', 'export-agent', 'import-agent'];
+const packages = ['core', 'cloudmap-emulator', 'export-agent', 'import-agent', 'cli'];
 
 export default defineConfig({
   resolve: { conditions: ['source'] },
@@ -29,11 +29,28 @@ export default defineConfig({
         },
       },
       {
+        // deploy/: the Helm chart, kustomize, IAM and image tests (helm is built from the Go
+        // module proxy on first use and cached, hence the long hook timeout).
+        extends: true,
+        test: {
+          name: 'deploy',
+          root: '.',
+          include: ['deploy/test/**/*.test.ts'],
+          exclude: ['deploy/test/**/*.int.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 1_200_000,
+        },
+      },
+      {
         extends: true,
         test: {
           name: 'integration',
           root: '.',
-          include: ['packages/*/test/**/*.int.test.ts', 'e2e/test/**/*.int.test.ts'],
+          include: [
+            'packages/*/test/**/*.int.test.ts',
+            'e2e/test/**/*.int.test.ts',
+            'deploy/test/**/*.int.test.ts',
+          ],
           // One clusterset (2 clusters + Cloud Map emulator) per run; see docs/harness.md.
           globalSetup: ['e2e/src/vitest/global-setup.ts'],
           testTimeout: 180_000,

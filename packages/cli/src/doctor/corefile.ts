@@ -1,0 +1,102 @@
+/**
+ * CoreDNS configured for clusterset.local (pure): the Corefile must enable multicluster for
+ * the zone, either inside the `kubernetes` plugin (CoreDNS >= 1.12.2, whose zones must then
+ * include clusterset.local) or with the external coredns/multicluster plugin, in a server
+ * block that serves the zone.
+ */
+import type { CheckResult } from './result.js';
+import { ok, problem } from './result.js';
+
+export const ZONE = 'clusterset.local';
+const SUBJECT = 'CoreDNS clusterset.local';
+
+export const COREFILE_FIX = [
+  'edit the Corefile (kubectl -n kube-system edit configmap coredns) so the kubernetes plugin',
+  'serves clusterset.local with multicluster enabled (CoreDNS >= 1.12.2), for example:',
+  '    kubernetes cluster.local clusterset.local in-addr.arpa ip6.arpa {',
+  '        multicluster clusterset.local',
+  '        ...',
+  '    }',
+  'and give CoreDNS list/watch on serviceimports.multicluster.x-k8s.io (see samples/coredns).',
+].join('\n');
+
+interface Directive {
+  name: string;
+  args: string[];
+  /** Directive names of the enclosing blocks, outermost (the server block key) first. */
+  parents: string[];
+}
+
+/** Tokenises a Corefile into directives with their enclosing blocks; comments dropped. */
+export function parseCorefile(text: string): Directive[] {
+  const out: Directive[] = [];
+  const stack: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/#.*$/, '').trim();
+    if (line === '') continue;
+    const closes = line.startsWith('}');
+    if (closes) stack.pop();
+    const body = (closes ? line.slice(1) : line).trim();
+    if (body === '') continue;
+    const opens = body.endsWith('{');
+    const words = (opens ? body.slice(0, -1) : body).trim().split(/\s+/).filter(Boolean);
+    const [name, ...args] = words;
+    if (name !== undefined) out.push({ name, args, parents: [...stack] });
+    if (opens) stack.push(stack.length === 0 ? words.join(' ') : (name ?? ''));
+  }
+  return out;
+}
+
+/** A server block key like `.:53`, `clusterset.local:53` or `.` covers the zone. */
+const serverCovers = (key: string) =>
+  key
+    .split(/[\s,]+/)
+    .map((k) => k.replace(/^dns:\/\//, '').replace(/:\d+$/, ''))
+    .some((z) => z === '.' || z === ZONE || z === `${ZONE}.`);
+
+const hasZone = (args: string[]) => args.some((a) => a === ZONE || a === `${ZONE}.`);
+
+export function checkCorefile(corefile: string | undefined, where: string): CheckResult {
+  if (corefile === undefined)
+    return problem('coredns', SUBJECT, 'fail', `no Corefile found (${where})`, COREFILE_FIX);
+  const directives = parseCorefile(corefile);
+  const multi = directives.filter((d) => d.name === 'multicluster' && hasZone(d.args));
+  if (multi.length === 0)
+    return problem(
+      'coredns',
+      SUBJECT,
+      'fail',
+      `the Corefile (${where}) has no \`multicluster ${ZONE}\``,
+      COREFILE_FIX,
+    );
+  for (const d of multi) {
+    const server = d.parents[0] ?? '';
+    if (!serverCovers(server)) continue;
+    const inKubernetes = d.parents[d.parents.length - 1] === 'kubernetes';
+    if (!inKubernetes)
+      return ok('coredns', SUBJECT, `coredns/multicluster plugin serves ${ZONE} (${where})`);
+    const kubernetes = directives.find(
+      (k) => k.name === 'kubernetes' && k.parents.join('/') === d.parents.slice(0, -1).join('/'),
+    );
+    if (kubernetes !== undefined && hasZone(kubernetes.args))
+      return ok(
+        'coredns',
+        SUBJECT,
+        `kubernetes plugin serves ${ZONE} with multicluster (${where})`,
+      );
+    return problem(
+      'coredns',
+      SUBJECT,
+      'fail',
+      `\`multicluster ${ZONE}\` is inside a kubernetes block whose zones do not include ${ZONE}; CoreDNS refuses to start ("is not authoritative for the multicluster zone")`,
+      COREFILE_FIX,
+    );
+  }
+  return problem(
+    'coredns',
+    SUBJECT,
+    'fail',
+    `\`multicluster ${ZONE}\` is in a server block that does not serve ${ZONE}`,
+    COREFILE_FIX,
+  );
+}

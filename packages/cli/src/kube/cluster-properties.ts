@@ -1,0 +1,24 @@
+import type { ClusterPropertyInfo } from './objects.js';
+import type { KubeReader } from './reader.js';
+import { KubeReadError } from './reader.js';
+
+/** about.k8s.io versions, preferred first (v1beta1 is the storage version). */
+export const ABOUT_VERSIONS = ['v1beta1', 'v1alpha1'] as const;
+
+/**
+ * ClusterProperties through the first served about.k8s.io version; undefined when the
+ * ClusterProperty CRD is not served at all.
+ */
+export async function readClusterProperties(
+  kube: KubeReader,
+): Promise<ClusterPropertyInfo[] | undefined> {
+  for (const version of ABOUT_VERSIONS) {
+    try {
+      return await kube.listClusterProperties(version);
+    } catch (e) {
+      if (e instanceof KubeReadError && e.status === 404) continue;
+      throw e;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,142 @@
+/**
+ * Pure translation of API JSON (already decoded, untyped) into ./objects.ts shapes. Lenient:
+ * a missing field becomes an empty value, never an exception, because `status` and `doctor`
+ * must describe a half-broken cluster rather than fail on it.
+ */
+import type {
+  ClusterPropertyInfo,
+  Condition,
+  CrdInfo,
+  DeploymentInfo,
+  ImportedSliceInfo,
+  ServiceExportInfo,
+  ServiceImportInfo,
+} from './objects.js';
+import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from './objects.js';
+
+type Json = Record<string, unknown>;
+
+const obj = (v: unknown): Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : '';
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const strMap = (v: unknown): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(obj(v))) if (typeof val === 'string') out[k] = val;
+  return out;
+};
+
+export const items = (list: unknown): Json[] => arr(obj(list)['items']).map(obj);
+
+const meta = (o: Json) => obj(o['metadata']);
+
+function condition(v: unknown): Condition {
+  const c = obj(v);
+  const status = str(c['status']);
+  const cond: Condition = {
+    type: str(c['type']),
+    status: status === 'True' || status === 'False' ? status : 'Unknown',
+    reason: str(c['reason']),
+    message: str(c['message']),
+  };
+  const ltt = str(c['lastTransitionTime']);
+  if (ltt !== '') cond.lastTransitionTime = ltt;
+  return cond;
+}
+
+export function parseServiceExport(o: Json): ServiceExportInfo {
+  const m = meta(o);
+  return {
+    namespace: str(m['namespace']),
+    name: str(m['name']),
+    createdAt: str(m['creationTimestamp']),
+    conditions: arr(obj(o['status'])['conditions']).map(condition),
+  };
+}
+
+export function parseServiceImport(o: Json): ServiceImportInfo {
+  const m = meta(o);
+  const spec = obj(o['spec']);
+  return {
+    namespace: str(m['namespace']),
+    name: str(m['name']),
+    type: str(spec['type']),
+    ips: arr(spec['ips'])
+      .map(str)
+      .filter((ip) => ip !== ''),
+    ports: arr(spec['ports']).map((p) => {
+      const port = obj(p);
+      return {
+        name: str(port['name']),
+        protocol: str(port['protocol']) || 'TCP',
+        port: num(port['port']),
+      };
+    }),
+    clusters: arr(obj(o['status'])['clusters'])
+      .map((c) => str(obj(c)['cluster']))
+      .filter((c) => c !== ''),
+  };
+}
+
+export function parseImportedSlice(o: Json): ImportedSliceInfo {
+  const m = meta(o);
+  const labels = strMap(m['labels']);
+  const addresses: string[] = [];
+  const readyAddresses: string[] = [];
+  for (const e of arr(o['endpoints'])) {
+    const ep = obj(e);
+    const list = arr(ep['addresses']).map(str);
+    addresses.push(...list);
+    // EndpointSlice semantics: a nil `ready` means ready.
+    if (obj(ep['conditions'])['ready'] !== false) readyAddresses.push(...list);
+  }
+  return {
+    namespace: str(m['namespace']),
+    name: str(m['name']),
+    serviceName: labels[LABEL_SERVICE_NAME] ?? '',
+    sourceCluster: labels[LABEL_SOURCE_CLUSTER] ?? '',
+    addresses,
+    readyAddresses,
+  };
+}
+
+export function parseCrd(o: Json): CrdInfo {
+  const spec = obj(o['spec']);
+  return {
+    name: str(meta(o)['name']),
+    versions: arr(spec['versions']).map((v) => {
+      const ver = obj(v);
+      return {
+        name: str(ver['name']),
+        served: ver['served'] === true,
+        storage: ver['storage'] === true,
+      };
+    }),
+    established: arr(obj(o['status'])['conditions']).some((c) => {
+      const cond = obj(c);
+      return cond['type'] === 'Established' && cond['status'] === 'True';
+    }),
+  };
+}
+
+export function parseClusterProperty(o: Json): ClusterPropertyInfo {
+  return { name: str(meta(o)['name']), value: str(obj(o['spec'])['value']) };
+}
+
+export function parseDeployment(o: Json): DeploymentInfo {
+  const m = meta(o);
+  const spec = obj(o['spec']);
+  const status = obj(o['status']);
+  const containers = arr(obj(obj(obj(spec['template'])['spec']))['containers']);
+  return {
+    namespace: str(m['namespace']),
+    name: str(m['name']),
+    labels: strMap(m['labels']),
+    images: containers.map((c) => str(obj(c)['image'])).filter((i) => i !== ''),
+    replicas: spec['replicas'] === undefined ? 1 : num(spec['replicas']),
+    readyReplicas: num(status['readyReplicas']),
+    availableReplicas: num(status['availableReplicas']),
+  };
+}

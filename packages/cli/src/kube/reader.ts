@@ -1,0 +1,186 @@
+/**
+ * The Kubernetes adapter: reads what `status` and `doctor` need through
+ * @kubernetes/client-node and returns ./objects.ts shapes. Nothing else in the CLI imports
+ * the client library.
+ */
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  KubeConfig,
+} from '@kubernetes/client-node';
+import type {
+  ClusterPropertyInfo,
+  CrdInfo,
+  DeploymentInfo,
+  ImportedSliceInfo,
+  ServiceExportInfo,
+  ServiceImportInfo,
+} from './objects.js';
+import { LABEL_SERVICE_NAME } from './objects.js';
+import {
+  items,
+  parseClusterProperty,
+  parseCrd,
+  parseDeployment,
+  parseImportedSlice,
+  parseServiceExport,
+  parseServiceImport,
+} from './parse.js';
+
+export const MCS_GROUP = 'multicluster.x-k8s.io';
+export const MCS_VERSION = 'v1beta1';
+export const ABOUT_GROUP = 'about.k8s.io';
+
+/** A failed Kubernetes read; `status` is the HTTP status (0 when the server was unreachable). */
+export class KubeReadError extends Error {
+  override readonly name = 'KubeReadError';
+  constructor(
+    readonly what: string,
+    readonly status: number,
+    options: { cause: unknown },
+  ) {
+    super(`reading ${what} failed: ${describe(options.cause)}`, options);
+  }
+}
+
+function describe(e: unknown): string {
+  if (e instanceof ApiException) {
+    const body: unknown = e.body;
+    let message = '';
+    if (typeof body === 'string') {
+      try {
+        const parsed: unknown = JSON.parse(body);
+        if (typeof parsed === 'object' && parsed !== null && 'message' in parsed)
+          message = String(parsed.message);
+      } catch {
+        message = body.slice(0, 200);
+      }
+    }
+    return `HTTP ${e.code}${message === '' ? '' : `: ${message}`}`;
+  }
+  if (e instanceof Error) {
+    const cause = e.cause instanceof Error ? ` (${e.cause.message})` : '';
+    return `${e.message}${cause}`;
+  }
+  return String(e);
+}
+
+export interface KubeReader {
+  /** The kubeconfig context in use and its API server URL. */
+  readonly context: string;
+  readonly server: string;
+  listServiceExports(): Promise<ServiceExportInfo[]>;
+  listServiceImports(): Promise<ServiceImportInfo[]>;
+  listImportedSlices(): Promise<ImportedSliceInfo[]>;
+  listNamespaces(): Promise<string[]>;
+  /** undefined when the CRD does not exist. */
+  getCrd(name: string): Promise<CrdInfo | undefined>;
+  /** ClusterProperties through the given served version of about.k8s.io. */
+  listClusterProperties(version: string): Promise<ClusterPropertyInfo[]>;
+  /** undefined when the ConfigMap does not exist. */
+  getConfigMapData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  listDeployments(): Promise<DeploymentInfo[]>;
+}
+
+export interface KubeReaderOptions {
+  /** Path of a kubeconfig file; the default loading rules ($KUBECONFIG, ~/.kube/config) otherwise. */
+  kubeconfig?: string | undefined;
+  context?: string | undefined;
+}
+
+export function loadKubeConfig(options: KubeReaderOptions): KubeConfig {
+  const kc = new KubeConfig();
+  if (options.kubeconfig !== undefined) kc.loadFromFile(options.kubeconfig);
+  else kc.loadFromDefault();
+  if (options.context !== undefined) kc.setCurrentContext(options.context);
+  return kc;
+}
+
+export function createKubeReader(kc: KubeConfig): KubeReader {
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const discovery = kc.makeApiClient(DiscoveryV1Api);
+  const ext = kc.makeApiClient(ApiextensionsV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+
+  async function read<T>(what: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (e) {
+      throw new KubeReadError(what, e instanceof ApiException ? e.code : 0, { cause: e });
+    }
+  }
+  async function readOptional<T>(what: string, call: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await read(what, call);
+    } catch (e) {
+      if (e instanceof KubeReadError && e.status === 404) return undefined;
+      throw e;
+    }
+  }
+
+  return {
+    context: kc.getCurrentContext(),
+    server: kc.getCurrentCluster()?.server ?? '',
+    async listServiceExports() {
+      const list: unknown = await read('ServiceExports', () =>
+        custom.listCustomObjectForAllNamespaces({
+          group: MCS_GROUP,
+          version: MCS_VERSION,
+          resourcePlural: 'serviceexports',
+        }),
+      );
+      return items(list).map(parseServiceExport);
+    },
+    async listServiceImports() {
+      const list: unknown = await read('ServiceImports', () =>
+        custom.listCustomObjectForAllNamespaces({
+          group: MCS_GROUP,
+          version: MCS_VERSION,
+          resourcePlural: 'serviceimports',
+        }),
+      );
+      return items(list).map(parseServiceImport);
+    },
+    async listImportedSlices() {
+      const list = await read('EndpointSlices', () =>
+        discovery.listEndpointSliceForAllNamespaces({ labelSelector: LABEL_SERVICE_NAME }),
+      );
+      return items(list).map(parseImportedSlice);
+    },
+    async listNamespaces() {
+      const list = await read('Namespaces', () => core.listNamespace());
+      return list.items.map((n) => n.metadata?.name ?? '').filter((n) => n !== '');
+    },
+    async getCrd(name) {
+      const crd = await readOptional(`CustomResourceDefinition ${name}`, () =>
+        ext.readCustomResourceDefinition({ name }),
+      );
+      return crd === undefined ? undefined : parseCrd(crd as unknown as Record<string, unknown>);
+    },
+    async listClusterProperties(version) {
+      const list: unknown = await read('ClusterProperties', () =>
+        custom.listClusterCustomObject({
+          group: ABOUT_GROUP,
+          version,
+          plural: 'clusterproperties',
+        }),
+      );
+      return items(list).map(parseClusterProperty);
+    },
+    async getConfigMapData(namespace, name) {
+      const cm = await readOptional(`ConfigMap ${namespace}/${name}`, () =>
+        core.readNamespacedConfigMap({ namespace, name }),
+      );
+      return cm === undefined ? undefined : { ...cm.data };
+    },
+    async listDeployments() {
+      const list = await read('Deployments', () => apps.listDeploymentForAllNamespaces());
+      return items(list).map(parseDeployment);
+    },
+  };
+}

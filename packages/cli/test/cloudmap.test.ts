@@ -1,0 +1,132 @@
+import { CloudMapError, encodeClusterExport, encodeHeartbeat } from '@cloudmap-mcs/core';
+import { createFakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { describe, expect, it } from 'vitest';
+import { readClustersetRecords } from '../src/cloudmap/records.js';
+import { checkCloudMap, classify, probeCloudMap } from '../src/doctor/cloudmap.js';
+import { c1, c2, clusterExport } from './fixtures.js';
+
+function seeded() {
+  const cm = createFakeCloudMap();
+  cm.seedNamespace('demo');
+  cm.seedNamespace('elsewhere');
+  const svc = cm.seedService('demo', 'hello');
+  const other = { clusterId: 'x1', clustersetId: 'other-set' };
+  for (const exp of [
+    clusterExport(c1, ['10.1.0.1', '10.1.0.2']),
+    clusterExport(c2, ['10.2.0.1']),
+    clusterExport(other, ['10.9.0.1']),
+  ])
+    for (const i of encodeClusterExport(exp).instances) cm.seedInstance(svc.id, i.id, i.attributes);
+  cm.seedInstance(svc.id, 'garbage', {
+    MCS_RECORD: 'export',
+    CLUSTER_ID: 'c1',
+    CLUSTERSET_ID: 'demo',
+  });
+  const hb = cm.seedService('demo', '_mcs-heartbeat');
+  for (const h of [
+    { cluster: c1, renewedAtMs: 1000 },
+    { cluster: c2, renewedAtMs: 2000 },
+  ]) {
+    const i = encodeHeartbeat(h);
+    cm.seedInstance(hb.id, i.id, i.attributes);
+  }
+  const elsewhere = cm.seedService('elsewhere', 'svc');
+  const i = encodeClusterExport({
+    ...clusterExport(c1, ['10.1.0.9']),
+    namespace: 'elsewhere',
+    name: 'svc',
+  }).instances[0];
+  if (i !== undefined) cm.seedInstance(elsewhere.id, i.id, i.attributes);
+  return cm;
+}
+
+describe('readClustersetRecords', () => {
+  it('decodes the clusterset records of the cluster namespaces, with heartbeats', async () => {
+    const recs = await readClustersetRecords(seeded(), {
+      clustersetId: 'demo',
+      namespaces: ['demo', 'default'],
+    });
+    expect(recs.namespaces).toEqual(['demo']);
+    expect(recs.services).toHaveLength(1);
+    const [svc] = recs.services;
+    expect(
+      svc?.exports.map(
+        (e) => `${e.cluster.clusterId}:${e.endpoints.map((x) => x.address).join(',')}`,
+      ),
+    ).toEqual(['c1:10.1.0.1,10.1.0.2', 'c2:10.2.0.1']);
+    expect(svc?.rejected.map((r) => r.instanceId)).toEqual(['garbage']);
+    expect(recs.heartbeats.map((h) => `${h.cluster.clusterId}@${h.renewedAtMs}`)).toEqual([
+      'c1@1000',
+      'c2@2000',
+    ]);
+  });
+
+  it('makes only reads', async () => {
+    const cm = seeded();
+    await readClustersetRecords(cm, { clustersetId: 'demo', namespaces: ['demo'] });
+    expect(cm.writes).toBe(0);
+  });
+});
+
+describe('doctor: Cloud Map', () => {
+  it('passes every read probe on a reachable Cloud Map', async () => {
+    const results = checkCloudMap(await probeCloudMap(seeded()), 'http://emulator');
+    expect(results.map((r) => `${r.status} ${r.subject}`)).toEqual([
+      'ok Cloud Map servicediscovery:ListNamespaces',
+      'ok Cloud Map servicediscovery:ListServices',
+      'ok Cloud Map servicediscovery:DiscoverInstances',
+      'ok Cloud Map servicediscovery:DiscoverInstancesRevision',
+      'ok Cloud Map servicediscovery:ListInstances',
+      'ok Cloud Map servicediscovery:GetOperation',
+    ]);
+  });
+
+  it('passes on an empty account: NotFound answers prove the permission', async () => {
+    const cm = createFakeCloudMap();
+    const results = checkCloudMap(await probeCloudMap(cm), 'x');
+    expect(results.every((r) => r.status === 'ok')).toBe(true);
+    expect(cm.writes).toBe(0);
+  });
+
+  it('names the denied action and how to allow it', async () => {
+    const cm = seeded();
+    cm.failAlways('discoverInstancesRevision', 'AccessDeniedException', {
+      message: 'not authorized',
+    });
+    const denied = checkCloudMap(await probeCloudMap(cm), 'x').filter((r) => r.status !== 'ok');
+    expect(denied).toEqual([
+      {
+        group: 'cloudmap',
+        subject: 'Cloud Map servicediscovery:DiscoverInstancesRevision',
+        status: 'fail',
+        message: 'denied (needed by the import agent): not authorized',
+        fix: "allow servicediscovery:DiscoverInstancesRevision in the IAM policy of the agent's role",
+      },
+    ]);
+  });
+
+  it('reports an unreachable Cloud Map once', async () => {
+    const cm = seeded();
+    cm.failAlways('listNamespaces', 'Unknown', { message: 'connect ECONNREFUSED 127.0.0.1:1' });
+    const results = checkCloudMap(await probeCloudMap(cm), 'http://127.0.0.1:1');
+    expect(results).toHaveLength(1);
+    expect(results[0]).toMatchObject({
+      status: 'fail',
+      message: 'unreachable at http://127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1',
+    });
+    expect(cm.calls('listServices')).toBe(0);
+  });
+
+  it('fails when not configured', () => {
+    expect(checkCloudMap(undefined, '')[0]?.fix).toContain('AWS_REGION');
+  });
+
+  it.each([
+    [new CloudMapError('NamespaceNotFound', 'x', 'listServices'), 'ok'],
+    [new CloudMapError('AccessDeniedException', 'x', 'listServices'), 'denied'],
+    [new CloudMapError('ThrottlingException', 'x', 'listServices'), 'error'],
+    [new TypeError('fetch failed'), 'unreachable'],
+  ])('classify(%s) = %s', (error, kind) => {
+    expect(classify(error).kind).toBe(kind);
+  });
+});

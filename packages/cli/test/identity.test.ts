@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { identityFromProperties, isDnsSubdomain } from '../src/identity.js';
+
+const props = (cluster?: string, clusterset?: string) => [
+  ...(cluster === undefined ? [] : [{ name: 'cluster.clusterset.k8s.io', value: cluster }]),
+  ...(clusterset === undefined ? [] : [{ name: 'clusterset.k8s.io', value: clusterset }]),
+  { name: 'other.example.com', value: 'x' },
+];
+
+describe('identityFromProperties', () => {
+  it.each([
+    ['both valid', props('c1', 'demo'), { clusterId: 'c1', clustersetId: 'demo' }, []],
+    [
+      'cluster id missing',
+      props(undefined, 'demo'),
+      undefined,
+      ['cluster.clusterset.k8s.io fail missing'],
+    ],
+    ['clusterset missing', props('c1'), undefined, ['clusterset.k8s.io fail missing']],
+    [
+      'cluster id invalid',
+      props('C_1', 'demo'),
+      undefined,
+      ['cluster.clusterset.k8s.io fail value "C_1" is not an RFC 1123 DNS subdomain'],
+    ],
+    ['clusterset empty', props('c1', ' '), undefined, ['clusterset.k8s.io fail value is empty']],
+    [
+      'cluster id with a dot is valid but warned',
+      props('c1.eu', 'demo'),
+      { clusterId: 'c1.eu', clustersetId: 'demo' },
+      [
+        'cluster.clusterset.k8s.io warn value "c1.eu" is not a single DNS label, so <host>.<clusterid>.<svc>.<ns>.svc.clusterset.local names cannot resolve',
+      ],
+    ],
+  ])('%s', (_name, properties, identity, problems) => {
+    const result = identityFromProperties(properties);
+    expect(result.identity).toEqual(identity);
+    expect(result.problems.map((p) => `${p.property} ${p.severity} ${p.problem}`)).toEqual(
+      problems,
+    );
+  });
+
+  it.each([
+    ['a', true],
+    ['a.b-c.d', true],
+    ['-a', false],
+    ['a..b', false],
+    ['x'.repeat(64), false],
+    ['', false],
+  ])('isDnsSubdomain(%j) = %s', (value, expected) => {
+    expect(isDnsSubdomain(value)).toBe(expected);
+  });
+});
