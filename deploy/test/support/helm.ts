@@ -1,0 +1,114 @@
+// Helm for the chart tests: built from the Go module proxy by deploy/tools/helm/build.sh
+// (cached outside the clone), and `helm template` wrapped to return parsed objects.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+export const deployDir = join(repoRoot, 'deploy');
+export const chartDir = join(deployDir, 'charts', 'cloudmap-mcs');
+
+let helmPath: string | undefined;
+
+/** Path of the helm binary; builds it on first use (minutes cold, instant warm). */
+export function helmBinary(): string {
+  if (helmPath === undefined) {
+    helmPath = execFileSync(join(deployDir, 'tools', 'helm', 'build.sh'), {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }).trim();
+  }
+  return helmPath;
+}
+
+export interface HelmResult {
+  readonly status: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function helm(args: readonly string[]): HelmResult {
+  const res = spawnSync(helmBinary(), args, {
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      HELM_CACHE_HOME: scratch('cache'),
+      HELM_CONFIG_HOME: scratch('config'),
+      HELM_DATA_HOME: scratch('data'),
+    },
+  });
+  if (res.error !== undefined) throw res.error;
+  return { status: res.status ?? -1, stdout: res.stdout, stderr: res.stderr };
+}
+
+let scratchRoot: string | undefined;
+function scratch(name: string): string {
+  scratchRoot ??= mkdtempSync(join(tmpdir(), 'cloudmap-mcs-helm-'));
+  return join(scratchRoot, name);
+}
+
+export function cleanupHelmScratch(): void {
+  if (scratchRoot !== undefined) rmSync(scratchRoot, { recursive: true, force: true });
+  scratchRoot = undefined;
+}
+
+export interface RenderOptions {
+  /** Values layered over values.yaml (written to a file and passed with -f). */
+  readonly values?: Record<string, unknown>;
+  readonly release?: string;
+  readonly namespace?: string;
+  readonly includeCrds?: boolean;
+  readonly chart?: string;
+}
+
+export interface Rendered extends HelmResult {
+  readonly objects: KubernetesObject[];
+}
+
+/** `helm template`; objects are empty when helm fails (see status / stderr). */
+export function render(opts: RenderOptions = {}): Rendered {
+  const dir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-values-'));
+  try {
+    const valuesFile = join(dir, 'values.json');
+    writeFileSync(valuesFile, JSON.stringify(opts.values ?? {}));
+    const args = [
+      'template',
+      opts.release ?? 'mcs',
+      opts.chart ?? chartDir,
+      '--namespace',
+      opts.namespace ?? 'cloudmap-mcs',
+      '-f',
+      valuesFile,
+    ];
+    if (opts.includeCrds === true) args.push('--include-crds');
+    const res = helm(args);
+    const objects =
+      res.status === 0
+        ? (loadAllYaml(res.stdout) as (KubernetesObject | null)[]).filter(
+            (o): o is KubernetesObject => o !== null && typeof o === 'object',
+          )
+        : [];
+    return { ...res, objects };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const exportOnly = { exportAgent: { enabled: true }, importAgent: { enabled: false } };
+export const importOnly = { exportAgent: { enabled: false }, importAgent: { enabled: true } };
+export const both = { exportAgent: { enabled: true }, importAgent: { enabled: true } };
+
+/** The deployment modes the chart supports, with the values that select them. */
+export const modes = {
+  'export-only': exportOnly,
+  'import-only': importOnly,
+  both,
+} as const;
+
+export type Mode = keyof typeof modes;
+
+export const key = (o: KubernetesObject): string =>
+  `${o.kind ?? '?'}/${o.metadata?.namespace !== undefined ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? '?'}`;
