@@ -1,0 +1,76 @@
+import {
+  isCloudMapError,
+  type CloudMapPort,
+  type ExportPlan,
+  type Logger,
+} from '@cloudmap-mcs/core';
+import type { CloudMapTarget } from './cloudmap-target.js';
+import type { PendingWrites } from './pending-writes.js';
+
+/** Calls in flight per apply: the client rate-limits anyway; this bounds memory and latency. */
+const CONCURRENCY = 16;
+
+async function inBatches<T>(
+  items: readonly T[],
+  fn: (item: T) => Promise<void>,
+): Promise<unknown[]> {
+  const errors: unknown[] = [];
+  for (let i = 0; i < items.length; i += CONCURRENCY) {
+    const results = await Promise.allSettled(items.slice(i, i + CONCURRENCY).map(fn));
+    for (const r of results) if (r.status === 'rejected') errors.push(r.reason);
+  }
+  return errors;
+}
+
+export class ApplyError extends Error {
+  override readonly name = 'ApplyError';
+}
+
+/**
+ * Submits a plan (DESIGN.md §3 step 5): registrations first, so a rolling change never leaves
+ * the service emptier than needed, then deregistrations. Every submitted operation is recorded
+ * in `pending` and not awaited. An instance with an operation already in flight
+ * (DuplicateRequest) is left for the requeue that its completion triggers; one already gone
+ * counts as deregistered. Other failures are thrown together after every write was tried.
+ */
+export async function applyPlan(
+  cloudMap: CloudMapPort,
+  pending: PendingWrites,
+  target: CloudMapTarget,
+  plan: ExportPlan,
+  logger: Logger,
+): Promise<void> {
+  const { serviceId } = target;
+  const errors = await inBatches(plan.register, async (instance) => {
+    try {
+      const ref = await cloudMap.registerInstance(serviceId, instance.id, instance.attributes);
+      pending.add(serviceId, instance.id, ref.operationId, instance.attributes);
+    } catch (error) {
+      if (!isCloudMapError(error, 'DuplicateRequest')) throw error;
+    }
+  });
+  if (errors.length === 0) {
+    errors.push(
+      ...(await inBatches(plan.deregister, async (id) => {
+        try {
+          const ref = await cloudMap.deregisterInstance(serviceId, id);
+          pending.add(serviceId, id, ref.operationId, null);
+        } catch (error) {
+          if (
+            !isCloudMapError(error, 'InstanceNotFound') &&
+            !isCloudMapError(error, 'DuplicateRequest')
+          ) {
+            throw error;
+          }
+        }
+      })),
+    );
+  }
+  if (errors.length > 0) {
+    logger.debug('cloud map writes failed', { failed: errors.length, serviceId });
+    throw new ApplyError(
+      `${errors.length} Cloud Map write(s) failed for ${target.namespaceName}/${target.serviceName}`,
+      { cause: errors[0] },
+    );
+  }
+}

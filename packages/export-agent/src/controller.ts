@@ -1,0 +1,173 @@
+import {
+  createWorkQueue,
+  defaultControllerRateLimiter,
+  runWorkers,
+  type Clock,
+  type CloudMapPort,
+  type Logger,
+  type ReconcileOutcome,
+  type TimerHandle,
+  type WorkQueue,
+} from '@cloudmap-mcs/core';
+import { createTargetResolver } from './cloudmap-target.js';
+import { createHeartbeats, type Heartbeats } from './heartbeat.js';
+import { createPendingWrites, type PendingWrites } from './pending-writes.js';
+import { createExportReconciler, type ExportReconciler } from './reconciler.js';
+import type { ExportSources, ServiceExportWriter } from './sources.js';
+import { findOwnedKeys } from './sweep.js';
+
+/** A finished Cloud Map operation, as the client's tracker reports it. */
+export interface CompletedOperation {
+  operationId: string;
+  status: string;
+  serviceId?: string;
+  instanceId?: string;
+  errorCode?: string;
+}
+
+export interface OperationEvents {
+  onComplete(listener: (result: CompletedOperation) => void): () => void;
+}
+
+export interface ExportControllerOptions {
+  sources: ExportSources;
+  writer: ServiceExportWriter;
+  cloudMap: CloudMapPort;
+  operations: OperationEvents;
+  clock: Clock;
+  /** Wall time in ms since the epoch (status timestamps, heartbeats). */
+  wallNow: () => number;
+  logger: Logger;
+  workers: number;
+  resyncMs: number;
+  pendingRequeueMs: number;
+  heartbeatPeriodMs: number;
+  tags: Record<string, string>;
+  onReconcile?: (outcome: ReconcileOutcome, durationMs: number) => void;
+  onQueueDepth?: (depth: number) => void;
+}
+
+export interface ExportController {
+  readonly queue: WorkQueue<string>;
+  readonly reconciler: ExportReconciler;
+  readonly pending: PendingWrites;
+  readonly heartbeats: Heartbeats;
+  enqueue(key: string): void;
+  enqueueAll(): void;
+  /** Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats until `stop`. */
+  run(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Wires the export reconciler to the work queue (GUIDE.md rules 1–3): informer callbacks call
+ * `enqueue`, workers run `reconcile`, a finished Cloud Map operation requeues its key, and the
+ * heartbeat renews on its own timer.
+ */
+export function createExportController(opts: ExportControllerOptions): ExportController {
+  const { clock, logger } = opts;
+  const queue = createWorkQueue<string>({
+    clock,
+    rateLimiter: defaultControllerRateLimiter(clock),
+    ...(opts.onQueueDepth === undefined ? {} : { onDepthChange: opts.onQueueDepth }),
+  });
+  const pending = createPendingWrites();
+  const resolver = createTargetResolver({
+    cloudMap: opts.cloudMap,
+    tags: opts.tags,
+    logger,
+    now: () => clock.now(),
+  });
+  let heartbeatTimer: TimerHandle | undefined;
+  let stopped = false;
+  const heartbeats = createHeartbeats({
+    cloudMap: opts.cloudMap,
+    resolver,
+    pending,
+    identity: () => opts.sources.identity(),
+    now: opts.wallNow,
+    periodMs: opts.heartbeatPeriodMs,
+    logger,
+  });
+  let beating: Promise<void> = Promise.resolve();
+  const beat = (): void => {
+    beating = beating.then(() => heartbeats.sync(reconciler.exportedNamespaces()));
+  };
+  const reconciler = createExportReconciler({
+    sources: opts.sources,
+    writer: opts.writer,
+    cloudMap: opts.cloudMap,
+    resolver,
+    pending,
+    logger,
+    now: () => new Date(opts.wallNow()),
+    resyncMs: opts.resyncMs,
+    pendingRequeueMs: opts.pendingRequeueMs,
+    onNamespaceExported: () => beat(),
+  });
+  const unsubscribe = opts.operations.onComplete((r) => {
+    if (r.serviceId === undefined || r.instanceId === undefined) return;
+    pending.complete(r.serviceId, r.instanceId, r.operationId);
+    if (r.status !== 'SUCCESS') {
+      logger.warn('cloud map operation failed', {
+        operationId: r.operationId,
+        operationStatus: r.status,
+        instanceId: r.instanceId,
+        reason: r.errorCode,
+      });
+    }
+    const key = reconciler.keyForService(r.serviceId);
+    if (key !== undefined) queue.add(key);
+  });
+  const scheduleHeartbeat = (): void => {
+    if (stopped) return;
+    // A third of the period: a heartbeat is never more than 4/3 of a period old.
+    heartbeatTimer = clock.setTimer(() => {
+      beat();
+      scheduleHeartbeat();
+    }, opts.heartbeatPeriodMs / 3);
+  };
+
+  const enqueueAll = (): void => {
+    for (const key of opts.sources.serviceExportKeys()) queue.add(key);
+  };
+
+  return {
+    queue,
+    reconciler,
+    pending,
+    heartbeats,
+    enqueue: (key) => queue.add(key),
+    enqueueAll,
+    async run() {
+      const identity = opts.sources.identity();
+      if (identity !== undefined) {
+        for (const key of await findOwnedKeys(opts.cloudMap, identity)) queue.add(key);
+      }
+      enqueueAll();
+      scheduleHeartbeat();
+      await runWorkers(
+        queue,
+        (key) => {
+          const log = logger.child({ key });
+          return reconciler.reconcile(key).catch((error: unknown) => {
+            log.warn('reconcile failed', { err: error });
+            throw error;
+          });
+        },
+        opts.workers,
+        {
+          now: () => clock.now(),
+          onResult: (_key, outcome, durationMs) => opts.onReconcile?.(outcome, durationMs),
+        },
+      );
+    },
+    async stop() {
+      stopped = true;
+      if (heartbeatTimer !== undefined) clock.clearTimer(heartbeatTimer);
+      unsubscribe();
+      await queue.shutdownAndDrain();
+      await beating;
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { conflictConditionReason, type ConflictReport } from '@cloudmap-mcs/core';
+import { ConditionType, type DesiredCondition } from './conditions.js';
+import type { InvalidReason } from './desired.js';
+
+/** The three mcs-api conditions for one outcome of a reconcile (mcs-api.md §1.9). */
+export type ExportOutcome =
+  | { kind: 'invalid'; reason: InvalidReason; message: string }
+  | { kind: 'failed'; message: string }
+  | { kind: 'pending'; message: string; conflicts?: ConflictReport }
+  | { kind: 'exported'; message: string; conflicts: ConflictReport };
+
+const noConflicts = (generation: number | undefined, message: string): DesiredCondition =>
+  cond(ConditionType.Conflict, 'False', 'NoConflicts', message, generation);
+
+function cond(
+  type: string,
+  status: DesiredCondition['status'],
+  reason: string,
+  message: string,
+  generation: number | undefined,
+): DesiredCondition {
+  const c: DesiredCondition = { type, status, reason, message };
+  if (generation !== undefined) c.observedGeneration = generation;
+  return c;
+}
+
+export function conditionsFor(outcome: ExportOutcome, generation?: number): DesiredCondition[] {
+  const valid = cond(ConditionType.Valid, 'True', 'Valid', 'Service is exportable.', generation);
+  const conflict = (report: ConflictReport | undefined): DesiredCondition =>
+    report === undefined || report.reasons.length === 0
+      ? noConflicts(generation, report?.message ?? 'No conflicts.')
+      : cond(
+          ConditionType.Conflict,
+          'True',
+          conflictConditionReason(report),
+          report.message,
+          generation,
+        );
+  switch (outcome.kind) {
+    case 'invalid':
+      return [
+        cond(ConditionType.Valid, 'False', outcome.reason, outcome.message, generation),
+        cond(
+          ConditionType.Ready,
+          'False',
+          outcome.reason === 'NoService' ? 'Pending' : 'Failed',
+          'Not exported: the ServiceExport is not valid.',
+          generation,
+        ),
+        noConflicts(generation, 'Not exported.'),
+      ];
+    case 'failed':
+      return [valid, cond(ConditionType.Ready, 'False', 'Failed', outcome.message, generation)];
+    case 'pending':
+      return [
+        valid,
+        cond(ConditionType.Ready, 'False', 'Pending', outcome.message, generation),
+        ...(outcome.conflicts === undefined ? [] : [conflict(outcome.conflicts)]),
+      ];
+    case 'exported':
+      return [
+        valid,
+        cond(ConditionType.Ready, 'True', 'Exported', outcome.message, generation),
+        conflict(outcome.conflicts),
+      ];
+  }
+}

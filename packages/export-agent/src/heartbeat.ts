@@ -1,0 +1,98 @@
+import {
+  Attr,
+  encodeHeartbeat,
+  HEARTBEAT_SERVICE_NAME,
+  heartbeatDue,
+  heartbeatInstanceId,
+  isCloudMapError,
+  type CloudMapPort,
+  type ClusterIdentity,
+  type Logger,
+} from '@cloudmap-mcs/core';
+import type { TargetResolver } from './cloudmap-target.js';
+import type { PendingWrites } from './pending-writes.js';
+
+export interface HeartbeatDeps {
+  cloudMap: CloudMapPort;
+  resolver: TargetResolver;
+  pending: PendingWrites;
+  identity: () => ClusterIdentity | undefined;
+  now: () => number;
+  periodMs: number;
+  logger: Logger;
+}
+
+export interface Heartbeats {
+  /**
+   * Renews the heartbeat in each namespace where it is due and removes it from namespaces this
+   * process exported into before but no longer does. Errors are per namespace and logged.
+   */
+  sync(namespaces: ReadonlySet<string>): Promise<void>;
+}
+
+/**
+ * The per-cluster heartbeat (docs/cloudmap-schema.md): one instance per namespace in the
+ * `_mcs-heartbeat` service. Renewal is skipped while the stored heartbeat is younger than a
+ * period, so a restart inside a period writes nothing.
+ */
+export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
+  const { cloudMap, resolver, pending, logger } = deps;
+  const known = new Set<string>();
+
+  async function renew(namespace: string, cluster: ClusterIdentity): Promise<void> {
+    const ensured = await resolver.ensure(namespace, HEARTBEAT_SERVICE_NAME);
+    if (ensured.state !== 'ready') return;
+    const { target } = ensured;
+    const id = heartbeatInstanceId(cluster);
+    let observed;
+    try {
+      const found = await cloudMap.discoverInstances(namespace, HEARTBEAT_SERVICE_NAME, {
+        [Attr.ClustersetId]: cluster.clustersetId,
+        [Attr.ClusterId]: cluster.clusterId,
+      });
+      observed = pending.overlay(target.serviceId, found.instances).find((i) => i.id === id);
+    } catch (error) {
+      if (!isCloudMapError(error, 'ServiceNotFound')) throw error;
+    }
+    const now = deps.now();
+    if (!heartbeatDue(observed, now, deps.periodMs)) return;
+    const instance = encodeHeartbeat({
+      cluster,
+      renewedAtMs: now,
+      periodSeconds: Math.round(deps.periodMs / 1000),
+    });
+    const ref = await cloudMap.registerInstance(target.serviceId, instance.id, instance.attributes);
+    pending.add(target.serviceId, instance.id, ref.operationId, instance.attributes);
+  }
+
+  async function remove(namespace: string, cluster: ClusterIdentity): Promise<void> {
+    const target = await resolver.find(namespace, HEARTBEAT_SERVICE_NAME);
+    if (target === undefined) return;
+    try {
+      await cloudMap.deregisterInstance(target.serviceId, heartbeatInstanceId(cluster));
+    } catch (error) {
+      if (!isCloudMapError(error, 'InstanceNotFound')) throw error;
+    }
+  }
+
+  return {
+    async sync(namespaces) {
+      const cluster = deps.identity();
+      if (cluster === undefined) return;
+      const work: [string, () => Promise<void>][] = [];
+      for (const ns of namespaces) work.push([ns, () => renew(ns, cluster)]);
+      for (const ns of known) {
+        if (!namespaces.has(ns)) work.push([ns, () => remove(ns, cluster)]);
+      }
+      for (const [ns, fn] of work) {
+        try {
+          await fn();
+          if (namespaces.has(ns)) known.add(ns);
+          else known.delete(ns);
+        } catch (error) {
+          logger.warn('heartbeat failed', { namespace: ns, err: error });
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * The shapes of the Kubernetes objects the export agent reads, as the API serves them (JSON).
+ * Only the fields we use; the informer adapter hands these over, so the reconciler and the
+ * pure builders need no @kubernetes/client-node types. Timestamps may arrive as strings (raw
+ * JSON) or Dates (client-node's deserializer); `toMs` accepts both.
+ */
+
+export type Timestamp = string | Date;
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: Timestamp;
+  deletionTimestamp?: Timestamp;
+  finalizers?: string[];
+  labels?: Record<string, string>;
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: Timestamp;
+  observedGeneration?: number;
+}
+
+export interface ServiceExportObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec?: {
+    exportedLabels?: Record<string, string>;
+    exportedAnnotations?: Record<string, string>;
+  };
+  status?: { conditions?: Condition[] };
+}
+
+export interface ServicePortSpec {
+  name?: string;
+  protocol?: string;
+  port: number;
+  targetPort?: number | string;
+  appProtocol?: string;
+}
+
+export interface ServiceObject {
+  metadata: ObjectMeta;
+  spec?: {
+    type?: string;
+    clusterIP?: string;
+    ports?: ServicePortSpec[];
+    sessionAffinity?: string;
+    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
+    internalTrafficPolicy?: string;
+    trafficDistribution?: string;
+    ipFamilies?: string[];
+  };
+}
+
+export interface EndpointSliceObject {
+  metadata: ObjectMeta;
+  addressType: string;
+  endpoints?: {
+    addresses: string[];
+    conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+    hostname?: string;
+    nodeName?: string;
+    zone?: string;
+  }[];
+  ports?: { name?: string; protocol?: string; port?: number; appProtocol?: string }[];
+}
+
+export function toMs(ts: Timestamp | undefined): number {
+  if (ts === undefined) return 0;
+  const ms = ts instanceof Date ? ts.getTime() : Date.parse(ts);
+  return Number.isFinite(ms) ? ms : 0;
+}

@@ -1,0 +1,218 @@
+import {
+  Attr,
+  decodeServiceInstances,
+  detectConflicts,
+  encodeClusterExport,
+  isCloudMapError,
+  isEmptyPlan,
+  isOwnInstance,
+  Limits,
+  planExport,
+  type CloudMapInstance,
+  type CloudMapPort,
+  type ClusterIdentity,
+  type Logger,
+  type ReconcileResult,
+} from '@cloudmap-mcs/core';
+import { applyPlan } from './apply.js';
+import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
+import { findCondition, mergeConditions } from './conditions.js';
+import { buildDesiredExport } from './desired.js';
+import { conditionsFor, type ExportOutcome } from './export-status.js';
+import type { ServiceExportObject } from './k8s-types.js';
+import type { PendingWrites } from './pending-writes.js';
+import { FINALIZER, splitKey, type ExportSources, type ServiceExportWriter } from './sources.js';
+
+export interface ExportReconcilerDeps {
+  sources: ExportSources;
+  writer: ServiceExportWriter;
+  cloudMap: CloudMapPort;
+  resolver: TargetResolver;
+  pending: PendingWrites;
+  logger: Logger;
+  now: () => Date;
+  /** Re-check an exported key this often: other clusters' records change without a local event. */
+  resyncMs: number;
+  /** Re-check while Cloud Map operations or a namespace creation are in flight. */
+  pendingRequeueMs: number;
+  /** Called when this cluster starts exporting into a namespace (heartbeat). */
+  onNamespaceExported?: (namespace: string) => void;
+}
+
+export interface ExportReconciler {
+  reconcile(key: string): Promise<ReconcileResult | void>;
+  /** The key whose Cloud Map service has this ID, to requeue on an operation's completion. */
+  keyForService(serviceId: string): string | undefined;
+  /** Namespaces with at least one exported Service (they get a heartbeat). */
+  exportedNamespaces(): Set<string>;
+}
+
+const notFound = (e: unknown) =>
+  isCloudMapError(e, 'ServiceNotFound') || isCloudMapError(e, 'NamespaceNotFound');
+
+/** The export agent's reconcile of one ServiceExport key (DESIGN.md §3). */
+export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconciler {
+  const { sources, writer, cloudMap, resolver, pending } = deps;
+  const serviceKeys = new Map<string, string>();
+  const exported = new Map<string, string>();
+
+  async function discover(target: CloudMapTarget, query: Record<string, string>) {
+    try {
+      const { instances } = await cloudMap.discoverInstances(
+        target.namespaceName,
+        target.serviceName,
+        query,
+      );
+      return pending.overlay(target.serviceId, instances);
+    } catch (error) {
+      if (notFound(error)) return pending.overlay(target.serviceId, []);
+      throw error;
+    }
+  }
+
+  /** Removes this cluster's records of N/S; true once nothing of ours is left or in flight. */
+  async function unexport(namespace: string, name: string, identity: ClusterIdentity, log: Logger) {
+    exported.delete(`${namespace}/${name}`);
+    const target = await resolver.find(namespace, name);
+    if (target === undefined) return true;
+    serviceKeys.set(target.serviceId, `${namespace}/${name}`);
+    const observed = await discover(target, {
+      [Attr.ClustersetId]: identity.clustersetId,
+      [Attr.ClusterId]: identity.clusterId,
+    });
+    const plan = planExport({ cluster: identity, desired: [], observed });
+    if (!isEmptyPlan(plan)) {
+      log.info('deregistering exported records', { deregister: plan.deregister.length });
+      await applyPlan(cloudMap, pending, target, plan, log);
+    }
+    return isEmptyPlan(plan) && pending.count(target.serviceId) === 0;
+  }
+
+  async function writeStatus(se: ServiceExportObject, outcome: ExportOutcome, log: Logger) {
+    const current = se.status?.conditions ?? [];
+    const desired = conditionsFor(outcome, se.metadata.generation);
+    const { conditions, changed } = mergeConditions(current, desired, deps.now());
+    if (!changed) return;
+    await writer.writeConditions(se, conditions);
+    log.debug('status written', { outcome: outcome.kind });
+    // Events mark transitions only, so a steady state does not flood the event stream.
+    const before = findCondition(current, 'Conflict');
+    const after = findCondition(conditions, 'Conflict');
+    if (after?.status === 'True' && (before?.status !== 'True' || before.reason !== after.reason)) {
+      writer.event(se, 'Warning', 'ExportConflict', `${after.reason}: ${after.message}`);
+    }
+    const ready = findCondition(conditions, 'Ready');
+    const wasReady = findCondition(current, 'Ready');
+    if (outcome.kind === 'failed' && wasReady?.message !== ready?.message) {
+      writer.event(se, 'Warning', 'ExportFailed', outcome.message);
+    }
+    if (outcome.kind === 'invalid' && findCondition(current, 'Valid')?.reason !== outcome.reason) {
+      writer.event(se, 'Warning', outcome.reason, outcome.message);
+    }
+    if (outcome.kind === 'exported' && wasReady?.status !== 'True') {
+      writer.event(se, 'Normal', 'Exported', outcome.message);
+    }
+  }
+
+  async function reconcileExport(
+    se: ServiceExportObject,
+    identity: ClusterIdentity,
+    log: Logger,
+  ): Promise<ReconcileResult | void> {
+    const { namespace, name } = se.metadata;
+    if (!(se.metadata.finalizers ?? []).includes(FINALIZER))
+      await writer.addFinalizer(se, FINALIZER);
+    const svc = sources.service(namespace, name);
+    const desired = buildDesiredExport(
+      identity,
+      se,
+      svc,
+      svc ? sources.endpointSlices(namespace, name) : [],
+    );
+    if (!desired.valid) {
+      const done = await unexport(namespace, name, identity, log);
+      await writeStatus(
+        se,
+        { kind: 'invalid', reason: desired.reason, message: desired.message },
+        log,
+      );
+      return done ? undefined : { requeueAfterMs: deps.pendingRequeueMs };
+    }
+    const encoded = encodeClusterExport(desired.export);
+    if (encoded.problems.length > 0) {
+      // User input beyond Cloud Map's limits: a condition, no retry until the input changes.
+      const message = `Cannot export: ${encoded.problems.map((p) => p.message).join('; ')}`;
+      await writeStatus(se, { kind: 'failed', message: message.slice(0, 32_000) }, log);
+      return;
+    }
+    const ensured = await resolver.ensure(namespace, name);
+    if (ensured.state !== 'ready') {
+      const failed = ensured.state === 'unsupported';
+      await writeStatus(se, { kind: failed ? 'failed' : 'pending', message: ensured.message }, log);
+      return { requeueAfterMs: failed ? deps.resyncMs : deps.pendingRequeueMs };
+    }
+    const { target } = ensured;
+    serviceKeys.set(target.serviceId, `${namespace}/${name}`);
+    if (!exported.has(`${namespace}/${name}`)) {
+      exported.set(`${namespace}/${name}`, namespace);
+      deps.onNamespaceExported?.(namespace);
+    }
+    const observed = await discover(target, { [Attr.ClustersetId]: identity.clustersetId });
+    const others: CloudMapInstance[] = observed.filter((i) => !isOwnInstance(i, identity));
+    if (others.length + encoded.instances.length > Limits.maxInstancesPerService) {
+      const message =
+        `Cannot export: ${encoded.instances.length} instances here plus ${others.length} from other ` +
+        `clusters exceed Cloud Map's ${Limits.maxInstancesPerService} instances per service.`;
+      await writeStatus(se, { kind: 'failed', message }, log);
+      return { requeueAfterMs: deps.resyncMs };
+    }
+    const plan = planExport({ cluster: identity, desired: encoded.instances, observed });
+    if (!isEmptyPlan(plan)) {
+      log.info('applying export plan', {
+        register: plan.register.length,
+        deregister: plan.deregister.length,
+      });
+      await applyPlan(cloudMap, pending, target, plan, log);
+    }
+    const decoded = decodeServiceInstances(namespace, name, others, {
+      clustersetId: identity.clustersetId,
+    });
+    const conflicts = detectConflicts([...decoded.exports, desired.export]);
+    const inFlight = pending.count(target.serviceId);
+    const where = `Cloud Map service ${target.namespaceName}/${target.serviceName}`;
+    await writeStatus(
+      se,
+      inFlight > 0
+        ? {
+            kind: 'pending',
+            message: `Waiting for Cloud Map to apply changes to ${where}.`,
+            conflicts,
+          }
+        : { kind: 'exported', message: `Exported to ${where}.`, conflicts },
+      log,
+    );
+    return { requeueAfterMs: inFlight > 0 ? deps.pendingRequeueMs : deps.resyncMs };
+  }
+
+  return {
+    async reconcile(key) {
+      const [namespace, name] = splitKey(key);
+      const log = deps.logger.child({ key });
+      const identity = sources.identity();
+      if (identity === undefined) return { requeueAfterMs: deps.pendingRequeueMs };
+      const se = sources.serviceExport(namespace, name);
+      if (se === undefined || se.metadata.deletionTimestamp !== undefined) {
+        const done = await unexport(namespace, name, identity, log);
+        if (!done) return { requeueAfterMs: deps.pendingRequeueMs };
+        if (se !== undefined && (se.metadata.finalizers ?? []).includes(FINALIZER)) {
+          await writer.removeFinalizer(se, FINALIZER);
+          log.info('export removed');
+        }
+        return;
+      }
+      return reconcileExport(se, identity, log);
+    },
+    keyForService: (serviceId) => serviceKeys.get(serviceId),
+    exportedNamespaces: () => new Set(exported.values()),
+  };
+}

@@ -1,0 +1,38 @@
+import type { ClusterIdentity } from '@cloudmap-mcs/core';
+import type {
+  Condition,
+  EndpointSliceObject,
+  ServiceExportObject,
+  ServiceObject,
+} from './k8s-types.js';
+
+/** Read side: the informer caches, as the reconciler sees them (DESIGN.md §3 step 1). */
+export interface ExportSources {
+  /** Undefined while ClusterProperties are missing or invalid. */
+  identity(): ClusterIdentity | undefined;
+  serviceExport(namespace: string, name: string): ServiceExportObject | undefined;
+  service(namespace: string, name: string): ServiceObject | undefined;
+  /** Slices labelled `kubernetes.io/service-name=<name>` in the namespace. */
+  endpointSlices(namespace: string, serviceName: string): EndpointSliceObject[];
+  /** Every ServiceExport key (`ns/name`) in the cache. */
+  serviceExportKeys(): string[];
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+/** Write side: what the export agent changes in its own cluster. */
+export interface ServiceExportWriter {
+  addFinalizer(se: ServiceExportObject, finalizer: string): Promise<void>;
+  removeFinalizer(se: ServiceExportObject, finalizer: string): Promise<void>;
+  /** Replaces status.conditions (status subresource). */
+  writeConditions(se: ServiceExportObject, conditions: Condition[]): Promise<void>;
+  /** Fire and forget: an Event that cannot be written is logged, never fails a reconcile. */
+  event(se: ServiceExportObject, type: EventType, reason: string, message: string): void;
+}
+
+export const FINALIZER = 'cloudmap-mcs.io/export-records';
+
+export const splitKey = (key: string): [string, string] => {
+  const i = key.indexOf('/');
+  return [key.slice(0, i), key.slice(i + 1)];
+};

@@ -1,0 +1,259 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  Attr,
+  encodeClusterExport,
+  HEARTBEAT_SERVICE_NAME,
+  type ClusterExport,
+} from '@cloudmap-mcs/core';
+import type { FakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { clusterA, createFakeCloudMap, FakeK8s, startAgent, type Agent } from './harness.js';
+import { service, serviceExport, slice } from './fake-k8s.js';
+
+const KEY = 'shop/cart';
+const agents: Agent[] = [];
+afterEach(async () => {
+  for (const a of agents.splice(0)) await a.stop();
+});
+
+function setup(opts: Parameters<typeof startAgent>[2] = {}) {
+  const fake = createFakeCloudMap();
+  const k8s = new FakeK8s(clusterA);
+  const agent = startAgent(k8s, fake, opts);
+  agents.push(agent);
+  return { fake, k8s, agent };
+}
+
+function exportCart(k8s: FakeK8s, ips = ['10.0.0.1', '10.0.0.2']) {
+  k8s.apply('service', service('shop', 'cart'));
+  k8s.apply(
+    'slice',
+    slice(
+      'shop',
+      'cart',
+      'cart-abc',
+      ips.map((ip) => ({ ip, node: 'n1' })),
+    ),
+  );
+  k8s.apply('export', serviceExport('shop', 'cart'));
+}
+
+const own = (fake: FakeCloudMap) =>
+  fake.instancesOf('shop', 'cart').filter((i) => i.attributes[Attr.ClusterId] === 'cluster-a');
+const ownIps = (fake: FakeCloudMap) =>
+  own(fake)
+    .filter((i) => i.attributes[Attr.Record] === 'endpoint')
+    .map((i) => `${i.attributes[Attr.Ipv4]}:${i.attributes[Attr.Ready]}`)
+    .sort();
+const converged = (fn: () => void) => vi.waitFor(fn, { timeout: 5_000, interval: 10 });
+
+const expectedExport = (ips: string[]): ClusterExport => ({
+  namespace: 'shop',
+  name: 'cart',
+  cluster: clusterA,
+  hasExportRecord: true,
+  properties: {
+    type: 'ClusterSetIP',
+    ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 'web' }],
+    sessionAffinity: 'None',
+    ipFamilies: ['IPv4'],
+    exportedLabels: {},
+    exportedAnnotations: {},
+    exportCreatedAtMs: Date.parse('2026-01-01T00:00:00Z'),
+  },
+  endpoints: ips.map((address) => ({
+    address,
+    addressType: 'IPv4' as const,
+    ports: [{ name: 'http', protocol: 'TCP' as const, port: 8080 }],
+    conditions: { ready: true, serving: true, terminating: false },
+    nodeName: 'n1',
+  })),
+});
+
+describe('export reconciler over the fake Cloud Map', () => {
+  it('exports a Service: exact records, finalizer, Valid/Ready/Conflict, heartbeat', async () => {
+    const { fake, k8s } = setup();
+    exportCart(k8s);
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+    const want = encodeClusterExport(expectedExport(['10.0.0.1', '10.0.0.2'])).instances;
+    const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
+    expect([...own(fake)].sort(byId)).toEqual([...want].sort(byId));
+    expect(fake.namespaceByName('shop')?.type).toBe('HTTP');
+    expect(fake.tagsOf(fake.serviceByName('shop', 'cart')!.id)).toEqual({
+      'cloudmap-mcs:managed-by': 'export-agent',
+    });
+    const se = k8s.exports.get(KEY)!;
+    expect(se.metadata.finalizers).toEqual(['cloudmap-mcs.io/export-records']);
+    expect(se.status?.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([
+      ['Valid', 'True', 'Valid'],
+      ['Ready', 'True', 'Exported'],
+      ['Conflict', 'False', 'NoConflicts'],
+    ]);
+    await converged(() =>
+      expect(
+        fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME).map((i) => i.attributes[Attr.Record]),
+      ).toEqual(['heartbeat']),
+    );
+  });
+
+  it('reflects scaling and readiness flips, writing only the changed instances', async () => {
+    const { fake, k8s } = setup();
+    exportCart(k8s);
+    await converged(() => expect(ownIps(fake)).toEqual(['10.0.0.1:true', '10.0.0.2:true']));
+    await converged(() => expect(fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)).toHaveLength(1));
+    fake.resetCounters();
+    k8s.apply(
+      'slice',
+      slice('shop', 'cart', 'cart-abc', [
+        { ip: '10.0.0.1', node: 'n1' },
+        { ip: '10.0.0.2', node: 'n1', ready: false, terminating: true },
+        { ip: '10.0.0.3', node: 'n1' },
+      ]),
+    );
+    await converged(() =>
+      expect(ownIps(fake)).toEqual(['10.0.0.1:true', '10.0.0.2:false', '10.0.0.3:true']),
+    );
+    expect(fake.calls('registerInstance')).toBe(2);
+    k8s.apply('slice', slice('shop', 'cart', 'cart-abc', [{ ip: '10.0.0.3', node: 'n1' }]));
+    await converged(() => expect(ownIps(fake)).toEqual(['10.0.0.3:true']));
+    expect(fake.calls('deregisterInstance')).toBe(2);
+  });
+
+  it('deleting the ServiceExport removes only this cluster’s records, then the finalizer', async () => {
+    const { fake, k8s } = setup();
+    const other = encodeClusterExport({
+      ...expectedExport(['10.0.0.1']),
+      cluster: { clusterId: 'cluster-b', clustersetId: 'set-1' },
+    }).instances;
+    const ns = fake.seedNamespace('shop');
+    const svc = fake.seedService(ns.name, 'cart');
+    for (const i of other) fake.seedInstance(svc.id, i.id, i.attributes);
+    exportCart(k8s);
+    await converged(() => expect(own(fake)).toHaveLength(3));
+    k8s.delete('export', KEY);
+    await converged(() => expect(k8s.exports.has(KEY)).toBe(false));
+    expect(own(fake)).toEqual([]);
+    expect(
+      fake
+        .instancesOf('shop', 'cart')
+        .map((i) => i.id)
+        .sort(),
+    ).toEqual(other.map((i) => i.id).sort());
+  });
+
+  it('deleting the Service un-exports with Valid=False/NoService', async () => {
+    const { fake, k8s } = setup();
+    exportCart(k8s);
+    await converged(() => expect(own(fake)).toHaveLength(3));
+    k8s.delete('service', KEY);
+    await converged(() => expect(k8s.condition(KEY, 'Valid')?.reason).toBe('NoService'));
+    await converged(() => expect(own(fake)).toEqual([]));
+    expect(k8s.condition(KEY, 'Ready')).toMatchObject({ status: 'False', reason: 'Pending' });
+    expect(k8s.events.map((e) => e.reason)).toContain('NoService');
+  });
+
+  it('refuses ExternalName with Valid=False/InvalidServiceType and writes nothing', async () => {
+    const { fake, k8s } = setup();
+    k8s.apply(
+      'service',
+      service('shop', 'cart', { type: 'ExternalName', externalName: 'x.example.com' } as never),
+    );
+    k8s.apply('export', serviceExport('shop', 'cart'));
+    await converged(() => expect(k8s.condition(KEY, 'Valid')?.reason).toBe('InvalidServiceType'));
+    expect(fake.writes).toBe(0);
+  });
+
+  it('when RegisterInstance first fails, it eventually registers', async () => {
+    const { fake, k8s } = setup();
+    fake.failNext('registerInstance', 'InvalidInput', 3);
+    exportCart(k8s);
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+    expect(own(fake)).toHaveLength(3);
+    expect(fake.failures('registerInstance')).toBe(3);
+  });
+
+  it('when a register operation ends FAIL, it registers again', async () => {
+    const { fake, k8s } = setup();
+    fake.seedNamespace('shop');
+    fake.failNextOperations(2);
+    exportCart(k8s);
+    await converged(() => expect(own(fake)).toHaveLength(3));
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+  });
+
+  it('reports a DNS_PUBLIC namespace as Ready=False/Failed', async () => {
+    const { fake, k8s } = setup();
+    fake.seedNamespace('shop', 'DNS_PUBLIC');
+    exportCart(k8s);
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Failed'));
+    expect(k8s.condition(KEY, 'Ready')?.message).toMatch(/public DNS namespace/);
+    expect(fake.calls('createService')).toBe(0);
+  });
+
+  it('reports annotations beyond Cloud Map limits and writes nothing', async () => {
+    const { fake, k8s } = setup();
+    k8s.apply('service', service('shop', 'cart'));
+    k8s.apply(
+      'export',
+      serviceExport('shop', 'cart', undefined, { exportedAnnotations: { a: 'x'.repeat(9000) } }),
+    );
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Failed'));
+    expect(k8s.condition(KEY, 'Ready')?.message).toMatch(/5000/);
+    expect(fake.calls('registerInstance')).toBe(0);
+    expect(k8s.events.map((e) => e.reason)).toEqual(['ExportFailed']);
+  });
+
+  it('raises Conflict with the reason and the older cluster as winner', async () => {
+    const { fake, k8s } = setup();
+    const older = expectedExport(['10.1.0.1']);
+    older.cluster = { clusterId: 'cluster-b', clustersetId: 'set-1' };
+    older.properties = {
+      ...older.properties,
+      exportCreatedAtMs: 1_000,
+      ports: [{ name: 'http', protocol: 'TCP', port: 81 }],
+    };
+    older.endpoints[0]!.ports = [{ name: 'http', protocol: 'TCP', port: 8080 }];
+    const ns = fake.seedNamespace('shop');
+    const svc = fake.seedService(ns.name, 'cart');
+    for (const i of encodeClusterExport(older).instances)
+      fake.seedInstance(svc.id, i.id, i.attributes);
+    exportCart(k8s);
+    await converged(() => expect(k8s.condition(KEY, 'Conflict')?.status).toBe('True'));
+    expect(k8s.condition(KEY, 'Conflict')).toMatchObject({
+      reason: 'PortConflict',
+      message:
+        'Conflicting ports. Using the oldest service export, in "cluster-b". 1/2 clusters disagree.',
+    });
+    expect(k8s.events.filter((e) => e.reason === 'ExportConflict')).toHaveLength(1);
+  });
+
+  it('a restart with nothing changed makes zero Cloud Map writes and zero status writes', async () => {
+    const { fake, k8s, agent } = setup();
+    exportCart(k8s);
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+    await converged(() => expect(fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)).toHaveLength(1));
+    await agent.stop();
+    agents.splice(agents.indexOf(agent), 1);
+    fake.resetCounters();
+    const statusWrites = k8s.statusWrites;
+    const again = startAgent(k8s, fake);
+    agents.push(again);
+    await converged(() => expect(fake.calls('discoverInstances')).toBeGreaterThan(1));
+    await again.controller.stop();
+    expect(fake.writes).toBe(0);
+    expect(k8s.statusWrites).toBe(statusWrites);
+  });
+
+  it('a restart after a missed delete removes the records', async () => {
+    const { fake, k8s, agent } = setup();
+    exportCart(k8s);
+    await converged(() => expect(own(fake)).toHaveLength(3));
+    await converged(() => expect(fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)).toHaveLength(1));
+    await agent.stop();
+    agents.splice(agents.indexOf(agent), 1);
+    // Deleted while the agent was down, finalizer stripped by hand: no object left at all.
+    k8s.exports.delete(KEY);
+    k8s.services.delete(KEY);
+    agents.push(startAgent(k8s, fake));
+    await converged(() => expect(own(fake)).toEqual([]));
+  });
+});
