@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const deployDir = join(repoRoot, 'deploy');
@@ -87,7 +88,9 @@ export function render(opts: RenderOptions = {}): Rendered {
     const res = helm(args);
     const objects =
       res.status === 0
-        ? (loadAllYaml(res.stdout) as (KubernetesObject | null)[]).filter(
+        ? // Plain YAML, not client-node's typed loader: that would drop unknown (misspelt) fields
+          // before the API server could refuse them.
+          (loadAll(res.stdout) as (KubernetesObject | null)[]).filter(
             (o): o is KubernetesObject => o !== null && typeof o === 'object',
           )
         : [];

@@ -1,0 +1,155 @@
+// Every object the chart renders, in every mode, is accepted by a real API server of the
+// harness (server-side apply, dry run, strict field validation), and helm's NOTES render
+// against a live cluster.
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { e2eClusters, e2eNamespace, type E2eCluster } from '@cloudmap-mcs/e2e/vitest';
+import type { TestNamespace } from '@cloudmap-mcs/e2e';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  chartDir,
+  cleanupHelmScratch,
+  helm,
+  helmBinary,
+  key,
+  modes,
+  render,
+} from './support/helm.js';
+import { ResourceMapper, serverSideApply } from './support/kube.js';
+
+/** The modes, plus one with every optional feature switched on. */
+const variants: Record<string, Record<string, unknown>> = {
+  ...modes,
+  'both, every option set': {
+    cluster: { clusterId: 'dry-run-1', clusterSetId: 'dry-run-set', createClusterProperties: true },
+    aws: {
+      region: 'us-west-2',
+      assumeRoleArn: 'arn:aws:iam::111122223333:role/cloudmap-mcs-registry',
+      externalId: 'ext',
+      cloudMapEndpoint: 'http://127.0.0.1:4566',
+    },
+    cloudMap: { rateLimits: { discoverInstancesRevision: { rate: 50, burst: 100 } } },
+    logLevel: 'debug',
+    imagePullSecrets: [{ name: 'regcred' }],
+    commonLabels: { team: 'platform' },
+    exportAgent: {
+      image: { digest: `sha256:${'b'.repeat(64)}` },
+      replicas: 3,
+      podDisruptionBudget: { minAvailable: 2 },
+      serviceAccount: {
+        annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::111122223333:role/exp' },
+      },
+      nodeSelector: { 'kubernetes.io/os': 'linux' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'mcs', effect: 'NoSchedule' }],
+      topologySpreadConstraints: [
+        {
+          maxSkew: 1,
+          topologyKey: 'topology.kubernetes.io/zone',
+          whenUnsatisfiable: 'ScheduleAnyway',
+          labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'export-agent' } },
+        },
+      ],
+      podAnnotations: { 'example.com/a': 'b' },
+      extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }],
+    },
+    importAgent: {
+      replicas: 1,
+      leaderElection: { enabled: false },
+      allowedCidrs: ['10.0.0.0/8'],
+      affinity: {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 100,
+              podAffinityTerm: {
+                topologyKey: 'kubernetes.io/hostname',
+                labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'import-agent' } },
+              },
+            },
+          ],
+        },
+      },
+      startupProbe: null,
+    },
+  },
+};
+
+let cluster: E2eCluster;
+let kc: KubeConfig;
+let ns: TestNamespace;
+let mapper: ResourceMapper;
+
+beforeAll(async () => {
+  helmBinary();
+  const clusters = e2eClusters();
+  cluster = clusters[0] as E2eCluster;
+  kc = cluster.kc;
+  ns = await e2eNamespace('chart', [cluster]);
+  mapper = new ResourceMapper(kc);
+});
+
+afterAll(async () => {
+  cleanupHelmScratch();
+  await ns.delete();
+});
+
+/** Applies (dry run) every object; returns the ones the server refused or warned about. */
+async function dryRunAll(objects: KubernetesObject[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const obj of objects) {
+    const res = await serverSideApply(kc, mapper, obj, { dryRun: true });
+    if (res.status < 200 || res.status >= 300)
+      problems.push(`${key(obj)}: ${res.status} ${res.body}`);
+    else if (res.warnings.length > 0)
+      problems.push(`${key(obj)}: warnings ${res.warnings.join('; ')}`);
+  }
+  return problems;
+}
+
+describe('chart on a harness API server', () => {
+  it.each(Object.keys(variants))(
+    '%s: every rendered object passes a server-side dry run',
+    async (name) => {
+      const out = render({ values: variants[name] ?? {}, namespace: ns.name, includeCrds: true });
+      expect(out.stderr).toBe('');
+      expect(out.status).toBe(0);
+      const crds = out.objects.filter((o) => o.kind === 'CustomResourceDefinition');
+      expect(crds).toHaveLength(3);
+      expect(out.objects.length).toBeGreaterThanOrEqual(crds.length + 8);
+      expect(await dryRunAll(out.objects)).toEqual([]);
+      console.info(
+        `deploy: ${name}: ${out.objects.length} objects accepted by ${cluster.name} (dry run)`,
+      );
+    },
+  );
+
+  it('refuses what the server would refuse (the dry run is not a no-op)', async () => {
+    const out = render({ values: modes.both, namespace: ns.name });
+    const deployment = out.objects.find((o) => o.kind === 'Deployment') as KubernetesObject & {
+      spec: { template: { spec: Record<string, unknown> } };
+    };
+    const broken = structuredClone(deployment);
+    broken.spec.template.spec['serviceAccountNmae'] = 'typo';
+    const problems = await dryRunAll([broken]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('serviceAccountNmae');
+  });
+
+  it('installs (server dry run) and prints NOTES that say what to check next', () => {
+    const res = helm([
+      'install',
+      'mcs',
+      chartDir,
+      '--dry-run=server',
+      '--kubeconfig',
+      cluster.kubeconfigPath,
+      '--namespace',
+      ns.name,
+      '--set',
+      'importAgent.enabled=false',
+    ]);
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout).toContain('export agent  mcs-cloudmap-mcs-export-agent');
+    expect(res.stdout).toContain('import agent  disabled');
+    expect(res.stdout).toContain('kubectl get clusterproperties.about.k8s.io');
+  });
+});
