@@ -301,6 +301,9 @@ export function createPoller(opts: PollerOptions): Poller {
         (s) => s.namespace === namespace && s.name !== HEARTBEAT_SERVICE_NAME,
       );
     },
+    allServices() {
+      return [...services.values()].filter((s) => s.name !== HEARTBEAT_SERVICE_NAME);
+    },
     heartbeats(namespace): readonly CloudMapInstance[] {
       return services.get(keyOf(namespace, HEARTBEAT_SERVICE_NAME))?.instances ?? [];
     },

@@ -23,6 +23,8 @@ export interface CloudMapSnapshot {
   get(namespace: string, name: string): ServiceSnapshot | undefined;
   /** Every tracked service of a namespace (the heartbeat service excluded). */
   services(namespace: string): ServiceSnapshot[];
+  /** Every tracked service of every namespace (heartbeat services excluded). */
+  allServices(): ServiceSnapshot[];
   /** Heartbeat instances of a namespace (`_mcs-heartbeat`), last good read. */
   heartbeats(namespace: string): readonly CloudMapInstance[];
   health(): SnapshotHealth;

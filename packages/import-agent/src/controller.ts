@@ -1,0 +1,170 @@
+import {
+  createWorkQueue,
+  defaultControllerRateLimiter,
+  logFields,
+  runWorkers,
+  type CloudMapPort,
+  type Clock,
+  type Logger,
+  type ReconcileOutcome,
+  type TrustPolicy,
+  type WorkQueue,
+} from '@cloudmap-mcs/core';
+import { createPoller, type Poller, type PollerMetrics } from './poller/poller.js';
+import type { PollPeriods } from './poller/schedule.js';
+import type { SnapshotHealth } from './poller/snapshot.js';
+import type { ImportSources, ImportWriter } from './reconcile/ports.js';
+import { createImportReconciler, type ImportMetrics } from './reconcile/reconciler.js';
+
+/**
+ * Wires the poller, the work queue and the reconciler (GUIDE.md rules 1–3). Workers start only
+ * after the first complete Cloud Map snapshot (and, by the caller, after the informer caches
+ * synced), then every managed ServiceImport is replayed so deletes missed while down happen.
+ */
+export interface ImportControllerOptions {
+  cloudMap: CloudMapPort;
+  sources: ImportSources;
+  writer: ImportWriter;
+  clock: Clock;
+  logger: Logger;
+  trust: TrustPolicy;
+  periods: PollPeriods;
+  requestBudgetPerSecond?: number;
+  heartbeatTtlMs: number;
+  workers: number;
+  now: () => number;
+  maxEndpointsPerSlice?: number;
+  metrics?: ImportMetrics &
+    PollerMetrics & {
+      queueDepth?(depth: number): void;
+      reconciled?(outcome: ReconcileOutcome, durationMs: number): void;
+      health?(health: SnapshotHealth, synced: boolean): void;
+    };
+}
+
+export interface ImportController {
+  readonly poller: Poller;
+  readonly queue: WorkQueue<string>;
+  /** Resolves once the first snapshot is complete and workers run. */
+  start(): Promise<void>;
+  /** A namespace appeared or went away locally. */
+  namespaceChanged(namespace: string): void;
+  /** An owned object changed or was deleted behind our back: reconcile its import. */
+  enqueue(key: string): void;
+  stop(): Promise<void>;
+}
+
+export function createImportController(opts: ImportControllerOptions): ImportController {
+  const log = opts.logger.child({ [logFields.controller]: 'serviceimport' });
+  const queue = createWorkQueue<string>({
+    clock: opts.clock,
+    rateLimiter: defaultControllerRateLimiter(opts.clock),
+    ...(opts.metrics?.queueDepth === undefined ? {} : { onDepthChange: opts.metrics.queueDepth }),
+  });
+  let started = false;
+  const enqueueNamespace = (namespace: string): void => {
+    for (const s of poller.services(namespace)) queue.add(`${namespace}/${s.name}`);
+    for (const key of opts.sources.managedImportKeys())
+      if (key.startsWith(`${namespace}/`)) queue.add(key);
+  };
+  const poller = createPoller({
+    port: opts.cloudMap,
+    clock: opts.clock,
+    logger: opts.logger,
+    clustersetId: opts.trust.clustersetId,
+    periods: opts.periods,
+    ...(opts.requestBudgetPerSecond === undefined
+      ? {}
+      : { requestBudgetPerSecond: opts.requestBudgetPerSecond }),
+    isLocalNamespace: (ns) => opts.sources.namespaceExists(ns),
+    onServiceChange: (ns, name) => {
+      if (started) queue.add(`${ns}/${name}`);
+    },
+    onHeartbeatChange: (ns) => {
+      if (started) enqueueNamespace(ns);
+    },
+    onHealthChange: (health, synced) => {
+      opts.metrics?.health?.(health, synced);
+      // Ready conditions mention reachability: re-evaluate every import we manage.
+      if (started) for (const key of opts.sources.managedImportKeys()) queue.add(key);
+    },
+    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+  });
+  const reconcile = createImportReconciler({
+    sources: opts.sources,
+    writer: opts.writer,
+    snapshot: poller,
+    trust: opts.trust,
+    heartbeatTtlMs: opts.heartbeatTtlMs,
+    now: opts.now,
+    logger: opts.logger,
+    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+    ...(opts.maxEndpointsPerSlice === undefined
+      ? {}
+      : { maxEndpointsPerSlice: opts.maxEndpointsPerSlice }),
+  });
+  let workers: Promise<void> | undefined;
+  let syncWaiter: { resolve: () => void; timer?: ReturnType<Clock['setTimer']> } | undefined;
+
+  const waitSynced = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (poller.synced) {
+          syncWaiter = undefined;
+          resolve();
+          return;
+        }
+        syncWaiter = { resolve, timer: opts.clock.setTimer(check, 100) };
+      };
+      check();
+    });
+
+  return {
+    poller,
+    queue,
+    async start() {
+      poller.start();
+      await waitSynced();
+      if (queue.shuttingDown) return;
+      started = true;
+      const keys = new Set<string>(opts.sources.managedImportKeys());
+      for (const key of keys) queue.add(key);
+      // Every service with records of our clusterset, in namespaces that exist here.
+      for (const ns of new Set([...keys].map((k) => k.slice(0, k.indexOf('/')))))
+        enqueueNamespace(ns);
+      for (const key of allSnapshotKeys(poller)) queue.add(key);
+      log.info('import controller started', { keys: queue.length, workers: opts.workers });
+      workers = runWorkers(queue, reconcile, opts.workers, {
+        onResult: (key, outcome, durationMs, error) => {
+          opts.metrics?.reconciled?.(outcome, durationMs);
+          if (outcome === 'error' || outcome === 'terminal') {
+            log.error('reconcile failed', {
+              [logFields.key]: key,
+              [logFields.outcome]: outcome,
+              [logFields.error]: error,
+            });
+          }
+        },
+      });
+    },
+    namespaceChanged(namespace) {
+      void poller.refreshNow().then(() => {
+        if (started) enqueueNamespace(namespace);
+      });
+    },
+    enqueue(key) {
+      if (started) queue.add(key);
+    },
+    async stop() {
+      if (syncWaiter?.timer !== undefined) opts.clock.clearTimer(syncWaiter.timer);
+      syncWaiter?.resolve();
+      await poller.stop();
+      queue.shutdown();
+      await workers;
+    },
+  };
+}
+
+function allSnapshotKeys(poller: Poller): string[] {
+  return poller.allServices().map((s) => `${s.namespace}/${s.name}`);
+}

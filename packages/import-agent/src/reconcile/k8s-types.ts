@@ -1,0 +1,113 @@
+/**
+ * The Kubernetes objects the import agent reads and writes, as JSON (only the fields used).
+ * The adapter converts from and to the API; the reconciler and the pure builders need no
+ * @kubernetes/client-node types.
+ */
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  uid?: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+}
+
+export interface ServiceImportPort {
+  name?: string;
+  protocol: string;
+  port: number;
+  appProtocol?: string;
+}
+
+export interface ServiceImportSpec {
+  type: 'ClusterSetIP' | 'Headless';
+  ports: ServiceImportPort[];
+  ips?: string[];
+  ipFamilies?: string[];
+  sessionAffinity?: string;
+  sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
+  internalTrafficPolicy?: string;
+  trafficDistribution?: string;
+}
+
+export interface ServiceImportStatus {
+  clusters?: { cluster: string }[];
+  conditions?: Condition[];
+}
+
+export interface ServiceImportObject {
+  apiVersion: 'multicluster.x-k8s.io/v1beta1';
+  kind: 'ServiceImport';
+  metadata: ObjectMeta;
+  spec: ServiceImportSpec;
+  status?: ServiceImportStatus;
+}
+
+export interface ServicePortSpec {
+  name?: string;
+  protocol: string;
+  port: number;
+  targetPort?: number | string;
+  appProtocol?: string;
+}
+
+export interface ServiceObject {
+  apiVersion: 'v1';
+  kind: 'Service';
+  metadata: ObjectMeta;
+  spec: {
+    type: 'ClusterIP';
+    clusterIP?: string;
+    clusterIPs?: string[];
+    ports: ServicePortSpec[];
+    ipFamilies?: string[];
+    ipFamilyPolicy?: string;
+    sessionAffinity?: string;
+    sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
+    internalTrafficPolicy?: string;
+    trafficDistribution?: string;
+    publishNotReadyAddresses?: boolean;
+  };
+}
+
+export interface EndpointSliceObject {
+  apiVersion: 'discovery.k8s.io/v1';
+  kind: 'EndpointSlice';
+  metadata: ObjectMeta;
+  addressType: 'IPv4' | 'IPv6' | 'FQDN';
+  endpoints: {
+    addresses: string[];
+    conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+    hostname?: string;
+    nodeName?: string;
+    zone?: string;
+  }[];
+  ports?: { name?: string; protocol?: string; port?: number; appProtocol?: string }[];
+}
+
+export const SERVICE_IMPORT_API = 'multicluster.x-k8s.io/v1beta1';
+/** Ownership marker on everything the import agent creates (GUIDE.md rule 7). */
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'cloudmap-mcs-import-agent';
+export const ANNOTATION_DERIVED_SERVICE = 'multicluster.kubernetes.io/derived-service';
+/** Hash of what we last applied, so an unchanged object is not re-applied (rule 8). */
+export const ANNOTATION_APPLIED = 'multicluster.cloudmap-mcs.io/applied';

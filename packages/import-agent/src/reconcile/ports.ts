@@ -1,0 +1,44 @@
+import type {
+  EndpointSliceObject,
+  ServiceImportObject,
+  ServiceImportStatus,
+  ServiceObject,
+} from './k8s-types.js';
+
+/** Read side: informer caches, as the reconciler sees them. */
+export interface ImportSources {
+  namespaceExists(namespace: string): boolean;
+  serviceImport(namespace: string, name: string): ServiceImportObject | undefined;
+  service(namespace: string, name: string): ServiceObject | undefined;
+  /** Slices labelled multicluster.kubernetes.io/service-name=<importName> and managed by us. */
+  endpointSlices(namespace: string, importName: string): EndpointSliceObject[];
+  /** Keys (`ns/name`) of every ServiceImport we manage (startup replay). */
+  managedImportKeys(): string[];
+}
+
+/**
+ * Write side: server-side apply with our field manager, deletes with preconditions. Applies
+ * return the object as stored (uid, clusterIPs).
+ */
+export interface ImportWriter {
+  applyServiceImport(obj: ServiceImportObject): Promise<ServiceImportObject>;
+  applyServiceImportStatus(
+    namespace: string,
+    name: string,
+    status: ServiceImportStatus,
+  ): Promise<void>;
+  applyService(obj: ServiceObject): Promise<ServiceObject>;
+  applyEndpointSlice(obj: EndpointSliceObject): Promise<void>;
+  /** Deletes; a missing object is success. `uid` is a precondition when given. */
+  delete(
+    kind: 'ServiceImport' | 'Service' | 'EndpointSlice',
+    namespace: string,
+    name: string,
+    uid?: string,
+  ): Promise<void>;
+}
+
+export const splitKey = (key: string): [string, string] => {
+  const i = key.indexOf('/');
+  return [key.slice(0, i), key.slice(i + 1)];
+};

@@ -1,0 +1,72 @@
+import type { MergedImport } from '@cloudmap-mcs/core';
+import type { Condition, ServiceImportStatus } from './k8s-types.js';
+
+/** What the Ready condition of a ServiceImport says (mcs-api v1beta1 reasons). */
+export interface ReadyInput {
+  merged: MergedImport;
+  ips: string[];
+  stale: string[];
+  cloudMapReachable: boolean;
+  /** Set when the derived Service could not be created for its IP families. */
+  ipFamilyError?: string;
+}
+
+export function readyCondition(input: ReadyInput): Omit<Condition, 'lastTransitionTime'> {
+  const { merged } = input;
+  const notes: string[] = [`imported from ${String(merged.clusters.length)} cluster(s)`];
+  if (merged.conflicts.length > 0) {
+    notes.push(
+      `conflicts (${merged.conflicts.join(', ')}) resolved by the oldest export, from ${merged.winner}`,
+    );
+  }
+  if (input.stale.length > 0)
+    notes.push(`endpoints of ${input.stale.join(', ')} removed: heartbeat older than the TTL`);
+  if (!input.cloudMapReachable) notes.push('Cloud Map unreachable: serving the last good state');
+  const message = notes.join('; ');
+  if (input.ipFamilyError !== undefined) {
+    return {
+      type: 'Ready',
+      status: 'False',
+      reason: 'IPFamilyNotSupported',
+      message: input.ipFamilyError,
+    };
+  }
+  if (merged.spec.type === 'ClusterSetIP' && input.ips.length === 0) {
+    return {
+      type: 'Ready',
+      status: 'False',
+      reason: 'Pending',
+      message: `waiting for the clusterset IP; ${message}`,
+    };
+  }
+  return { type: 'Ready', status: 'True', reason: 'Ready', message };
+}
+
+/**
+ * The status to write, or undefined when the stored one already says the same (the
+ * transition time only moves when the status value changes).
+ */
+export function desiredStatus(
+  observed: ServiceImportStatus | undefined,
+  clusters: readonly string[],
+  ready: Omit<Condition, 'lastTransitionTime'>,
+  nowIso: string,
+): ServiceImportStatus | undefined {
+  const previous = observed?.conditions?.find((c) => c.type === 'Ready');
+  const sameClusters =
+    (observed?.clusters ?? []).map((c) => c.cluster).join(',') === clusters.join(',');
+  const sameReady =
+    previous !== undefined &&
+    previous.status === ready.status &&
+    previous.reason === ready.reason &&
+    previous.message === ready.message;
+  if (sameClusters && sameReady) return undefined;
+  const lastTransitionTime =
+    previous !== undefined && previous.status === ready.status
+      ? previous.lastTransitionTime
+      : nowIso;
+  return {
+    clusters: clusters.map((cluster) => ({ cluster })),
+    conditions: [{ ...ready, lastTransitionTime }],
+  };
+}

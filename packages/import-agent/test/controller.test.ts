@@ -1,0 +1,292 @@
+import { FakeClock, createAddressPolicy, derivedServiceName, noopLogger } from '@cloudmap-mcs/core';
+import { createFakeCloudMap, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createImportController, type ImportController } from '../src/controller.js';
+import {
+  CLUSTERSET,
+  endpoints,
+  exportOf,
+  heartbeat,
+  publish,
+  settle,
+  unpublish,
+} from './cloudmap-fixtures.js';
+import { createFakeCluster, type FakeCluster } from './fake-cluster.js';
+
+const periods = {
+  slowMs: 30_000,
+  fastMs: 2_000,
+  resyncMs: 300_000,
+  jitter: 0,
+  maxBackoffMs: 60_000,
+};
+const running: ImportController[] = [];
+afterEach(async () => {
+  for (const c of running.splice(0)) await c.stop();
+});
+
+async function setup(
+  cm: FakeCloudMap = createFakeCloudMap(),
+  cluster: FakeCluster = createFakeCluster(),
+  wallStart = 1_000_000,
+) {
+  const clock = new FakeClock();
+  const state = { wall: wallStart };
+  const ctl = createImportController({
+    cloudMap: cm,
+    sources: cluster,
+    writer: cluster,
+    clock,
+    logger: noopLogger,
+    trust: { clustersetId: CLUSTERSET, addresses: createAddressPolicy([]) },
+    periods,
+    heartbeatTtlMs: 60_000,
+    workers: 2,
+    now: () => state.wall,
+  });
+  running.push(ctl);
+  const tick = async (ms: number): Promise<void> => {
+    clock.advance(0);
+    await settle();
+    for (let left = ms; left > 0; left -= Math.min(left, 1_000)) {
+      clock.advance(Math.min(left, 1_000));
+      state.wall += Math.min(left, 1_000);
+      await settle(6);
+    }
+    await settle();
+  };
+  let started = false;
+  void ctl.start().then(() => (started = true));
+  for (let i = 0; i < 100 && !started; i++) await tick(100);
+  expect(started).toBe(true);
+  await tick(3_000);
+  return { cm, cluster, clock, ctl, tick, state };
+}
+
+const derived = derivedServiceName('shop', 'cart');
+const slicesOf = (cluster: FakeCluster) =>
+  [...cluster.slices.values()].map((s) => ({
+    cluster: s.metadata.labels?.['multicluster.kubernetes.io/source-cluster'],
+    n: s.endpoints.length,
+  }));
+const addresses = (cluster: FakeCluster) =>
+  [...cluster.slices.values()]
+    .flatMap((s) =>
+      s.endpoints.map(
+        (e) =>
+          `${s.metadata.labels?.['multicluster.kubernetes.io/source-cluster'] ?? ''}:${e.addresses[0] ?? ''}`,
+      ),
+    )
+    .sort();
+
+describe('import controller over the fake Cloud Map', () => {
+  it('an export becomes a ServiceImport whose IP is the derived Service ClusterIP, with labelled slices', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(3, 1)));
+    const { cluster } = await setup(cm);
+    const si = cluster.imports.get('shop/cart');
+    const svc = cluster.services.get(`shop/${derived}`);
+    expect(svc?.spec.clusterIPs).toEqual(['10.96.0.1']);
+    expect(si?.spec).toMatchObject({
+      type: 'ClusterSetIP',
+      ips: ['10.96.0.1'],
+      ipFamilies: ['IPv4'],
+      ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+    });
+    expect(si?.status?.clusters).toEqual([{ cluster: 'c1' }]);
+    expect(si?.status?.conditions?.[0]).toMatchObject({
+      type: 'Ready',
+      status: 'True',
+      reason: 'Ready',
+    });
+    const [slice] = [...cluster.slices.values()];
+    expect(slice?.metadata.labels).toMatchObject({
+      'kubernetes.io/service-name': derived,
+      'multicluster.kubernetes.io/service-name': 'cart',
+      'multicluster.kubernetes.io/source-cluster': 'c1',
+      'endpointslice.kubernetes.io/managed-by': 'cloudmap-mcs.io/import-agent',
+    });
+    expect(slice?.ports).toEqual([{ name: 'http', protocol: 'TCP', port: 8080 }]);
+    expect(svc?.spec.ports).toEqual([{ name: 'http', protocol: 'TCP', port: 80, targetPort: 80 }]);
+  });
+
+  it('two clusters with overlapping pod IPs merge; port and type conflicts give the union and the oldest type', async () => {
+    const cm = createFakeCloudMap();
+    await publish(
+      cm,
+      exportOf('c1', 'shop', 'cart', endpoints(2, 1), {
+        exportCreatedAtMs: 100,
+        type: 'ClusterSetIP',
+      }),
+    );
+    await publish(
+      cm,
+      exportOf('c2', 'shop', 'cart', endpoints(2, 1), {
+        exportCreatedAtMs: 200,
+        type: 'Headless',
+        ports: [
+          { name: 'http', protocol: 'TCP', port: 80 },
+          { name: 'admin', protocol: 'TCP', port: 9000 },
+        ],
+      }),
+    );
+    const { cluster } = await setup(cm);
+    expect(addresses(cluster)).toEqual([
+      'c1:10.1.0.1',
+      'c1:10.1.0.2',
+      'c2:10.1.0.1',
+      'c2:10.1.0.2',
+    ]);
+    const si = cluster.imports.get('shop/cart');
+    expect(si?.spec.type).toBe('ClusterSetIP');
+    expect(si?.spec.ports.map((p) => p.port)).toEqual([80, 9000]);
+    expect(si?.status?.conditions?.[0]?.message).toBe(
+      'imported from 2 cluster(s); conflicts (TypeConflict) resolved by the oldest export, from c1',
+    );
+  });
+
+  it('250 endpoints → 3 slices and back to 1; headless has no IPs', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(250, 1)));
+    const { cluster, tick } = await setup(cm);
+    expect(
+      slicesOf(cluster)
+        .map((s) => s.n)
+        .sort(),
+    ).toEqual([100, 100, 50]);
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(5, 1)));
+    await tick(3_000);
+    expect(slicesOf(cluster)).toEqual([{ cluster: 'c1', n: 5 }]);
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(5, 1), { type: 'Headless' }));
+    await tick(4_000);
+    expect(cluster.imports.get('shop/cart')?.spec).not.toHaveProperty('ips');
+    expect(cluster.services.get(`shop/${derived}`)?.spec.clusterIP).toBe('None');
+    expect(slicesOf(cluster)).toEqual([{ cluster: 'c1', n: 5 }]);
+  });
+
+  it('unexporting everywhere deletes the import, the derived Service and the slices', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    await publish(cm, exportOf('c2', 'shop', 'cart', endpoints(2, 2)));
+    const { cluster, tick } = await setup(cm);
+    await unpublish(cm, 'shop', 'cart', 'c1');
+    await tick(3_000);
+    expect(cluster.imports.has('shop/cart')).toBe(true);
+    expect(addresses(cluster)).toEqual(['c2:10.2.0.1', 'c2:10.2.0.2']);
+    await unpublish(cm, 'shop', 'cart', 'c2');
+    await tick(3_000);
+    expect(cluster.imports.size + cluster.services.size + cluster.slices.size).toBe(0);
+  });
+
+  it('a cluster whose heartbeat is older than the TTL loses its endpoints, not the import', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    await publish(cm, exportOf('c2', 'shop', 'cart', endpoints(2, 2)));
+    await heartbeat(cm, 'shop', 'c1', 1_000_000);
+    await heartbeat(cm, 'shop', 'c2', 1_000_000);
+    const { cluster, tick, state } = await setup(cm);
+    expect(addresses(cluster)).toHaveLength(4);
+    // c2 keeps renewing, c1 stops.
+    for (let i = 0; i < 4; i++) {
+      await heartbeat(cm, 'shop', 'c2', state.wall);
+      await tick(20_000);
+    }
+    expect(addresses(cluster)).toEqual(['c2:10.2.0.1', 'c2:10.2.0.2']);
+    expect(cluster.imports.get('shop/cart')?.status?.conditions?.[0]?.message).toMatch(
+      /endpoints of c1 removed/,
+    );
+    await heartbeat(cm, 'shop', 'c1', state.wall);
+    await tick(3_000);
+    expect(addresses(cluster)).toHaveLength(4);
+  });
+
+  it('a Cloud Map outage keeps the imports and says so; nothing is deleted', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(4, 1)));
+    const { cluster, tick } = await setup(cm);
+    for (const op of [
+      'listNamespaces',
+      'listServices',
+      'discoverInstances',
+      'discoverInstancesRevision',
+    ] as const) {
+      cm.failAlways(op, 'ServiceUnavailable');
+    }
+    await tick(120_000);
+    expect(addresses(cluster)).toHaveLength(4);
+    expect(cluster.writeLog.filter((w) => w.startsWith('delete'))).toEqual([]);
+    expect(cluster.imports.get('shop/cart')?.status?.conditions?.[0]?.message).toMatch(
+      /Cloud Map unreachable/,
+    );
+    cm.clearFaults();
+    await tick(120_000);
+    expect(cluster.imports.get('shop/cart')?.status?.conditions?.[0]?.message).not.toMatch(
+      /unreachable/,
+    );
+  });
+
+  it('hostile records are refused one by one while the good ones import', async () => {
+    const cm = createFakeCloudMap();
+    const good = endpoints(2, 1);
+    const bad = ['127.0.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.1'].map((address) => ({
+      ...good[0]!,
+      address,
+    }));
+    await publish(cm, exportOf('c1', 'shop', 'cart', [...good, ...bad]));
+    // A record of another clusterset and a malformed one, written straight into Cloud Map.
+    await publish(cm, exportOf('evil', 'shop', 'cart', endpoints(1, 66), {}, 'other-set'));
+    const svc = cm.serviceByName('shop', 'cart')!;
+    await cm.registerInstance(svc.id, 'junk-1', {
+      CLUSTER_ID: 'c3',
+      CLUSTERSET_ID: CLUSTERSET,
+      AWS_INSTANCE_IPV4: '10.3.0.1',
+      AWS_INSTANCE_PORT: '99999',
+    });
+    const { cluster } = await setup(cm);
+    expect(addresses(cluster)).toEqual(['c1:10.1.0.1', 'c1:10.1.0.2']);
+  });
+
+  it('a restart with nothing changed writes nothing', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(230, 1)));
+    await publish(
+      cm,
+      exportOf('c2', 'shop', 'cart', endpoints(3, 2), {
+        type: 'ClusterSetIP',
+        exportCreatedAtMs: 5,
+      }),
+    );
+    await heartbeat(cm, 'shop', 'c1', 1_000_000);
+    const first = await setup(cm);
+    await first.tick(10_000);
+    await first.ctl.stop();
+    const cluster = first.cluster;
+    const before = cluster.writes;
+    expect(before).toBeGreaterThan(0);
+    const second = await setup(cm, cluster, first.state.wall);
+    await second.tick(30_000);
+    expect(cluster.writeLog.slice(before)).toEqual([]);
+  });
+
+  it('a failed write is retried until it converges', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    const cluster = createFakeCluster();
+    cluster.failNextWrites(3);
+    const { tick } = await setup(cm, cluster);
+    await tick(5_000);
+    expect(cluster.imports.get('shop/cart')?.spec.ips).toEqual(['10.96.0.1']);
+    expect(cluster.slices.size).toBe(1);
+  });
+
+  it('imports only into namespaces that exist here', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'elsewhere', 'cart', endpoints(2, 1)));
+    const { cluster, ctl, tick } = await setup(cm);
+    expect(cluster.imports.size).toBe(0);
+    cluster.namespaces.add('elsewhere');
+    ctl.namespaceChanged('elsewhere');
+    await tick(2_000);
+    expect(cluster.imports.has('elsewhere/cart')).toBe(true);
+  });
+});

@@ -1,0 +1,169 @@
+import { LABEL_MCS_SERVICE_NAME } from '@cloudmap-mcs/core';
+import {
+  LABEL_MANAGED_BY,
+  MANAGED_BY,
+  type EndpointSliceObject,
+  type ServiceImportObject,
+  type ServiceImportStatus,
+  type ServiceObject,
+} from '../src/reconcile/k8s-types.js';
+import type { ImportSources, ImportWriter } from '../src/reconcile/ports.js';
+
+/**
+ * An in-memory cluster for component tests: what server-side apply would store (our fields
+ * replace our previous ones), ClusterIP allocation per IP family, uids, and write counters.
+ * Switches fail the next N writes of a kind.
+ */
+export interface FakeCluster extends ImportSources, ImportWriter {
+  namespaces: Set<string>;
+  imports: Map<string, ServiceImportObject>;
+  services: Map<string, ServiceObject>;
+  slices: Map<string, EndpointSliceObject>;
+  writes: number;
+  writeLog: string[];
+  failNextWrites(n: number, message?: string): void;
+  /** Families the cluster supports (IPv6 missing → SingleStack IPv6 fails). */
+  families: string[];
+}
+
+export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster {
+  let uid = 0;
+  let ip = 0;
+  let failures = 0;
+  let failMessage = 'injected';
+  const key = (ns: string, name: string): string => `${ns}/${name}`;
+  const clone = <T>(v: T): T => structuredClone(v);
+  const write = (what: string): void => {
+    if (failures > 0) {
+      failures--;
+      throw new Error(failMessage);
+    }
+    cluster.writes++;
+    cluster.writeLog.push(what);
+  };
+  const cluster: FakeCluster = {
+    namespaces: new Set(namespaces),
+    imports: new Map(),
+    services: new Map(),
+    slices: new Map(),
+    writes: 0,
+    writeLog: [],
+    families: ['IPv4', 'IPv6'],
+    failNextWrites(n, message = 'injected') {
+      failures = n;
+      failMessage = message;
+    },
+    namespaceExists: (ns) => cluster.namespaces.has(ns),
+    serviceImport: (ns, name) => clone(cluster.imports.get(key(ns, name))),
+    service: (ns, name) => clone(cluster.services.get(key(ns, name))),
+    endpointSlices: (ns, importName) =>
+      [...cluster.slices.values()]
+        .filter(
+          (s) =>
+            s.metadata.namespace === ns &&
+            s.metadata.labels?.[LABEL_MCS_SERVICE_NAME] === importName &&
+            s.metadata.labels[LABEL_MANAGED_BY] === MANAGED_BY,
+        )
+        .map(clone),
+    managedImportKeys: () =>
+      [...cluster.imports.values()]
+        .filter((i) => i.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY)
+        .map((i) => key(i.metadata.namespace, i.metadata.name)),
+    async applyServiceImport(obj) {
+      write(`apply ServiceImport ${obj.metadata.name}`);
+      const k = key(obj.metadata.namespace, obj.metadata.name);
+      const old = cluster.imports.get(k);
+      const stored: ServiceImportObject = {
+        ...clone(obj),
+        metadata: { ...clone(obj.metadata), uid: old?.metadata.uid ?? `uid-${String(++uid)}` },
+        ...(old?.status === undefined ? {} : { status: old.status }),
+      };
+      cluster.imports.set(k, stored);
+      return clone(stored);
+    },
+    async applyServiceImportStatus(ns, name, status: ServiceImportStatus) {
+      write(`apply ServiceImport/status ${name}`);
+      const old = cluster.imports.get(key(ns, name));
+      if (old === undefined) throw new Error('not found');
+      old.status = clone(status);
+    },
+    async applyService(obj) {
+      const families = obj.spec.ipFamilies ?? ['IPv4'];
+      const unsupported = families.filter((f) => !cluster.families.includes(f));
+      if (obj.spec.ipFamilyPolicy === 'SingleStack' && unsupported.length > 0) {
+        throw new Error(
+          `Service "x" is invalid: spec.ipFamilies[0]: Invalid value: "${unsupported[0] ?? ''}": not configured on this cluster`,
+        );
+      }
+      write(`apply Service ${obj.metadata.name}`);
+      const k = key(obj.metadata.namespace, obj.metadata.name);
+      const old = cluster.services.get(k);
+      if (
+        old !== undefined &&
+        (old.spec.clusterIP === 'None') !== (obj.spec.clusterIP === 'None')
+      ) {
+        throw new Error('spec.clusterIP: Invalid value: field is immutable');
+      }
+      const allocated = families.filter((f) => cluster.families.includes(f));
+      const clusterIPs =
+        old?.spec.clusterIPs ??
+        (obj.spec.clusterIP === 'None'
+          ? ['None']
+          : allocated.map((f) =>
+              f === 'IPv4' ? `10.96.0.${String(++ip)}` : `fd00:96::${String(++ip)}`,
+            ));
+      const stored: ServiceObject = {
+        ...clone(obj),
+        metadata: { ...clone(obj.metadata), uid: old?.metadata.uid ?? `uid-${String(++uid)}` },
+        spec: {
+          ...clone(obj.spec),
+          clusterIP: clusterIPs[0] ?? '',
+          clusterIPs,
+          ipFamilies: allocated,
+        },
+      };
+      cluster.services.set(k, stored);
+      return clone(stored);
+    },
+    async applyEndpointSlice(obj) {
+      write(`apply EndpointSlice ${obj.metadata.name}`);
+      const k = key(obj.metadata.namespace, obj.metadata.name);
+      cluster.slices.set(k, {
+        ...clone(obj),
+        metadata: {
+          ...clone(obj.metadata),
+          uid: cluster.slices.get(k)?.metadata.uid ?? `uid-${String(++uid)}`,
+        },
+      });
+    },
+    async delete(kind, ns, name) {
+      write(`delete ${kind} ${name}`);
+      const k = key(ns, name);
+      if (kind === 'ServiceImport') {
+        cluster.imports.delete(k);
+        // Garbage collection through the owner references.
+        for (const [sk, s] of cluster.services) {
+          if (
+            s.metadata.ownerReferences?.some(
+              (o) => o.kind === 'ServiceImport' && o.name === name,
+            ) &&
+            s.metadata.namespace === ns
+          )
+            cluster.services.delete(sk);
+        }
+      } else if (kind === 'Service') {
+        cluster.services.delete(k);
+        for (const [sk, s] of cluster.slices) {
+          if (
+            s.metadata.ownerReferences?.some((o) => o.kind === 'Service' && o.name === name) &&
+            s.metadata.namespace === ns
+          )
+            cluster.slices.delete(sk);
+        }
+      } else {
+        cluster.slices.delete(k);
+      }
+    },
+  };
+  return cluster;
+}
