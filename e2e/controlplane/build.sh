@@ -12,21 +12,32 @@ out="$cache/controlplane/$k8s_version-$key"
 bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 say() { echo "controlplane: $*" >&2; }
 
-complete=true
-for b in "${bins[@]}"; do [[ -x "$out/bin/$b" ]] || complete=false; done
-if $complete; then
+cached() {
+  local b
+  for b in "${bins[@]}"; do [[ -x "$out/bin/$b" ]] || return 1; done
   say "using cached binaries in $out/bin"
   echo "$out/bin"
-  exit 0
-fi
+}
+cached && exit 0
 
-mkdir -p "$out/bin.tmp"
+# Several harnesses or engineers may ask at once: one builds, the others wait for it.
+mkdir -p "$out"
+exec 9>"$out/.lock"
+if ! flock -n 9; then
+  say "another build of $k8s_version is running; waiting for it"
+  flock 9
+fi
+cached && exit 0
+
+rm -rf "$out/bin.tmp" && mkdir -p "$out/bin.tmp"
 cd "$here"
 minor=${k8s_version#v1.}; minor=${minor%%.*}
+# The module proxy knows no commit hash; the release time of the module stands in as build date.
+released=$(go list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes)
 stamp="-s -w"
 for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   stamp+=" -X $v.gitVersion=$k8s_version -X $v.gitMajor=1 -X $v.gitMinor=$minor"
-  stamp+=" -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
+  stamp+=" -X $v.gitTreeState=clean -X $v.buildDate=$released"
 done
 kwok_version=$(go list -m -f '{{.Version}}' sigs.k8s.io/kwok)
 declare -A pkg=(

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureControlPlaneBinaries } from './binaries.js';
 import { startCluster, type ClusterInfo, type StartedCluster } from './cluster.js';
@@ -13,7 +13,13 @@ import { loadKubeconfig } from './kubeconfig.js';
 import { silentProgress, type Progress } from './log.js';
 import { maxClusters } from './network.js';
 import { isPortFree, releasePortClaims } from './ports.js';
-import { findPidFiles, readPidFile, stopProcesses, type ProcessRecord } from './processes.js';
+import {
+  findPidFiles,
+  isRunning,
+  readPidFile,
+  stopProcesses,
+  type ProcessRecord,
+} from './processes.js';
 import { clusterIdProperty, clustersetProperty, setClusterProperty } from './resources.js';
 
 export interface ClustersetOptions {
@@ -91,14 +97,15 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
     throw new RangeError(`clusters must be 1..${maxClusters}, got ${count}`);
   }
   const stateDir = resolve(opts.stateDir);
-  if (
-    existsSync(stateFile(stateDir)) &&
-    findPidFiles(stateDir).some((f) => readPidFile(f) !== undefined)
-  ) {
+  const live = findPidFiles(stateDir)
+    .map(readPidFile)
+    .filter((r) => r !== undefined && isRunning(r));
+  if (live.length > 0) {
     throw new Error(
       `${stateDir} holds a running clusterset; stop it first (make clusterset-down STATE=${stateDir})`,
     );
   }
+  removeOldState(stateDir);
   mkdirSync(stateDir, { recursive: true });
   const detached = opts.detached ?? false;
   const binDir = await ensureControlPlaneBinaries(progress, opts.binDir);
@@ -185,6 +192,20 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
   } catch (err) {
     await abort();
     throw err;
+  }
+}
+
+/** Removes what an earlier, stopped clusterset left in `stateDir` (only files the harness writes). */
+function removeOldState(stateDir: string): void {
+  if (!existsSync(stateDir)) return;
+  for (const entry of readdirSync(stateDir, { withFileTypes: true })) {
+    const path = join(stateDir, entry.name);
+    const ours =
+      (entry.isDirectory() &&
+        /^(c\d+|emulator)$/.test(entry.name) &&
+        existsSync(join(path, 'pids'))) ||
+      (entry.isFile() && /^(c\d+\.kubeconfig|cloudmap\.env|clusterset\.json)$/.test(entry.name));
+    if (ours) rmSync(path, { recursive: true, force: true });
   }
 }
 

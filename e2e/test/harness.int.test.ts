@@ -48,7 +48,7 @@ describe('harness lifecycle', () => {
       clusters: 2,
       overlapPodCidrs: true,
       clustersetName: 'harness-test',
-      emulator: 'off',
+      emulator: 'required',
       detached: true,
     });
     records = findPidFiles(stateDir)
@@ -75,8 +75,34 @@ describe('harness lifecycle', () => {
             (p) => `${c}/${p}`,
           ),
         )
+        .concat('cloudmap-emulator')
         .sort(),
     );
+  });
+
+  it('runs the Cloud Map emulator as a process and writes cloudmap.env for the AWS SDK', async () => {
+    const env = Object.fromEntries(
+      readFileSync(join(stateDir, 'cloudmap.env'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => line.split('=', 2) as [string, string]),
+    );
+    expect(env).toEqual({
+      AWS_ENDPOINT_URL_SERVICEDISCOVERY: clusterset.state.emulator?.url,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+    });
+    const res = await fetch(env['AWS_ENDPOINT_URL_SERVICEDISCOVERY']!, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-amz-json-1.1',
+        'x-amz-target': 'Route53AutoNaming_v20170314.ListNamespaces',
+      },
+      body: '{}',
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ Namespaces: [] });
   });
 
   it('serves a version-stamped API on 127.0.0.1 with distinct service ranges and shared pod ranges', async () => {
@@ -132,9 +158,12 @@ describe('harness lifecycle', () => {
 
   it('tears down: no harness process left and every port free', async () => {
     expect(records.every(isRunning)).toBe(true);
-    const ports = clusterset.clusters.flatMap((c) => Object.values(c.ports));
-    expect(ports).toHaveLength(10);
-    expect(new Set(ports).size).toBe(10);
+    const ports = [
+      ...clusterset.clusters.flatMap((c) => Object.values(c.ports)),
+      clusterset.state.emulator!.port,
+    ];
+    expect(ports).toHaveLength(11);
+    expect(new Set(ports).size).toBe(11);
     for (const port of ports) expect(await isPortFree(port)).toBe(false);
 
     const report = await stopClusterset(stateDir);
