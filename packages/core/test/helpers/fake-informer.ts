@@ -16,8 +16,10 @@ export class FakeInformer<T extends KubernetesObject> implements InformerLike<T>
   setListed(fn: () => void): void {
     this.listed = fn;
   }
-  on(verb: string, cb: Cb): void {
-    this.callbacks.set(verb, [...(this.callbacks.get(verb) ?? []), cb]);
+  on(verb: 'add' | 'update' | 'delete' | 'change', cb: (obj: T) => void): void;
+  on(verb: 'error' | 'connect', cb: (err?: unknown) => void): void;
+  on(verb: string, cb: (x: never) => void): void {
+    this.callbacks.set(verb, [...(this.callbacks.get(verb) ?? []), cb as Cb]);
   }
   fire(verb: string, x?: unknown): void {
     for (const cb of this.callbacks.get(verb) ?? []) cb(x);

@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createLeaderElector,
+  type LeaderElectionOptions,
+} from '../../src/runtime/leader-election.js';
+import { createMemoryLogger } from '../../src/testing/memory-logger.js';
+import { FakeClock } from '../../src/workqueue/clock.js';
+import { advance, settle } from '../helpers/async.js';
+import { MemoryLease } from '../helpers/memory-lease-store.js';
+
+const candidate = (
+  clock: FakeClock,
+  lease: MemoryLease,
+  identity: string,
+  extra: Partial<LeaderElectionOptions> & { failing?: () => boolean } = {},
+) => {
+  const log: string[] = [];
+  const elector = createLeaderElector({
+    store: lease.store(extra.failing === undefined ? {} : { failing: extra.failing }),
+    identity,
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+    onStartedLeading: () => log.push('started'),
+    onStoppedLeading: () => log.push('stopped'),
+    logger: createMemoryLogger(),
+    clock,
+    wallNow: () => new Date(1_700_000_000_000 + clock.now()),
+    random: () => 0,
+    ...extra,
+  });
+  return { elector, log, done: elector.run() };
+};
+
+describe('leader election', () => {
+  it('a lone candidate creates the Lease and leads', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const a = candidate(clock, lease, 'a');
+    await settle();
+    expect(a.log).toEqual(['started']);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(lease.record).toMatchObject({
+      holderIdentity: 'a',
+      leaseDurationSeconds: 15,
+      leaseTransitions: 0,
+    });
+    const renewedBefore = lease.record?.renewTime?.getTime() ?? 0;
+    await advance(clock, 4_000, 500);
+    expect(lease.record?.renewTime?.getTime()).toBeGreaterThan(renewedBefore);
+    await a.elector.stop();
+    await a.done;
+  });
+
+  it('a standby waits while the leader renews and takes over at once on release', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const a = candidate(clock, lease, 'a');
+    await settle();
+    const b = candidate(clock, lease, 'b');
+    await advance(clock, 60_000, 1_000);
+    expect(b.log).toEqual([]);
+    expect(lease.record?.holderIdentity).toBe('a');
+    await a.elector.stop();
+    expect(a.log).toEqual(['started', 'stopped']);
+    expect(lease.record?.holderIdentity).toBe('');
+    await advance(clock, 2_000, 500);
+    expect(b.log).toEqual(['started']);
+    expect(lease.record).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    await b.elector.stop();
+  });
+
+  it('a crashed leader is replaced only after the lease duration, judged by local time', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    let aDead = false;
+    const a = candidate(clock, lease, 'a', { failing: () => aDead });
+    await settle();
+    const b = candidate(clock, lease, 'b');
+    await advance(clock, 5_000, 500);
+    aDead = true; // a can no longer reach the API server
+    await advance(clock, 12_000, 500);
+    expect(b.log).toEqual([]); // 15 s have not passed since b last saw the record change
+    await advance(clock, 6_000, 500);
+    expect(b.log).toEqual(['started']);
+    expect(lease.record?.holderIdentity).toBe('b');
+    // a gave up after its renew deadline, before b could take over: never two leaders.
+    expect(a.log).toEqual(['started', 'stopped']);
+    await a.done;
+    await b.elector.stop();
+  });
+
+  it('the leader steps down when it cannot renew within the renew deadline', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    let down = false;
+    const a = candidate(clock, lease, 'a', { failing: () => down });
+    await settle();
+    down = true;
+    await advance(clock, 8_000, 500);
+    expect(a.elector.isLeader()).toBe(true);
+    await advance(clock, 4_000, 500);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.log).toEqual(['started', 'stopped']);
+    await a.done;
+  });
+
+  it('a concurrent write (409) is a lost race, not an error', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    lease.record = {
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      leaseTransitions: 3,
+      resourceVersion: '7',
+    };
+    const store = lease.store();
+    const racing = {
+      ...store,
+      update: async (r: Parameters<typeof store.update>[0]) => {
+        // Someone else wins between our get and our update.
+        lease.record = {
+          holderIdentity: 'z',
+          leaseDurationSeconds: 15,
+          leaseTransitions: 4,
+          resourceVersion: '8',
+        };
+        return store.update(r);
+      },
+    };
+    const log: string[] = [];
+    const e = createLeaderElector({
+      store: racing,
+      identity: 'a',
+      onStartedLeading: () => log.push('started'),
+      onStoppedLeading: () => log.push('stopped'),
+      logger: createMemoryLogger(),
+      clock,
+      random: () => 0,
+    });
+    const done = e.run();
+    await advance(clock, 3_000, 500);
+    expect(log).toEqual([]);
+    expect(lease.record.holderIdentity).toBe('z');
+    await e.stop();
+    await done;
+  });
+
+  it('rejects inconsistent durations', () => {
+    expect(() =>
+      createLeaderElector({
+        store: new MemoryLease().store(),
+        identity: 'a',
+        leaseDurationMs: 10_000,
+        renewDeadlineMs: 10_000,
+        onStartedLeading: () => {},
+        onStoppedLeading: () => {},
+        logger: createMemoryLogger(),
+      }),
+    ).toThrow(RangeError);
+  });
+});
