@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EmulatorConfig } from './admin-types.js';
+import type { EmulatorConfig, EmulatorConfigPatch } from './admin-types.js';
 import type { Engine } from './engine.js';
 import type { FaultConfig, Faults } from './faults.js';
 import type { EmulatorState } from './model.js';
@@ -13,7 +13,7 @@ export interface AdminContext {
   stats: Stats;
   stateFile: StateFile | undefined;
   config: () => EmulatorConfig;
-  setConfig: (patch: Partial<EmulatorConfig>) => void;
+  setConfig: (patch: EmulatorConfigPatch) => void;
 }
 
 class AdminError extends Error {
@@ -70,7 +70,7 @@ const routes: Record<string, Route> = {
   },
   'GET /config': async (_req, ctx) => ctx.config(),
   'PATCH /config': async (req, ctx) => {
-    ctx.setConfig(await jsonBody<Partial<EmulatorConfig>>(req));
+    ctx.setConfig(await jsonBody<EmulatorConfigPatch>(req));
     return ctx.config();
   },
   /** Back to a fresh emulator: empty state, no faults (AWS rate limits), zero counts. */

@@ -1,4 +1,4 @@
-import { ADMIN_PREFIX, type EmulatorConfig } from './admin-types.js';
+import { ADMIN_PREFIX, type EmulatorConfig, type EmulatorConfigPatch } from './admin-types.js';
 import type { FaultConfig, FaultShare, OperationFault } from './faults.js';
 import type { EmulatorState } from './model.js';
 import type { StatsSnapshot } from './stats.js';
@@ -91,7 +91,7 @@ export class EmulatorAdminClient {
 
   /** `unavailable`: every call answers 503; `reset`: connections are dropped; `false`: back up. */
   outage(mode: 'unavailable' | 'reset' | false): Promise<FaultConfig> {
-    return this.patchFaults({ outage: mode === false ? undefined : mode });
+    return this.patchFaults({ outage: mode === false ? null : mode });
   }
 
   /** Turns off the token buckets (including AWS's data-plane limits), e.g. for load tests. */
@@ -103,7 +103,7 @@ export class EmulatorAdminClient {
     return this.call('GET', '/config');
   }
 
-  setConfig(patch: Partial<EmulatorConfig>): Promise<EmulatorConfig> {
+  setConfig(patch: EmulatorConfigPatch): Promise<EmulatorConfig> {
     return this.call('PATCH', '/config', patch);
   }
 

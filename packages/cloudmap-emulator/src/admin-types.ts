@@ -12,5 +12,10 @@ export interface EmulatorConfig {
   accountId: string;
 }
 
+/** A partial change; `quotas` merges key by key. */
+export type EmulatorConfigPatch = Partial<Omit<EmulatorConfig, 'quotas'>> & {
+  quotas?: Partial<Quotas>;
+};
+
 /** Paths of the admin API, all under the emulator's own port. */
 export const ADMIN_PREFIX = '/_emulator';

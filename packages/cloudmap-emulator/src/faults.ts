@@ -28,7 +28,7 @@ export interface RateLimit {
 
 export interface FaultConfig {
   /** Full outage: `unavailable` answers 503 to everything, `reset` drops connections. */
-  outage?: 'unavailable' | 'reset' | undefined;
+  outage?: 'unavailable' | 'reset' | null | undefined;
   /** Keyed by operation name, or `*` for every operation. */
   operations?: Record<string, OperationFault>;
   /** Token buckets per operation; exceeding one throttles like the real service. */
@@ -73,7 +73,8 @@ export class Faults {
       ops[name] = { ...ops[name], ...fault };
     this.config = {
       ...this.config,
-      ...('outage' in patch ? { outage: patch.outage } : {}),
+      // JSON has no undefined: `"outage": null` in a patch is how an outage is lifted.
+      ...('outage' in patch ? { outage: patch.outage ?? undefined } : {}),
       operations: ops,
       rateLimits: { ...this.config.rateLimits, ...patch.rateLimits },
     };

@@ -1,6 +1,6 @@
 export { startEmulator, type EmulatorOptions, type RunningEmulator } from './server.js';
 export { EmulatorAdminClient, EmulatorAdminError } from './admin-client.js';
-export type { EmulatorConfig } from './admin-types.js';
+export type { EmulatorConfig, EmulatorConfigPatch } from './admin-types.js';
 export type { FaultConfig, FaultShare, OperationFault, RateLimit } from './faults.js';
 export { AWS_RATE_LIMITS } from './faults.js';
 export type { StatsSnapshot, OperationStats } from './stats.js';

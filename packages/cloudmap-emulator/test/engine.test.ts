@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { Engine } from '../src/engine.js';
+import {
+  createHttpNamespace,
+  deleteNamespace,
+  listNamespaces,
+} from '../src/handlers/namespaces.js';
+import { createService } from '../src/handlers/services.js';
+import { deregisterInstance, registerInstance } from '../src/handlers/instances.js';
+import { discoverInstancesRevision } from '../src/handlers/discovery.js';
+import { getOperation } from '../src/handlers/operations.js';
+import { CloudMapError } from '../src/errors.js';
+
+/** The engine with a hand-driven clock: operation timing without sleeping. */
+function engineAt(delay: number) {
+  let now = 1_000_000;
+  const engine = new Engine({ operationDelayMs: delay, now: () => now });
+  return { engine, tick: (ms: number) => ((now += ms), engine.advance()) };
+}
+
+const codeOf = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof CloudMapError) return e.code;
+    throw e;
+  }
+  throw new Error('did not throw');
+};
+
+describe('engine: asynchronous operations', () => {
+  it('SUBMITTED for the first half of the delay, PENDING for the second, then SUCCESS', () => {
+    const { engine, tick } = engineAt(100);
+    const { OperationId } = createHttpNamespace(engine, { Name: 'n' }) as { OperationId: string };
+    const status = () =>
+      (getOperation(engine, { OperationId }) as { Operation: { Status: string } }).Operation.Status;
+    expect(status()).toBe('SUBMITTED');
+    tick(50);
+    expect(status()).toBe('PENDING');
+    expect((listNamespaces(engine, {}) as { Namespaces: unknown[] }).Namespaces).toEqual([]);
+    tick(50);
+    expect(status()).toBe('SUCCESS');
+    expect((listNamespaces(engine, {}) as { Namespaces: unknown[] }).Namespaces).toHaveLength(1);
+  });
+
+  it('a delete while another delete runs is DuplicateRequest', () => {
+    const { engine, tick } = engineAt(100);
+    createHttpNamespace(engine, { Name: 'n' });
+    tick(100);
+    const id = Object.keys(engine.state.namespaces)[0]!;
+    const first = deleteNamespace(engine, { Id: id }) as { OperationId: string };
+    expect(first.OperationId).toMatch(/^[a-z0-9]{32}-[a-z0-9]{8}$/);
+    expect(codeOf(() => deleteNamespace(engine, { Id: id }))).toBe('DuplicateRequest');
+    tick(100);
+    expect(codeOf(() => deleteNamespace(engine, { Id: id }))).toBe('NamespaceNotFound');
+  });
+
+  it('revisions come from one counter: a recreated service never shows a lower revision', () => {
+    const { engine, tick } = engineAt(0);
+    createHttpNamespace(engine, { Name: 'n' });
+    const nsId = Object.keys(engine.state.namespaces)[0]!;
+    const svc = (
+      createService(engine, { Name: 's', NamespaceId: nsId }) as { Service: { Id: string } }
+    ).Service.Id;
+    const rev = () =>
+      (
+        discoverInstancesRevision(engine, { NamespaceName: 'n', ServiceName: 's' }) as {
+          InstancesRevision: number;
+        }
+      ).InstancesRevision;
+    const r0 = rev();
+    registerInstance(engine, { ServiceId: svc, InstanceId: 'i', Attributes: {} });
+    tick(1);
+    const r1 = rev();
+    deregisterInstance(engine, { ServiceId: svc, InstanceId: 'i' });
+    tick(1);
+    const r2 = rev();
+    delete engine.state.services[svc];
+    createService(engine, { Name: 's', NamespaceId: nsId });
+    const r3 = rev();
+    expect(r1).toBeGreaterThan(r0);
+    expect(r2).toBeGreaterThan(r1);
+    expect(r3).toBeGreaterThan(r2);
+  });
+});
