@@ -29,7 +29,7 @@ export function agentKind(d: DeploymentInfo): AgentKind | undefined {
 }
 
 const INSTALL_FIX =
-  'install the agents (helm install cloudmap-mcs deploy/helm/cloudmap-mcs -n cloudmap-mcs-system --create-namespace), or, for agents run as local processes, pass their health endpoints: --agents-url http://127.0.0.1:<health-port>';
+  'install the agents (helm install cloudmap-mcs deploy/charts/cloudmap-mcs -n cloudmap-mcs-system --create-namespace), or, for agents run as local processes, pass their health endpoints: --agents-url http://127.0.0.1:<health-port>';
 
 export function checkAgents(
   deployments: readonly DeploymentInfo[],

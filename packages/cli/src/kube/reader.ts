@@ -34,6 +34,7 @@ import {
 export const MCS_GROUP = 'multicluster.x-k8s.io';
 export const MCS_VERSION = 'v1beta1';
 export const ABOUT_GROUP = 'about.k8s.io';
+const RETRIES_429 = 5;
 
 /** A failed Kubernetes read; `status` is the HTTP status (0 when the server was unreachable). */
 export class KubeReadError extends Error {
@@ -96,7 +97,16 @@ export function loadKubeConfig(options: KubeReaderOptions): KubeConfig {
   const kc = new KubeConfig();
   if (options.kubeconfig !== undefined) kc.loadFromFile(options.kubeconfig);
   else kc.loadFromDefault();
-  if (options.context !== undefined) kc.setCurrentContext(options.context);
+  if (options.context !== undefined) {
+    if (kc.getContextObject(options.context) === null)
+      throw new Error(
+        `context "${options.context}" is not in the kubeconfig (contexts: ${kc
+          .getContexts()
+          .map((c) => c.name)
+          .join(', ')})`,
+      );
+    kc.setCurrentContext(options.context);
+  }
   return kc;
 }
 
@@ -107,11 +117,19 @@ export function createKubeReader(kc: KubeConfig): KubeReader {
   const ext = kc.makeApiClient(ApiextensionsV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
 
+  /** One read; a 429 (API server still starting, or priority-and-fairness) is retried. */
   async function read<T>(what: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (e) {
-      throw new KubeReadError(what, e instanceof ApiException ? e.code : 0, { cause: e });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call();
+      } catch (e) {
+        const status = e instanceof ApiException ? e.code : 0;
+        if (status === 429 && attempt < RETRIES_429) {
+          await new Promise((r) => setTimeout(r, 500 * attempt));
+          continue;
+        }
+        throw new KubeReadError(what, status, { cause: e });
+      }
     }
   }
   async function readOptional<T>(what: string, call: () => Promise<T>): Promise<T | undefined> {

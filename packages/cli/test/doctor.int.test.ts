@@ -1,0 +1,139 @@
+// `cloudmap-mcs doctor` as a real process. The destructive case (a CRD and a ClusterProperty
+// missing) runs on a cluster of its own, started here through the harness library, so the
+// shared clusters of the run are never touched.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiextensionsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import {
+  installCrds,
+  loadKubeconfig,
+  setClusterProperty,
+  startClusterset,
+  stderrProgress,
+  waitFor,
+  type Clusterset,
+} from '@cloudmap-mcs/e2e';
+import { e2eContext } from '@cloudmap-mcs/e2e/vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CheckResult } from '../src/doctor/result.js';
+import { runCli } from './helpers/run-cli.js';
+
+const repoRoot = join(import.meta.dirname, '../../..');
+const COREFILE = `.:53 {
+    errors
+    kubernetes cluster.local clusterset.local in-addr.arpa ip6.arpa {
+        multicluster clusterset.local
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    forward . /etc/resolv.conf
+}
+`;
+
+let clusterset: Clusterset | undefined;
+let stateDir: string;
+let kubeconfig: string;
+let env: Record<string, string>;
+
+interface DoctorJson {
+  context: string;
+  ok: boolean;
+  results: CheckResult[];
+}
+
+const doctor = async (...extra: string[]) =>
+  runCli(['doctor', '--kubeconfig', kubeconfig, ...extra], env);
+const bySubject = (results: CheckResult[], subject: string) =>
+  results.find((r) => r.subject === subject);
+
+beforeAll(async () => {
+  const ctx = e2eContext();
+  expect(ctx.cloudMapEnv, 'the run needs the Cloud Map emulator').not.toBeNull();
+  env = { ...(ctx.cloudMapEnv ?? {}) };
+  stateDir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-cli-doctor-'));
+  clusterset = await startClusterset({
+    stateDir,
+    clusters: 1,
+    emulator: 'off',
+    clusterProperties: false,
+    progress: (m) => stderrProgress(`doctor suite: ${m}`),
+  });
+  kubeconfig = clusterset.clusters[0]!.kubeconfig;
+  const kc = loadKubeconfig(kubeconfig);
+  // Only one of the two ClusterProperties, and no ServiceExport CRD.
+  await setClusterProperty(kc, 'clusterset.k8s.io', 'cli-doctor');
+  const ext = kc.makeApiClient(ApiextensionsV1Api);
+  await ext.deleteCustomResourceDefinition({ name: 'serviceexports.multicluster.x-k8s.io' });
+  await waitFor('ServiceExport CRD gone', async () => {
+    try {
+      await ext.readCustomResourceDefinition({ name: 'serviceexports.multicluster.x-k8s.io' });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+});
+
+afterAll(async () => {
+  const report = await clusterset?.stop();
+  expect(report?.leftover ?? []).toEqual([]);
+  if (report !== undefined && report.leftover.length === 0)
+    rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('cloudmap-mcs doctor', () => {
+  it('finds the missing CRD and ClusterProperty, says how to fix each, and exits 1', async () => {
+    const { code, stdout } = await doctor();
+    expect(code).toBe(1);
+    const manifest = 'deploy/crds/multicluster.x-k8s.io_serviceexports.yaml';
+    expect(stdout).toContain('[FAIL] CRD serviceexports.multicluster.x-k8s.io: not installed');
+    expect(stdout).toContain(`fix: install it: kubectl apply --server-side -f ${manifest}`);
+    expect(existsSync(join(repoRoot, manifest)), 'the fix names a file that exists').toBe(true);
+    expect(stdout).toContain('[FAIL] ClusterProperty cluster.clusterset.k8s.io: missing');
+    expect(stdout).toMatch(
+      /fix: create it:\n\s+kubectl apply -f - <<'EOF'\n\s+apiVersion: about.k8s.io\/v1beta1\n\s+kind: ClusterProperty\n\s+metadata:\n\s+name: cluster.clusterset.k8s.io/,
+    );
+    expect(stdout).toContain('[ ok ] ClusterProperty clusterset.k8s.io: = cli-doctor');
+    expect(stdout).toContain('[ ok ] CRD serviceimports.multicluster.x-k8s.io');
+    expect(stdout).toContain(
+      '[FAIL] CoreDNS clusterset.local: no Corefile found (no ConfigMap kube-system/coredns)',
+    );
+    expect(stdout).toMatch(/\d+ problems found/);
+  });
+
+  it('passes those checks once the fixes are applied', async () => {
+    const kc = loadKubeconfig(kubeconfig);
+    await installCrds(kc);
+    await setClusterProperty(kc, 'cluster.clusterset.k8s.io', 'c9');
+    await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+      namespace: 'kube-system',
+      body: { metadata: { name: 'coredns' }, data: { Corefile: COREFILE } },
+    });
+    const { code, stdout } = await doctor('-o', 'json');
+    const report = JSON.parse(stdout) as DoctorJson;
+    const notOk = report.results.filter((r) => r.status !== 'ok').map((r) => r.subject);
+    // Nothing runs the agents on this cluster, so that check alone still fails.
+    expect(notOk).toEqual(['agents']);
+    expect(code).toBe(1);
+    expect(bySubject(report.results, 'CRD serviceexports.multicluster.x-k8s.io')?.message).toBe(
+      'served: v1alpha1, v1beta1',
+    );
+    expect(bySubject(report.results, 'ClusterProperty cluster.clusterset.k8s.io')?.message).toBe(
+      '= c9',
+    );
+    expect(bySubject(report.results, 'CoreDNS clusterset.local')?.status).toBe('ok');
+    expect(
+      report.results.filter((r) => r.group === 'cloudmap').every((r) => r.status === 'ok'),
+    ).toBe(true);
+  });
+
+  it('reports an unreachable Cloud Map and a dead agent health endpoint', async () => {
+    const { code, stdout } = await runCli(
+      ['doctor', '--kubeconfig', kubeconfig, '--agents-url', 'http://127.0.0.1:9'],
+      { ...env, AWS_ENDPOINT_URL_SERVICEDISCOVERY: 'http://127.0.0.1:9' },
+    );
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/\[FAIL\] Cloud Map: unreachable at http:\/\/127\.0\.0\.1:9/);
+    expect(stdout).toMatch(/\[FAIL\] agent http:\/\/127\.0\.0\.1:9: not reachable/);
+  });
+});
