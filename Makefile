@@ -60,6 +60,10 @@ clusterset-down: install ## Stop every process of the clusterset in STATE and fr
 	@test -f e2e/dist/src/cli.js || pnpm exec tsc --build e2e >/dev/null || true
 	node e2e/dist/src/cli.js down --state $(STATE)
 
+.PHONY: e2e-kind
+e2e-kind: build ## Integration suites on kind clusters (needs Docker/Podman; kind via e2e/bin/kind)
+	e2e/kind/e2e-kind.sh
+
 .PHONY: test-integration
 test-integration: build controlplane ## Integration suites on real local clusters and the emulator
 	pnpm exec vitest run --project integration --passWithNoTests

@@ -3,7 +3,14 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { loadClusterset, startClusterset, stopClusterset } from './clusterset.js';
+import { loadKubeconfig } from './kubeconfig.js';
 import { stderrProgress } from './log.js';
+import {
+  clusterIdProperty,
+  clustersetProperty,
+  installCrds,
+  setClusterProperty,
+} from './resources.js';
 import type { EmulatorMode } from './emulator.js';
 
 await yargs(hideBin(process.argv))
@@ -55,6 +62,33 @@ await yargs(hideBin(process.argv))
       for (const p of report.busyPorts) console.error(`port still bound: 127.0.0.1:${p}`);
       if (report.leftover.length > 0 || report.busyPorts.length > 0) process.exitCode = 1;
       else console.error(`harness: stopped clusterset in ${argv.state}`);
+    },
+  )
+  .command(
+    'prepare',
+    'install the CRDs and ClusterProperties on existing clusters (kind, EKS)',
+    (y) =>
+      y
+        .option('kubeconfigs', {
+          type: 'string',
+          demandOption: true,
+          describe: 'comma-separated, one per cluster',
+        })
+        .option('cluster-names', {
+          type: 'string',
+          describe: 'comma-separated cluster ids (default c1,c2,...)',
+        })
+        .option('clusterset-name', { type: 'string', default: 'e2e-clusterset' }),
+    async (argv) => {
+      const paths = argv.kubeconfigs.split(',').filter((p) => p !== '');
+      const names = argv['cluster-names']?.split(',') ?? paths.map((_, i) => `c${i + 1}`);
+      for (const [i, path] of paths.entries()) {
+        const kc = loadKubeconfig(path);
+        await installCrds(kc);
+        await setClusterProperty(kc, clusterIdProperty, names[i] ?? `c${i + 1}`);
+        await setClusterProperty(kc, clustersetProperty, argv['clusterset-name']);
+        console.error(`harness: prepared ${path} as ${names[i] ?? `c${i + 1}`}`);
+      }
     },
   )
   .command(

@@ -4,13 +4,14 @@
 //   MCS_E2E_KUBECONFIGS=a,b   use these clusters (kind, EKS, ...) instead of starting any
 //   MCS_E2E_STATE=<dir>       use the running clusterset of `make clusterset-up STATE=<dir>`
 //   MCS_E2E_CLUSTERS=N        clusters to start (default 2)
-//   MCS_E2E_EMULATOR=auto|required|off   Cloud Map emulator for harness runs (default auto)
+//   MCS_E2E_EMULATOR=auto|required|off   Cloud Map emulator (default: auto for harness
+//                             clusters, off for MCS_E2E_KUBECONFIGS)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { loadClusterset, startClusterset, stopClusterset } from '../clusterset.js';
-import type { EmulatorMode } from '../emulator.js';
+import { cloudMapEnv, startInProcessEmulator, type EmulatorMode } from '../emulator.js';
 import { stderrProgress } from '../log.js';
 import type { E2eContext } from './context.js';
 import './context.js';
@@ -26,18 +27,26 @@ export default async function setup(
       .map((p) => p.trim())
       .filter((p) => p !== '')
       .map((p) => resolve(p));
-    const cloudMapEndpoint = env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'];
+    // External clusters: Cloud Map is whatever the environment says (real AWS by default),
+    // unless MCS_E2E_EMULATOR asks for the emulator (make e2e-kind does).
+    const emulator = await startInProcessEmulator(
+      (env['MCS_E2E_EMULATOR'] ?? 'off') as EmulatorMode,
+      stderrProgress,
+    );
+    const cloudMapEndpoint = emulator?.url ?? env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'];
     provide(project, {
       kubeconfigs,
       clusterNames: kubeconfigs.map((p) => basename(p).replace(/\.(kubeconfig|ya?ml|conf)$/, '')),
       stateDir: null,
       cloudMapEnv:
-        cloudMapEndpoint !== undefined
-          ? { AWS_ENDPOINT_URL_SERVICEDISCOVERY: cloudMapEndpoint }
-          : null,
+        emulator !== undefined
+          ? cloudMapEnv(emulator.url)
+          : cloudMapEndpoint !== undefined
+            ? { AWS_ENDPOINT_URL_SERVICEDISCOVERY: cloudMapEndpoint }
+            : null,
       external: true,
     });
-    return undefined;
+    return emulator !== undefined ? () => emulator.stop() : undefined;
   }
 
   const reuse = env['MCS_E2E_STATE'];
