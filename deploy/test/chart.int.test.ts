@@ -1,18 +1,25 @@
 // Every object the chart renders, in every mode, is accepted by a real API server of the
 // harness (server-side apply, dry run, strict field validation), and helm's NOTES render
 // against a live cluster.
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { e2eClusters, e2eNamespace, type E2eCluster } from '@cloudmap-mcs/e2e/vitest';
 import type { TestNamespace } from '@cloudmap-mcs/e2e';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chartDir,
   cleanupHelmScratch,
+  deployDir,
   helm,
   helmBinary,
   key,
+  kustomizeBuild,
   modes,
+  parseObjects,
   render,
+  repoRoot,
+  toolBinary,
 } from './support/helm.js';
 import { ResourceMapper, serverSideApply } from './support/kube.js';
 
@@ -84,6 +91,27 @@ beforeAll(async () => {
   cluster = clusters[0] as E2eCluster;
   kc = cluster.kc;
   ns = await e2eNamespace('chart', [cluster]);
+  // The restricted Pod Security Standard: a workload that violates it draws a warning, and
+  // any warning fails the dry runs below.
+  await kc.makeApiClient(CoreV1Api).patchNamespace(
+    {
+      name: ns.name,
+      body: [
+        {
+          op: 'add',
+          path: '/metadata/labels/pod-security.kubernetes.io~1enforce',
+          value: 'restricted',
+        },
+        {
+          op: 'add',
+          path: '/metadata/labels/pod-security.kubernetes.io~1warn',
+          value: 'restricted',
+        },
+      ],
+    },
+    // JSON patch
+    { headers: { 'Content-Type': 'application/json-patch+json' } } as never,
+  );
   mapper = new ResourceMapper(kc);
 });
 
@@ -103,6 +131,24 @@ async function dryRunAll(objects: KubernetesObject[]): Promise<string[]> {
       problems.push(`${key(obj)}: warnings ${res.warnings.join('; ')}`);
   }
   return problems;
+}
+
+/** Moves namespaced objects into the test namespace (dry runs cannot create namespaces). */
+async function intoTestNamespace(
+  objects: KubernetesObject[],
+  keep: readonly string[] = [],
+): Promise<KubernetesObject[]> {
+  const out: KubernetesObject[] = [];
+  for (const o of objects) {
+    const info = await mapper.resolve(o.apiVersion ?? '', o.kind ?? '');
+    const namespace = o.metadata?.namespace;
+    if (info.namespaced && !(namespace !== undefined && keep.includes(namespace))) {
+      out.push({ ...o, metadata: { ...o.metadata, namespace: ns.name } });
+    } else {
+      out.push(o);
+    }
+  }
+  return out;
 }
 
 describe('chart on a harness API server', () => {
@@ -132,6 +178,14 @@ describe('chart on a harness API server', () => {
     const problems = await dryRunAll([broken]);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain('serviceAccountNmae');
+    // ... and the namespace enforces the restricted Pod Security Standard on the templates.
+    const loose = structuredClone(deployment) as KubernetesObject & {
+      spec: { template: { spec: { containers: Record<string, unknown>[] } } };
+    };
+    delete loose.spec.template.spec.containers[0]?.['securityContext'];
+    const psa = await dryRunAll([loose]);
+    expect(psa).toHaveLength(1);
+    expect(psa[0]).toMatch(/would violate PodSecurity .*restricted.*allowPrivilegeEscalation/);
   });
 
   it('installs (server dry run) and prints NOTES that say what to check next', () => {
@@ -151,5 +205,38 @@ describe('chart on a harness API server', () => {
     expect(res.stdout).toContain('export agent  mcs-cloudmap-mcs-export-agent');
     expect(res.stdout).toContain('import agent  disabled');
     expect(res.stdout).toContain('kubectl get clusterproperties.about.k8s.io');
+  });
+});
+
+describe('kustomize and samples on a harness API server', () => {
+  it('overlay both: every object passes a server-side dry run', async () => {
+    toolBinary('kustomize');
+    const res = kustomizeBuild(join(deployDir, 'kustomize', 'overlays', 'both'));
+    expect(res.status, res.stderr).toBe(0);
+    const objects = await intoTestNamespace(parseObjects(res.stdout));
+    expect(objects.length).toBeGreaterThanOrEqual(3 + 2 + 1 + 16);
+    expect(await dryRunAll(objects)).toEqual([]);
+    console.info(`deploy: kustomize overlay both: ${objects.length} objects accepted (dry run)`);
+  });
+
+  it('samples: every object passes a server-side dry run', async () => {
+    const dir = join(repoRoot, 'samples');
+    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.yaml') && statSync(join(dir, f)).isFile())
+      .sort();
+    expect(files).toEqual([
+      'cluster-properties.yaml',
+      'coredns/coredns-rbac.yaml',
+      'coredns/corefile-configmap.yaml',
+      'demo/demo.yaml',
+      'headless/headless.yaml',
+    ]);
+    const objects = await intoTestNamespace(
+      files.flatMap((f) => parseObjects(readFileSync(join(dir, f), 'utf8'))),
+      ['kube-system'],
+    );
+    expect(objects.filter((o) => o.kind === 'ServiceExport')).toHaveLength(2);
+    expect(await dryRunAll(objects)).toEqual([]);
+    console.info(`deploy: samples: ${objects.length} objects accepted (dry run)`);
   });
 });

@@ -12,18 +12,22 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../
 export const deployDir = join(repoRoot, 'deploy');
 export const chartDir = join(deployDir, 'charts', 'cloudmap-mcs');
 
-let helmPath: string | undefined;
+const toolPaths = new Map<string, string>();
 
-/** Path of the helm binary; builds it on first use (minutes cold, instant warm). */
-export function helmBinary(): string {
-  if (helmPath === undefined) {
-    helmPath = execFileSync(join(deployDir, 'tools', 'helm', 'build.sh'), {
+/** Path of a tool built by deploy/tools/<name>/build.sh (minutes cold, instant warm). */
+export function toolBinary(name: 'helm' | 'kustomize'): string {
+  let path = toolPaths.get(name);
+  if (path === undefined) {
+    path = execFileSync(join(deployDir, 'tools', name, 'build.sh'), {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
     }).trim();
+    toolPaths.set(name, path);
   }
-  return helmPath;
+  return path;
 }
+
+export const helmBinary = (): string => toolBinary('helm');
 
 export interface HelmResult {
   readonly status: number;
@@ -112,6 +116,18 @@ export const modes = {
 } as const;
 
 export type Mode = keyof typeof modes;
+
+/** Parses a multi-document YAML stream into objects (plain YAML: unknown fields survive). */
+export const parseObjects = (text: string): KubernetesObject[] =>
+  (loadAll(text) as (KubernetesObject | null)[]).filter(
+    (o): o is KubernetesObject => o !== null && typeof o === 'object',
+  );
+
+export function kustomizeBuild(dir: string): HelmResult {
+  const res = spawnSync(toolBinary('kustomize'), ['build', dir], { encoding: 'utf8' });
+  if (res.error !== undefined) throw res.error;
+  return { status: res.status ?? -1, stdout: res.stdout, stderr: res.stderr };
+}
 
 export const key = (o: KubernetesObject): string =>
   `${o.kind ?? '?'}/${o.metadata?.namespace !== undefined ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? '?'}`;
