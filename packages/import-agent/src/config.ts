@@ -1,0 +1,186 @@
+import yargs from 'yargs';
+import { parseCidr, type LogLevel } from '@cloudmap-mcs/core';
+
+/**
+ * The import agent's one typed configuration (DESIGN.md §6): built in main.ts from flags and
+ * MCS_* environment variables (flag `--poll-fast-seconds` ⇔ env `MCS_POLL_FAST_SECONDS`),
+ * validated, logged once, passed down. Nothing else reads process.env.
+ */
+export interface ImportAgentConfig {
+  kubeconfig?: string;
+  /** Overrides ClusterProperty clusterset.k8s.io when set. */
+  clustersetId?: string;
+  /** Overrides ClusterProperty cluster.clusterset.k8s.io (only logged by an importer). */
+  clusterId?: string;
+  region?: string;
+  cloudMapEndpoint?: string;
+  assumeRoleArn?: string;
+  pollSlowMs: number;
+  pollFastMs: number;
+  pollResyncMs: number;
+  pollJitter: number;
+  pollMaxBackoffMs: number;
+  requestBudgetPerSecond?: number;
+  heartbeatTtlMs: number;
+  allowedCidrs: string[];
+  workers: number;
+  maxEndpointsPerSlice: number;
+  metricsPort: number;
+  healthPort: number;
+  bindAddress: string;
+  leaderElect: boolean;
+  leaseNamespace: string;
+  leaseName: string;
+  identity: string;
+  logLevel: LogLevel;
+  logFormat: 'json' | 'text';
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function parseConfig(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  hostname: string,
+): ImportAgentConfig {
+  const args = yargs(argv)
+    .env('MCS')
+    .strict()
+    .option('kubeconfig', {
+      type: 'string',
+      describe: 'kubeconfig path (default: in-cluster or KUBECONFIG)',
+    })
+    .option('cluster-id', {
+      type: 'string',
+      describe: 'cluster id; default: ClusterProperty cluster.clusterset.k8s.io',
+    })
+    .option('clusterset-id', {
+      type: 'string',
+      describe: 'clusterset id; default: ClusterProperty clusterset.k8s.io',
+    })
+    .option('region', { type: 'string', describe: 'AWS region (default: the SDK chain)' })
+    .option('cloudmap-endpoint', {
+      type: 'string',
+      describe: 'Cloud Map endpoint URL (emulator); default AWS_ENDPOINT_URL_SERVICEDISCOVERY',
+    })
+    .option('assume-role-arn', {
+      type: 'string',
+      describe: 'role to assume for Cloud Map (cross-account)',
+    })
+    .option('poll-slow-seconds', {
+      type: 'number',
+      default: 60,
+      describe: 'period of ListNamespaces/ListServices',
+    })
+    .option('poll-fast-seconds', {
+      type: 'number',
+      default: 5,
+      describe: 'period of DiscoverInstancesRevision per service',
+    })
+    .option('poll-resync-seconds', {
+      type: 'number',
+      default: 600,
+      describe: 'period of the full DiscoverInstances backstop',
+    })
+    .option('poll-jitter', {
+      type: 'number',
+      default: 0.1,
+      describe: 'random extra fraction of each period',
+    })
+    .option('poll-max-backoff-seconds', {
+      type: 'number',
+      default: 300,
+      describe: 'ceiling of the error backoff',
+    })
+    .option('request-budget', {
+      type: 'number',
+      describe: 'DiscoverInstancesRevision calls/s this agent may use; stretches the fast period',
+    })
+    .option('heartbeat-ttl-seconds', {
+      type: 'number',
+      default: 120,
+      describe: 'a cluster whose heartbeat is older loses its endpoints',
+    })
+    .option('allowed-cidrs', {
+      type: 'string',
+      default: '',
+      describe:
+        'comma-separated CIDRs endpoint addresses must fall in (empty: any but the always-refused)',
+    })
+    .option('workers', { type: 'number', default: 4 })
+    .option('max-endpoints-per-slice', { type: 'number', default: 100 })
+    .option('metrics-port', { type: 'number', default: 8080 })
+    .option('health-port', { type: 'number', default: 8081 })
+    .option('bind-address', { type: 'string', default: '0.0.0.0' })
+    .option('leader-elect', { type: 'boolean', default: true })
+    .option('lease-namespace', { type: 'string', default: 'cloudmap-mcs-system' })
+    .option('lease-name', { type: 'string', default: 'cloudmap-mcs-import-agent' })
+    .option('identity', {
+      type: 'string',
+      describe: 'leader-election identity (default: hostname + pid)',
+    })
+    .option('log-level', {
+      choices: ['error', 'warn', 'info', 'debug'] as const,
+      default: 'info' as const,
+    })
+    .option('log-format', { choices: ['json', 'text'] as const, default: 'json' as const })
+    .parseSync();
+
+  const positive = (name: string, v: number): number => {
+    if (!Number.isFinite(v) || v <= 0)
+      throw new ConfigError(`--${name} must be a positive number, got ${String(v)}`);
+    return v;
+  };
+  const allowedCidrs = args.allowedCidrs
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '');
+  for (const cidr of allowedCidrs) {
+    try {
+      parseCidr(cidr);
+    } catch (error) {
+      throw new ConfigError(
+        `--allowed-cidrs: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+  if (args.pollJitter < 0 || args.pollJitter > 1)
+    throw new ConfigError('--poll-jitter must be within 0..1');
+  const maxPerSlice = positive('max-endpoints-per-slice', args.maxEndpointsPerSlice);
+  if (maxPerSlice > 1000)
+    throw new ConfigError('--max-endpoints-per-slice must be at most 1000 (EndpointSlice limit)');
+  const config: ImportAgentConfig = {
+    pollSlowMs: positive('poll-slow-seconds', args.pollSlowSeconds) * 1000,
+    pollFastMs: positive('poll-fast-seconds', args.pollFastSeconds) * 1000,
+    pollResyncMs: positive('poll-resync-seconds', args.pollResyncSeconds) * 1000,
+    pollJitter: args.pollJitter,
+    pollMaxBackoffMs: positive('poll-max-backoff-seconds', args.pollMaxBackoffSeconds) * 1000,
+    heartbeatTtlMs: positive('heartbeat-ttl-seconds', args.heartbeatTtlSeconds) * 1000,
+    allowedCidrs,
+    workers: Math.floor(positive('workers', args.workers)),
+    maxEndpointsPerSlice: Math.floor(maxPerSlice),
+    metricsPort: args.metricsPort,
+    healthPort: args.healthPort,
+    bindAddress: args.bindAddress,
+    leaderElect: args.leaderElect,
+    leaseNamespace: args.leaseNamespace,
+    leaseName: args.leaseName,
+    identity: args.identity ?? `${hostname}-${String(process.pid)}`,
+    logLevel: args.logLevel,
+    logFormat: args.logFormat,
+  };
+  const kubeconfig = args.kubeconfig ?? env['KUBECONFIG'];
+  if (kubeconfig !== undefined && kubeconfig !== '') config.kubeconfig = kubeconfig;
+  if (args.clustersetId !== undefined) config.clustersetId = args.clustersetId;
+  if (args.clusterId !== undefined) config.clusterId = args.clusterId;
+  const region = args.region ?? env['AWS_REGION'];
+  if (region !== undefined && region !== '') config.region = region;
+  const endpoint = args.cloudmapEndpoint ?? env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'];
+  if (endpoint !== undefined && endpoint !== '') config.cloudMapEndpoint = endpoint;
+  if (args.assumeRoleArn !== undefined) config.assumeRoleArn = args.assumeRoleArn;
+  if (args.requestBudget !== undefined)
+    config.requestBudgetPerSecond = positive('request-budget', args.requestBudget);
+  return config;
+}

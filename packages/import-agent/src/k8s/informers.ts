@@ -1,0 +1,115 @@
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import type { Logger } from '@cloudmap-mcs/core';
+import {
+  createKubeInformer,
+  type InformerEvent,
+  type SupervisedInformer,
+} from '@cloudmap-mcs/core/runtime';
+
+/**
+ * The import agent's informers, supervised by the shared runtime (restart with backoff,
+ * watchdog, synced after the first list). Handlers only enqueue (GUIDE.md rule 3).
+ */
+export type Watched<T extends KubernetesObject> = SupervisedInformer<T>;
+
+export type Handler<T> = (event: InformerEvent, obj: T) => void;
+
+function watch<T extends KubernetesObject>(
+  name: string,
+  kc: KubeConfig,
+  path: string,
+  list: () => Promise<KubernetesListObject<T>>,
+  labelSelector: string | undefined,
+  handler: Handler<T>,
+  logger: Logger,
+): Watched<T> {
+  const informer = createKubeInformer<T>({
+    name,
+    kubeConfig: kc,
+    path,
+    list,
+    ...(labelSelector === undefined ? {} : { labelSelector }),
+    onEvent: handler,
+    logger,
+  });
+  informer.start();
+  return informer;
+}
+
+export const IMPORT_GROUP = 'multicluster.x-k8s.io';
+
+export interface ImportInformers {
+  namespaces: Watched<KubernetesObject>;
+  serviceImports: Watched<KubernetesObject>;
+  services: Watched<KubernetesObject>;
+  endpointSlices: Watched<KubernetesObject>;
+}
+
+export interface InformerHandlers {
+  namespace: Handler<KubernetesObject>;
+  serviceImport: Handler<KubernetesObject>;
+  service: Handler<KubernetesObject>;
+  endpointSlice: Handler<KubernetesObject>;
+}
+
+export function startImportInformers(
+  kc: KubeConfig,
+  selectors: { services: string; endpointSlices: string },
+  handlers: InformerHandlers,
+  logger: Logger,
+): ImportInformers {
+  const core = kc.makeApiClient(CoreV1Api);
+  const discovery = kc.makeApiClient(DiscoveryV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  return {
+    namespaces: watch(
+      'namespaces',
+      kc,
+      '/api/v1/namespaces',
+      () => core.listNamespace(),
+      undefined,
+      handlers.namespace,
+      logger,
+    ),
+    serviceImports: watch(
+      'serviceimports',
+      kc,
+      `/apis/${IMPORT_GROUP}/v1beta1/serviceimports`,
+      async () =>
+        (await custom.listClusterCustomObject({
+          group: IMPORT_GROUP,
+          version: 'v1beta1',
+          plural: 'serviceimports',
+        })) as KubernetesListObject<KubernetesObject>,
+      undefined,
+      handlers.serviceImport,
+      logger,
+    ),
+    services: watch(
+      'services',
+      kc,
+      '/api/v1/services',
+      () => core.listServiceForAllNamespaces({ labelSelector: selectors.services }),
+      selectors.services,
+      handlers.service,
+      logger,
+    ),
+    endpointSlices: watch(
+      'endpointslices',
+      kc,
+      '/apis/discovery.k8s.io/v1/endpointslices',
+      () =>
+        discovery.listEndpointSliceForAllNamespaces({ labelSelector: selectors.endpointSlices }),
+      selectors.endpointSlices,
+      handlers.endpointSlice,
+      logger,
+    ),
+  };
+}

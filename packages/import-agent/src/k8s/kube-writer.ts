@@ -1,0 +1,91 @@
+import {
+  ApiException,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import type {
+  EndpointSliceObject,
+  ServiceImportObject,
+  ServiceImportStatus,
+  ServiceObject,
+} from '../reconcile/k8s-types.js';
+import type { ImportWriter } from '../reconcile/ports.js';
+
+export const FIELD_MANAGER = 'cloudmap-mcs-import-agent';
+
+const API_FOR_KIND = {
+  ServiceImport: 'multicluster.x-k8s.io/v1beta1',
+  Service: 'v1',
+  EndpointSlice: 'discovery.k8s.io/v1',
+} as const;
+
+const isNotFound = (error: unknown): boolean => error instanceof ApiException && error.code === 404;
+
+/** Plain JSON of what client-node returns (class instances with Dates) for our readers. */
+const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
+
+/**
+ * Server-side apply with our field manager (force: we are the only writer of these objects),
+ * so repeated applies of the same content are no-ops and "already exists" never happens.
+ */
+export function createKubeWriter(kc: KubeConfig): ImportWriter {
+  const objects = KubernetesObjectApi.makeApiClient(kc);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const apply = async <T>(obj: KubernetesObject): Promise<T> =>
+    plain<T>(
+      await objects.patch(
+        obj,
+        undefined,
+        undefined,
+        FIELD_MANAGER,
+        true,
+        PatchStrategy.ServerSideApply,
+      ),
+    );
+  return {
+    applyServiceImport: (obj) => apply<ServiceImportObject>(obj),
+    applyService: (obj) => apply<ServiceObject>(obj),
+    async applyEndpointSlice(obj: EndpointSliceObject) {
+      await apply(obj);
+    },
+    async applyServiceImportStatus(namespace: string, name: string, status: ServiceImportStatus) {
+      await custom.patchNamespacedCustomObjectStatus(
+        {
+          group: 'multicluster.x-k8s.io',
+          version: 'v1beta1',
+          namespace,
+          plural: 'serviceimports',
+          name,
+          body: {
+            apiVersion: API_FOR_KIND.ServiceImport,
+            kind: 'ServiceImport',
+            metadata: { name, namespace },
+            status,
+          },
+          fieldManager: FIELD_MANAGER,
+          force: true,
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+      );
+    },
+    async delete(kind, namespace, name, uid) {
+      try {
+        await objects.delete(
+          { apiVersion: API_FOR_KIND[kind], kind, metadata: { name, namespace } },
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          'Background',
+          uid === undefined ? undefined : { preconditions: { uid } },
+        );
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    },
+  };
+}

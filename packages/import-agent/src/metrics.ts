@@ -1,0 +1,107 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ImportControllerOptions } from './controller.js';
+
+type ControllerMetrics = NonNullable<ImportControllerOptions['metrics']>;
+
+/** The import agent's own metrics (DESIGN.md §6); Cloud Map call metrics come from core. */
+export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'): ControllerMetrics {
+  const registers = [registry];
+  const reconciles = new Counter({
+    name: `${prefix}reconcile_total`,
+    help: 'Reconciles by outcome.',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const duration = new Histogram({
+    name: `${prefix}reconcile_duration_seconds`,
+    help: 'Reconcile latency.',
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    registers,
+  });
+  const refused = new Counter({
+    name: `${prefix}refused_records_total`,
+    help: 'Cloud Map records or parts refused by validation, by reason.',
+    labelNames: ['reason'],
+    registers,
+  });
+  const writes = new Counter({
+    name: `${prefix}k8s_writes_total`,
+    help: 'Kubernetes writes by kind and verb.',
+    labelNames: ['kind', 'verb'],
+    registers,
+  });
+  const depth = new Gauge({
+    name: `${prefix}queue_depth`,
+    help: 'Keys waiting in the work queue.',
+    registers,
+  });
+  const rounds = new Counter({
+    name: `${prefix}poll_rounds_total`,
+    help: 'Poller rounds by kind (slow, fast, resync) and outcome.',
+    labelNames: ['kind', 'outcome'],
+    registers,
+  });
+  const roundDuration = new Histogram({
+    name: `${prefix}poll_round_duration_seconds`,
+    help: 'Poller round latency by kind.',
+    labelNames: ['kind'],
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+    registers,
+  });
+  const readErrors = new Counter({
+    name: `${prefix}cloudmap_read_errors_total`,
+    help: 'Failed Cloud Map reads (after retries) by operation; the last good state is kept.',
+    labelNames: ['operation'],
+    registers,
+  });
+  const reachable = new Gauge({
+    name: `${prefix}cloudmap_reachable`,
+    help: '1 when the last poll rounds succeeded, 0 while serving the last good state.',
+    registers,
+  });
+  const synced = new Gauge({
+    name: `${prefix}cloudmap_synced`,
+    help: '1 once a complete Cloud Map snapshot was read.',
+    registers,
+  });
+  const lastGood = new Gauge({
+    name: `${prefix}cloudmap_last_good_timestamp_seconds`,
+    help: 'Wall time of the last fully successful poll round.',
+    registers,
+  });
+  const failing = new Gauge({
+    name: `${prefix}cloudmap_failing_services`,
+    help: 'Services whose last read failed (served from the last good state).',
+    registers,
+  });
+  const stale = new Gauge({
+    name: `${prefix}stale_clusters`,
+    help: 'Source clusters whose endpoints were dropped for an expired heartbeat, per import.',
+    labelNames: ['namespace', 'name'],
+    registers,
+  });
+  return {
+    reconciled: (outcome, ms) => {
+      reconciles.inc({ outcome });
+      duration.observe(ms / 1000);
+    },
+    refused: (reason) => refused.inc({ reason }),
+    written: (kind, verb) => writes.inc({ kind, verb }),
+    queueDepth: (n) => depth.set(n),
+    round: (kind, ok, ms) => {
+      rounds.inc({ kind, outcome: ok ? 'success' : 'error' });
+      roundDuration.observe({ kind }, ms / 1000);
+    },
+    readError: (operation) => readErrors.inc({ operation }),
+    health: (h, isSynced) => {
+      reachable.set(h.reachable ? 1 : 0);
+      synced.set(isSynced ? 1 : 0);
+      failing.set(h.failingServices);
+      if (h.lastGoodMs !== undefined) lastGood.set(h.lastGoodMs / 1000);
+    },
+    staleClusters: (namespace, name, count) => {
+      if (count === 0) stale.remove({ namespace, name });
+      else stale.set({ namespace, name }, count);
+    },
+  };
+}
