@@ -45,6 +45,8 @@ export interface ExportReconciler {
   keyForService(serviceId: string): string | undefined;
   /** Namespaces with at least one exported Service (they get a heartbeat). */
   exportedNamespaces(): Set<string>;
+  /** How many ServiceExports are currently exported (metrics). */
+  exportedCount(): number;
 }
 
 const notFound = (e: unknown) =>
@@ -214,5 +216,6 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     },
     keyForService: (serviceId) => serviceKeys.get(serviceId),
     exportedNamespaces: () => new Set(exported.values()),
+    exportedCount: () => exported.size,
   };
 }

@@ -3,7 +3,11 @@ import { decodeServiceInstances, type CloudMapInstance } from '../../src/index.j
 
 // Instances exactly as the AWS Go controller writes them (GetCloudMapAttributes): no export
 // record, IDs without a cluster prefix, K8S_CONTROLLER with its version.
-const awsInstance = (ip: string, ready: string, extra: Record<string, string> = {}) => ({
+const awsInstance = (
+  ip: string,
+  ready: string,
+  extra: Record<string, string> = {},
+): CloudMapInstance => ({
   id: `tcp-${ip.replace(/[.:]/g, '_')}-8080`,
   attributes: {
     ...(ip.includes(':') ? { AWS_INSTANCE_IPV6: ip } : { AWS_INSTANCE_IPV4: ip }),
@@ -100,8 +104,7 @@ describe('decoding the AWS Go controller records', () => {
     ['unknown record', { MCS_RECORD: 'weird' }, 'unknown MCS_RECORD: weird'],
   ])('rejects an instance with %s, keeps the others', (_, change, reason) => {
     const bad = awsInstance('10.0.0.7', 'true', change);
-    for (const [k, v] of Object.entries(change))
-      if (v === undefined) delete bad.attributes[k as 'READY'];
+    for (const [k, v] of Object.entries(change)) if (v === undefined) delete bad.attributes[k];
     const { exports, rejected } = decodeServiceInstances(
       'ns',
       'svc',

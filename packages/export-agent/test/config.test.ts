@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../src/config.js';
+
+describe('parseConfig', () => {
+  it('uses defaults', async () => {
+    const c = await parseConfig([], {});
+    expect(c).toMatchObject({
+      workers: 4,
+      resyncSeconds: 60,
+      heartbeatSeconds: 30,
+      leaderElect: true,
+      logLevel: 'info',
+    });
+    expect(c.clusterId).toBeUndefined();
+  });
+
+  it('reads MCS_* environment variables, flags win', async () => {
+    const c = await parseConfig(['--workers', '8', '--cluster-id', 'flag'], {
+      MCS_WORKERS: '2',
+      MCS_CLUSTER_ID: 'env',
+      MCS_CLUSTERSET_ID: 'set',
+      MCS_LEADER_ELECT: 'false',
+      MCS_HEARTBEAT_SECONDS: '5',
+      HOME: '/ignored',
+    });
+    expect(c).toMatchObject({
+      workers: 8,
+      clusterId: 'flag',
+      clustersetId: 'set',
+      leaderElect: false,
+      heartbeatSeconds: 5,
+    });
+  });
+
+  it.each([
+    [['--workers', '0'], /--workers must be a positive number/],
+    [['--health-port', '70000'], /--health-port must be a port/],
+    [['--renew-deadline-seconds', '20'], /lease-duration > renew-deadline/],
+  ])('refuses %j', async (argv, message) => {
+    await expect(parseConfig(argv, {})).rejects.toThrow(ConfigError);
+    await expect(parseConfig(argv, {})).rejects.toThrow(message);
+  });
+
+  it('refuses unknown flags', async () => {
+    await expect(parseConfig(['--no-such-flag'], {})).rejects.toThrow(/Unknown argument/);
+  });
+});
