@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startEmulator, type EmulatorOptions } from './server.js';
 
@@ -10,10 +12,14 @@ export class UsageError extends Error {
 }
 
 const USAGE = `Usage: cloudmap-emulator --port N [--host 127.0.0.1] [--state-file F] [--operation-delay-ms N]
+                         [--gateway-port N [--gateway-ca-dir D]]
 
 Serves the AWS Cloud Map API (AWS JSON 1.1) and the admin API under /_emulator/.
 Point the AWS SDK at the printed URL (AWS_ENDPOINT_URL_SERVICEDISCOVERY=<url>, and
-disableHostPrefix: true for DiscoverInstances). Stops cleanly on SIGTERM and SIGINT.`;
+disableHostPrefix: true for DiscoverInstances). With --gateway-port, also an HTTPS CONNECT
+proxy that serves servicediscovery.<region>.amazonaws.com and data-servicediscovery.<region>
+.amazonaws.com with a local CA (HTTPS_PROXY=<gateway url>, AWS_CA_BUNDLE=<ca file>).
+Stops cleanly on SIGTERM and SIGINT.`;
 
 function int(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -30,12 +36,18 @@ export function parseCli(argv: string[]): EmulatorOptions & { help: boolean } {
       host: { type: 'string' },
       'state-file': { type: 'string' },
       'operation-delay-ms': { type: 'string' },
+      'gateway-port': { type: 'string' },
+      'gateway-ca-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
   const port = int('port', values.port);
   const delay = int('operation-delay-ms', values['operation-delay-ms']);
+  const gatewayPort = int('gateway-port', values['gateway-port']);
+  if (values['gateway-ca-dir'] !== undefined && gatewayPort === undefined) {
+    throw new UsageError('--gateway-ca-dir needs --gateway-port');
+  }
   if (port === undefined && !values.help)
     throw new UsageError('--port is required (0 picks a free port)');
   return {
@@ -44,6 +56,8 @@ export function parseCli(argv: string[]): EmulatorOptions & { help: boolean } {
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(values['state-file'] !== undefined ? { stateFile: values['state-file'] } : {}),
     ...(delay !== undefined ? { operationDelayMs: delay } : {}),
+    ...(gatewayPort !== undefined ? { gatewayPort } : {}),
+    ...(values['gateway-ca-dir'] !== undefined ? { gatewayCaDir: values['gateway-ca-dir'] } : {}),
   };
 }
 
@@ -63,6 +77,11 @@ async function main(): Promise<void> {
   // The first stdout line is the URL, so scripts can read it (`--port 0` included).
   console.log(emu.url);
   console.error(`cloudmap-emulator: Cloud Map API and admin API (${emu.url}/_emulator/) listening`);
+  if (emu.gateway) {
+    console.error(
+      `cloudmap-emulator: gateway: HTTPS_PROXY=${emu.gateway.url} AWS_CA_BUNDLE=${emu.gateway.caFile}`,
+    );
+  }
   const shutdown = (signal: string): void => {
     console.error(`cloudmap-emulator: ${signal}, stopping`);
     emu.stop().then(
@@ -77,4 +96,6 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
-await main();
+// Imported by tests for parseCli; run only as the program itself.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href)
+  await main();

@@ -1,4 +1,11 @@
-export { startEmulator, type EmulatorOptions, type RunningEmulator } from './server.js';
+export {
+  startEmulator,
+  type EmulatorOptions,
+  type GatewayInfo,
+  type RunningEmulator,
+} from './server.js';
+export { LocalCa } from './gateway/ca.js';
+export { INTERCEPTED_HOST } from './gateway/proxy.js';
 export { EmulatorAdminClient, EmulatorAdminError } from './admin-client.js';
 export type { EmulatorConfig, EmulatorConfigPatch } from './admin-types.js';
 export type { FaultConfig, FaultShare, OperationFault, RateLimit } from './faults.js';

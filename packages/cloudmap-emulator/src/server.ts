@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { handleAdmin, type AdminContext } from './admin-api.js';
 import { EmulatorAdminClient } from './admin-client.js';
@@ -6,6 +9,8 @@ import { ADMIN_PREFIX, type EmulatorConfig } from './admin-types.js';
 import { Engine } from './engine.js';
 import type { StatusMode } from './errors.js';
 import { Faults } from './faults.js';
+import { LocalCa } from './gateway/ca.js';
+import { startGateway } from './gateway/proxy.js';
 import type { Quotas } from './model.js';
 import { StateFile } from './persistence.js';
 import { handleAwsCall } from './protocol.js';
@@ -23,6 +28,19 @@ export interface EmulatorOptions {
   quotas?: Partial<Quotas>;
   region?: string;
   accountId?: string;
+  /** Also start gateway mode (HTTPS CONNECT proxy) on this port; 0 picks a free one. */
+  gatewayPort?: number;
+  /** Keep the gateway's CA in this directory (ca.pem, ca-key.pem) and reuse it on restart. */
+  gatewayCaDir?: string;
+}
+
+export interface GatewayInfo {
+  /** `http://127.0.0.1:<port>`: set HTTPS_PROXY to it. */
+  url: string;
+  port: number;
+  /** The CA that signs the intercepted hosts' certificates; give clients this bundle. */
+  caCertPem: string;
+  caFile: string;
 }
 
 export interface RunningEmulator {
@@ -32,6 +50,8 @@ export interface RunningEmulator {
   admin: EmulatorAdminClient;
   /** The node:http server; gateway mode feeds decrypted connections into it. */
   server: Server;
+  /** Present when started with `gatewayPort`. */
+  gateway: GatewayInfo | undefined;
   stop: () => Promise<void>;
 }
 
@@ -104,18 +124,49 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
+  const gateway =
+    options.gatewayPort === undefined ? undefined : await openGateway(server, options);
+
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
-    (stopped ??= new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      // Keep-alive connections from SDK clients would hold close() open indefinitely.
-      server.closeAllConnections();
-    }).then(() => {
-      if (stateFile) {
-        engine.advance();
-        stateFile.save();
-      }
-    }));
+    (stopped ??= Promise.resolve(gateway?.stop())
+      .then(
+        () =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            // Keep-alive connections from SDK clients would hold close() open indefinitely.
+            server.closeAllConnections();
+          }),
+      )
+      .then(() => {
+        if (stateFile) {
+          engine.advance();
+          stateFile.save();
+        }
+      }));
 
-  return { url, port, admin: new EmulatorAdminClient(url), server, stop };
+  return { url, port, admin: new EmulatorAdminClient(url), server, gateway: gateway?.info, stop };
+}
+
+async function openGateway(
+  server: Server,
+  options: EmulatorOptions,
+): Promise<{ info: GatewayInfo; stop: () => Promise<void> }> {
+  const ownDir = options.gatewayCaDir === undefined;
+  const dir = options.gatewayCaDir ?? mkdtempSync(join(tmpdir(), 'cloudmap-emulator-ca-'));
+  const ca = LocalCa.loadOrCreate(dir);
+  const gw = await startGateway({
+    ca,
+    target: server,
+    port: options.gatewayPort ?? 0,
+    ...(options.host !== undefined ? { host: options.host } : {}),
+  });
+  return {
+    info: { url: gw.url, port: gw.port, caCertPem: ca.certPem, caFile: join(dir, 'ca.pem') },
+    stop: async () => {
+      await gw.stop();
+      // A CA made for this run only is removed with it; a given directory is kept.
+      if (ownDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,0 +1,78 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseCli, UsageError } from '../src/cli.js';
+
+const cli = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
+
+describe('cloudmap-emulator CLI', () => {
+  it('parses its flags', () => {
+    expect(
+      parseCli([
+        '--port',
+        '0',
+        '--host',
+        '::1',
+        '--state-file',
+        's.json',
+        '--operation-delay-ms',
+        '5',
+        '--gateway-port',
+        '7',
+      ]),
+    ).toEqual({
+      help: false,
+      port: 0,
+      host: '::1',
+      stateFile: 's.json',
+      operationDelayMs: 5,
+      gatewayPort: 7,
+    });
+    expect(() => parseCli([])).toThrow(UsageError);
+    expect(() => parseCli(['--port', 'x'])).toThrow(UsageError);
+    expect(() => parseCli(['--port', '1', '--gateway-ca-dir', 'd'])).toThrow(UsageError);
+    expect(() => parseCli(['--port', '1', '--bogus'])).toThrow();
+  });
+
+  it('prints its URL, serves, and on SIGTERM saves the state file and exits 0', async () => {
+    // The built program is what the bin entry runs (`pnpm exec tsc --build` first).
+    expect(existsSync(cli), `${cli} is missing: build first`).toBe(true);
+    const stateFile = join(mkdtempSync(join(tmpdir(), 'emu-cli-')), 'state.json');
+    const child = spawn(
+      process.execPath,
+      [cli, '--port', '0', '--state-file', stateFile, '--gateway-port', '0'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code) => resolve(code)),
+    );
+    try {
+      const url = await new Promise<string>((resolve) =>
+        createInterface({ input: child.stdout }).once('line', resolve),
+      );
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const res = await fetch(`${url}/`, {
+        method: 'POST',
+        headers: {
+          'x-amz-target': 'Route53AutoNaming_v20170314.CreateHttpNamespace',
+          'content-type': 'application/x-amz-json-1.1',
+        },
+        body: JSON.stringify({ Name: 'from-cli' }),
+      });
+      expect(res.status).toBe(200);
+      expect(stderr).toMatch(/HTTPS_PROXY=http:\/\/127\.0\.0\.1:\d+ AWS_CA_BUNDLE=\S+ca\.pem/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(readFileSync(stateFile, 'utf8')).toContain('from-cli');
+  });
+});
