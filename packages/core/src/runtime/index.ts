@@ -7,3 +7,7 @@ export * from './lease-store.js';
 export * from './logger.js';
 export * from './shutdown.js';
 export * from './cluster-identity.js';
+export * from './apply.js';
+export * from './controller-metrics.js';
+export * from './events.js';
+export * from './kubeconfig.js';

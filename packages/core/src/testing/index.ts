@@ -2,3 +2,4 @@
 export * from './faults.js';
 export * from './fake-cloudmap.js';
 export * from './memory-logger.js';
+export * from './memory-events.js';

@@ -1,0 +1,32 @@
+/**
+ * The port through which reconcilers report Kubernetes Events (DESIGN.md §6: Events on
+ * ServiceExport for conflicts and failures). The runtime implements it on events.k8s.io/v1;
+ * tests use `createMemoryEventRecorder` from `@cloudmap-mcs/core/testing`.
+ */
+
+export interface EventObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface RecordedEvent {
+  regarding: EventObjectRef;
+  type: EventType;
+  /** UpperCamelCase, machine-readable: `ExportConflict`, `CloudMapWriteFailed`. */
+  reason: string;
+  /** What was being done: `Export`, `Import`, `Delete`. */
+  action: string;
+  /** Human-readable; truncated to 1 kB by the recorder. */
+  note: string;
+}
+
+export interface EventRecorder {
+  /** Fire and forget: never throws and never blocks a reconcile; failures are logged. */
+  record(event: RecordedEvent): void;
+}

@@ -1,0 +1,147 @@
+import { ApiException } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { ConflictRetriesExhaustedError, retryOnConflict } from '../../src/runtime/apply.js';
+import { createControllerMetrics } from '../../src/runtime/controller-metrics.js';
+import { createEventRecorder, type EventSink } from '../../src/runtime/events.js';
+import type { RecordedEvent } from '../../src/ports/events.js';
+import { createMemoryEventRecorder } from '../../src/testing/memory-events.js';
+import { createMemoryLogger } from '../../src/testing/memory-logger.js';
+import { FakeClock } from '../../src/workqueue/clock.js';
+import { advance, settle } from '../helpers/async.js';
+
+const conflict = () => new ApiException(409, 'Conflict', {}, {});
+
+describe('retryOnConflict', () => {
+  it('re-runs the attempt (which re-reads) until it stops conflicting', async () => {
+    const clock = new FakeClock();
+    let reads = 0;
+    const p = retryOnConflict(
+      async () => {
+        reads += 1;
+        if (reads < 3) throw conflict();
+        return 'written';
+      },
+      { clock, random: () => 0.5 },
+    );
+    await advance(clock, 100, 5);
+    expect(await p).toBe('written');
+    expect(reads).toBe(3);
+  });
+
+  it('rethrows other errors at once and gives up after the attempts', async () => {
+    const clock = new FakeClock();
+    let n = 0;
+    await expect(
+      retryOnConflict(async () => {
+        n += 1;
+        throw new ApiException(422, 'Invalid', {}, {});
+      }),
+    ).rejects.toMatchObject({ code: 422 });
+    expect(n).toBe(1);
+    const p = retryOnConflict(
+      async () => {
+        throw conflict();
+      },
+      { attempts: 3, clock },
+    ).catch((e: unknown) => e);
+    await advance(clock, 1_000, 5);
+    const e = await p;
+    expect(e).toBeInstanceOf(ConflictRetriesExhaustedError);
+    expect((e as Error).cause).toBeInstanceOf(ApiException);
+  });
+});
+
+const event = (note = 'Service port conflict with cluster c2'): RecordedEvent => ({
+  regarding: {
+    apiVersion: 'multicluster.x-k8s.io/v1beta1',
+    kind: 'ServiceExport',
+    namespace: 'demo',
+    name: 'web',
+    uid: 'u1',
+  },
+  type: 'Warning',
+  reason: 'ExportConflict',
+  action: 'Export',
+  note,
+});
+
+describe('event recorder', () => {
+  it('writes events.k8s.io/v1 Events and drops identical ones inside the window', async () => {
+    let now = 1_700_000_000_000;
+    const created: { ns: string; body: Record<string, unknown> }[] = [];
+    const sink: EventSink = { create: async (ns, body) => void created.push({ ns, body }) };
+    const rec = createEventRecorder({
+      sink,
+      controller: 'cloudmap-mcs.io/export-agent',
+      instance: 'pod-1',
+      logger: createMemoryLogger(),
+      now: () => now,
+    });
+    rec.record(event());
+    rec.record(event());
+    rec.record(event('another note'));
+    now += 11 * 60_000;
+    rec.record(event());
+    await settle();
+    expect(created).toHaveLength(3);
+    expect(created[0]?.ns).toBe('demo');
+    expect(created[0]?.body).toMatchObject({
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      reportingController: 'cloudmap-mcs.io/export-agent',
+      reportingInstance: 'pod-1',
+      reason: 'ExportConflict',
+      type: 'Warning',
+      action: 'Export',
+      regarding: { kind: 'ServiceExport', name: 'web', namespace: 'demo', uid: 'u1' },
+    });
+    expect(created[0]?.body['eventTime']).toBeInstanceOf(Date);
+    const names = created.map((c) => (c.body['metadata'] as { name: string }).name);
+    expect(new Set(names).size).toBe(3);
+  });
+
+  it('truncates long notes to 1 kB and logs (never throws) when the API refuses', async () => {
+    const logger = createMemoryLogger();
+    const bodies: Record<string, unknown>[] = [];
+    const sink: EventSink = {
+      create: async (_ns, body) => {
+        bodies.push(body);
+        throw new ApiException(403, 'Forbidden', {}, {});
+      },
+    };
+    const rec = createEventRecorder({ sink, controller: 'c', instance: 'i', logger });
+    expect(() => rec.record(event('x'.repeat(5_000)))).not.toThrow();
+    await settle();
+    expect(String(bodies[0]?.['note'])).toHaveLength(1024);
+    expect(logger.find('event not recorded')[0]?.fields).toMatchObject({
+      reason: 'ExportConflict',
+      name: 'web',
+    });
+  });
+
+  it('the memory recorder finds events by object and reason', () => {
+    const rec = createMemoryEventRecorder();
+    rec.record(event());
+    expect(rec.about('demo/web', 'ExportConflict')).toHaveLength(1);
+    expect(rec.about('demo/other')).toEqual([]);
+  });
+});
+
+describe('controller metrics', () => {
+  it('records depth, outcomes, restarts and leadership in the registry', async () => {
+    const registry = new Registry();
+    const m = createControllerMetrics(registry);
+    const hooks = m.forController<string>('serviceexport');
+    hooks.onDepthChange(4);
+    hooks.onResult('a/b', 'error', 20);
+    hooks.onResult('a/b', 'success', 10);
+    m.informerRestart('services', 'watchdog');
+    m.setLeader(true);
+    const text = await registry.metrics();
+    expect(text).toContain('mcs_workqueue_depth{controller="serviceexport"} 4');
+    expect(text).toContain('mcs_reconcile_total{controller="serviceexport",outcome="error"} 1');
+    expect(text).toContain('mcs_informer_restarts_total{informer="services",reason="watchdog"} 1');
+    expect(text).toContain('mcs_leader 1');
+  });
+});
