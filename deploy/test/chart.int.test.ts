@@ -31,10 +31,8 @@ const variants: Record<string, Record<string, unknown>> = {
     aws: {
       region: 'us-west-2',
       assumeRoleArn: 'arn:aws:iam::111122223333:role/cloudmap-mcs-registry',
-      externalId: 'ext',
       cloudMapEndpoint: 'http://127.0.0.1:4566',
     },
-    cloudMap: { rateLimits: { discoverInstancesRevision: { rate: 50, burst: 100 } } },
     logLevel: 'debug',
     imagePullSecrets: [{ name: 'regcred' }],
     commonLabels: { team: 'platform' },
@@ -42,6 +40,8 @@ const variants: Record<string, Record<string, unknown>> = {
       image: { digest: `sha256:${'b'.repeat(64)}` },
       replicas: 3,
       podDisruptionBudget: { minAvailable: 2 },
+      registerRate: 10,
+      leaderElection: { leaseDurationSeconds: 30, renewDeadlineSeconds: 20, retryPeriodSeconds: 5 },
       serviceAccount: {
         annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::111122223333:role/exp' },
       },
@@ -62,6 +62,8 @@ const variants: Record<string, Record<string, unknown>> = {
       replicas: 1,
       leaderElection: { enabled: false },
       allowedCidrs: ['10.0.0.0/8'],
+      requestBudget: 100,
+      poll: { slowSeconds: 30, fastSeconds: 2, resyncSeconds: 300 },
       affinity: {
         podAntiAffinity: {
           preferredDuringSchedulingIgnoredDuringExecution: [

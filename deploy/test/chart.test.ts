@@ -10,7 +10,6 @@ import type {
   V1PolicyRule,
   V1ServiceAccount,
 } from '@kubernetes/client-node';
-import { cloudMapOperations } from '@cloudmap-mcs/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chartDir,
@@ -159,13 +158,19 @@ describe('values', () => {
         aws: {
           region: 'eu-west-1',
           assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
-          externalId: 'x-1',
           cloudMapEndpoint: 'https://servicediscovery.eu-west-1.amazonaws.com',
         },
-        cloudMap: { rateLimits: { discoverInstances: { rate: 100, burst: 200 } } },
         logLevel: 'debug',
-        importAgent: { allowedCidrs: ['10.0.0.0/8', 'fd00::/8'], poll: { revisionPeriod: '5s' } },
-        exportAgent: { extraEnv: [{ name: 'EXTRA', value: '1' }], extraArgs: ['--foo'] },
+        importAgent: {
+          allowedCidrs: ['10.0.0.0/8', 'fd00::/8'],
+          poll: { fastSeconds: 7 },
+          requestBudget: 50,
+        },
+        exportAgent: {
+          extraEnv: [{ name: 'EXTRA', value: '1' }],
+          extraArgs: ['--foo'],
+          registerRate: 5,
+        },
       },
     });
     expect(out.status).toBe(0);
@@ -173,29 +178,94 @@ describe('values', () => {
     const imp = one<V1Deployment>(out.objects, 'Deployment', 'import-agent');
     for (const d of [exp, imp]) {
       const env = envOf(d);
-      expect(env.get('AWS_REGION')?.value).toBe('eu-west-1');
+      expect(env.get('MCS_REGION')?.value).toBe('eu-west-1');
       expect(env.get('MCS_ASSUME_ROLE_ARN')?.value).toBe(
         'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
       );
-      expect(env.get('MCS_ASSUME_ROLE_EXTERNAL_ID')?.value).toBe('x-1');
       expect(env.get('MCS_CLOUDMAP_ENDPOINT')?.value).toBe(
         'https://servicediscovery.eu-west-1.amazonaws.com',
       );
-      expect(JSON.parse(env.get('MCS_RATE_LIMITS')?.value ?? '')).toEqual({
-        discoverInstances: { rate: 100, burst: 200 },
-      });
       expect(env.get('MCS_LOG_LEVEL')?.value).toBe('debug');
       expect(env.get('MCS_CLUSTER_ID')?.value).toBe('east-1');
       expect(env.get('MCS_CLUSTERSET_ID')?.value).toBe('prod');
+      expect(env.get('MCS_LEASE_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath).toBe(
+        'metadata.namespace',
+      );
       // IRSA injects AWS_ROLE_ARN itself; the chart must not collide with it.
       expect(env.has('AWS_ROLE_ARN')).toBe(false);
     }
-    expect(envOf(imp).get('MCS_ALLOWED_CIDRS')?.value).toBe('10.0.0.0/8,fd00::/8');
-    expect(envOf(imp).get('MCS_REVISION_POLL_PERIOD')?.value).toBe('5s');
-    expect(envOf(exp).has('MCS_ALLOWED_CIDRS')).toBe(false);
-    expect(envOf(exp).get('EXTRA')?.value).toBe('1');
-    expect(envOf(imp).has('EXTRA')).toBe(false);
+    const impEnv = envOf(imp);
+    const expEnv = envOf(exp);
+    expect(impEnv.get('MCS_ALLOWED_CIDRS')?.value).toBe('10.0.0.0/8,fd00::/8');
+    expect(impEnv.get('MCS_POLL_FAST_SECONDS')?.value).toBe('7');
+    expect(impEnv.get('MCS_REQUEST_BUDGET')?.value).toBe('50');
+    expect(impEnv.get('MCS_METRICS_PORT')?.value).toBe('8080');
+    expect(impEnv.get('MCS_IDENTITY')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+    expect(expEnv.get('MCS_POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+    expect(expEnv.get('MCS_REGISTER_RATE')?.value).toBe('5');
+    // Each agent parses strictly: it gets only the variables it knows.
+    for (const name of [
+      'MCS_ALLOWED_CIDRS',
+      'MCS_POLL_FAST_SECONDS',
+      'MCS_METRICS_PORT',
+      'MCS_LOG_FORMAT',
+    ]) {
+      expect(expEnv.has(name), name).toBe(false);
+    }
+    for (const name of [
+      'MCS_REGISTER_RATE',
+      'MCS_RESYNC_SECONDS',
+      'MCS_POD_NAME',
+      'MCS_RENEW_DEADLINE_SECONDS',
+    ]) {
+      expect(impEnv.has(name), name).toBe(false);
+    }
+    expect(expEnv.get('EXTRA')?.value).toBe('1');
+    expect(impEnv.has('EXTRA')).toBe(false);
     expect(exp.spec?.template.spec?.containers[0]?.args).toEqual(['--foo']);
+  });
+
+  it('serves metrics where each agent listens: its own port (import) or the health port (export)', () => {
+    const out = render({ values: {} });
+    const svc = (comp: string) =>
+      one<KubernetesObject & { spec: { ports: { port: number; targetPort: string }[] } }>(
+        out.objects,
+        'Service',
+        comp,
+      ).spec.ports;
+    expect(svc('export-agent')).toEqual([
+      { name: 'metrics', port: 8080, targetPort: 'health', protocol: 'TCP' },
+    ]);
+    expect(svc('import-agent')).toEqual([
+      { name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' },
+    ]);
+    const ports = (comp: string) =>
+      one<V1Deployment>(
+        out.objects,
+        'Deployment',
+        comp,
+      ).spec?.template.spec?.containers[0]?.ports?.map((p) => `${p.name ?? ''}:${p.containerPort}`);
+    expect(ports('export-agent')).toEqual(['health:8081']);
+    expect(ports('import-agent')).toEqual(['health:8081', 'metrics:8080']);
+  });
+
+  it('passes the STS external ID to the export agent, and refuses it for the import agent', () => {
+    const aws = {
+      assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
+      externalId: 'x-1',
+    };
+    const exportOnly = render({ values: { aws, importAgent: { enabled: false } } });
+    expect(exportOnly.status).toBe(0);
+    expect(
+      envOf(one<V1Deployment>(exportOnly.objects, 'Deployment', 'export-agent')).get(
+        'MCS_ASSUME_ROLE_EXTERNAL_ID',
+      )?.value,
+    ).toBe('x-1');
+    const withImport = render({ values: { aws } });
+    expect(withImport.status).not.toBe(0);
+    expect(withImport.stderr).toContain(
+      'aws.externalId: the import agent has no --assume-role-external-id',
+    );
   });
 
   it('creates the two ClusterProperties on request, kept on uninstall', () => {
@@ -271,7 +341,7 @@ describe('values', () => {
       },
     ]);
     const d = one<V1Deployment>(out.objects, 'Deployment', 'import-agent');
-    expect(envOf(d).get('MCS_LEADER_ELECTION_LEASE_NAME')?.value).toBe('imp-lease');
+    expect(envOf(d).get('MCS_LEASE_NAME')?.value).toBe('imp-lease');
   });
 });
 
@@ -381,24 +451,20 @@ describe('values schema', () => {
       '/aws/assumeRoleArn',
     ],
     [
-      'an unknown Cloud Map operation',
-      { cloudMap: { rateLimits: { discoverInstancez: { rate: 1 } } } },
-      'discoverInstancez',
-    ],
-    [
       'a CIDR without prefix length',
       { importAgent: { allowedCidrs: ['10.0.0.0'] } },
       '/importAgent/allowedCidrs/0',
     ],
     [
-      'a bad duration',
-      { importAgent: { poll: { revisionPeriod: '2 seconds' } } },
-      '/importAgent/poll/revisionPeriod',
+      'a period that is not a whole number of seconds',
+      { importAgent: { poll: { fastSeconds: '2s' } } },
+      "at '/importAgent/poll/fastSeconds': got string, want integer",
     ],
+    ['a log level the agents do not know', { logLevel: 'verbose' }, '/logLevel'],
     [
       'an export-only key on the import agent',
-      { importAgent: { heartbeatPeriod: '1m' } },
-      "at '/importAgent': additional properties 'heartbeatPeriod' not allowed",
+      { importAgent: { heartbeatSeconds: 30 } },
+      "at '/importAgent': additional properties 'heartbeatSeconds' not allowed",
     ],
   ])('rejects %s', (_name, values, path) => {
     const out = render({ values });
@@ -435,23 +501,13 @@ describe('values schema', () => {
     };
     const exp = schema.properties['exportAgent']?.properties ?? {};
     const imp = schema.properties['importAgent']?.properties ?? {};
-    const shared = Object.keys(exp).filter((k) => k in imp);
+    // leaderElection differs: only the export agent takes lease timings.
+    const shared = Object.keys(exp).filter((k) => k in imp && k !== 'leaderElection');
     expect(shared.length).toBeGreaterThan(20);
     for (const k of shared) expect(imp[k], k).toEqual(exp[k]);
     // Every value the chart ships is described, so nothing escapes validation.
     const values = render({ values: {} });
     expect(values.status).toBe(0);
-  });
-
-  it('names exactly the Cloud Map port operations as rate-limit keys', () => {
-    const schema = JSON.parse(readFileSync(join(chartDir, 'values.schema.json'), 'utf8')) as {
-      properties: {
-        cloudMap: { properties: { rateLimits: { propertyNames: { enum: string[] } } } };
-      };
-    };
-    expect([...schema.properties.cloudMap.properties.rateLimits.propertyNames.enum].sort()).toEqual(
-      [...cloudMapOperations].sort(),
-    );
   });
 });
 

@@ -139,7 +139,7 @@ spec:
             - name: health
               containerPort: {{ $v.healthPort }}
               protocol: TCP
-            {{- if $v.metrics.enabled }}
+            {{- if and $v.metrics.enabled (eq (include "cloudmap-mcs.agent.metricsPortName" .) "metrics") }}
             - name: metrics
               containerPort: {{ $v.metrics.port }}
               protocol: TCP
@@ -226,7 +226,7 @@ spec:
   ports:
     - name: metrics
       port: {{ $v.metrics.port }}
-      targetPort: metrics
+      targetPort: {{ include "cloudmap-mcs.agent.metricsPortName" . }}
       protocol: TCP
 {{- if $v.metrics.serviceMonitor.enabled }}
 ---

@@ -74,32 +74,26 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
 {{/*
-Configuration as MCS_* environment variables (the agents' yargs flags read the same names).
-Only what is set is passed, so the agents' own defaults apply otherwise.
+Configuration as MCS_<FLAG> environment variables: each agent's yargs flag `--x-y` reads
+MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 */}}
 {{- define "cloudmap-mcs.agent.env" -}}
 {{- $v := .root.Values }}
-- name: POD_NAME
-  valueFrom:
-    fieldRef:
-      fieldPath: metadata.name
-- name: POD_NAMESPACE
-  valueFrom:
-    fieldRef:
-      fieldPath: metadata.namespace
+{{- $export := eq .component "export-agent" }}
 - name: MCS_LOG_LEVEL
   value: {{ $v.logLevel | quote }}
+{{- if not $export }}
 - name: MCS_LOG_FORMAT
   value: {{ $v.logFormat | quote }}
+{{- end }}
 - name: MCS_HEALTH_PORT
   value: {{ $v.healthPort | quote }}
-{{- if $v.metrics.enabled }}
+{{- if not $export }}
 - name: MCS_METRICS_PORT
-  value: {{ $v.metrics.port | quote }}
-{{- else }}
-- name: MCS_METRICS_PORT
-  value: "0"
+  value: {{ ternary $v.metrics.port $v.healthPort $v.metrics.enabled | quote }}
 {{- end }}
+- name: MCS_WORKERS
+  value: {{ .agent.workers | quote }}
 {{- if not $v.cluster.createClusterProperties }}
 {{- with $v.cluster.clusterId }}
 - name: MCS_CLUSTER_ID
@@ -111,53 +105,70 @@ Only what is set is passed, so the agents' own defaults apply otherwise.
 {{- end }}
 {{- end }}
 {{- with $v.aws.region }}
-- name: AWS_REGION
-  value: {{ . | quote }}
-{{- end }}
-{{- with $v.aws.assumeRoleArn }}
-- name: MCS_ASSUME_ROLE_ARN
-  value: {{ . | quote }}
-{{- end }}
-{{- with $v.aws.externalId }}
-- name: MCS_ASSUME_ROLE_EXTERNAL_ID
+- name: MCS_REGION
   value: {{ . | quote }}
 {{- end }}
 {{- with $v.aws.cloudMapEndpoint }}
 - name: MCS_CLOUDMAP_ENDPOINT
   value: {{ . | quote }}
 {{- end }}
-{{- with $v.cloudMap.rateLimits }}
-- name: MCS_RATE_LIMITS
-  value: {{ toJson . | quote }}
+{{- with $v.aws.assumeRoleArn }}
+- name: MCS_ASSUME_ROLE_ARN
+  value: {{ . | quote }}
+{{- end }}
+{{- if $v.aws.externalId }}
+{{- if not $export }}
+{{- fail "aws.externalId: the import agent has no --assume-role-external-id yet; use a role whose trust policy does not require an external ID, or run only the export agent" }}
+{{- end }}
+- name: MCS_ASSUME_ROLE_EXTERNAL_ID
+  value: {{ $v.aws.externalId | quote }}
 {{- end }}
 - name: MCS_LEADER_ELECT
   value: {{ .agent.leaderElection.enabled | quote }}
 {{- if .agent.leaderElection.enabled }}
-- name: MCS_LEADER_ELECTION_NAMESPACE
+- name: MCS_LEASE_NAMESPACE
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
-- name: MCS_LEADER_ELECTION_LEASE_NAME
+- name: MCS_LEASE_NAME
   value: {{ include "cloudmap-mcs.agent.leaseName" . | quote }}
-- name: MCS_LEADER_ELECTION_LEASE_DURATION
-  value: {{ .agent.leaderElection.leaseDuration | quote }}
-- name: MCS_LEADER_ELECTION_RENEW_DEADLINE
-  value: {{ .agent.leaderElection.renewDeadline | quote }}
-- name: MCS_LEADER_ELECTION_RETRY_PERIOD
-  value: {{ .agent.leaderElection.retryPeriod | quote }}
 {{- end }}
-{{- if eq .component "export-agent" }}
-- name: MCS_RESYNC_PERIOD
-  value: {{ .agent.resyncPeriod | quote }}
-- name: MCS_HEARTBEAT_PERIOD
-  value: {{ .agent.heartbeatPeriod | quote }}
+{{- if $export }}
+- name: MCS_POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{- if .agent.leaderElection.enabled }}
+- name: MCS_LEASE_DURATION_SECONDS
+  value: {{ .agent.leaderElection.leaseDurationSeconds | quote }}
+- name: MCS_RENEW_DEADLINE_SECONDS
+  value: {{ .agent.leaderElection.renewDeadlineSeconds | quote }}
+- name: MCS_RETRY_PERIOD_SECONDS
+  value: {{ .agent.leaderElection.retryPeriodSeconds | quote }}
+{{- end }}
+- name: MCS_RESYNC_SECONDS
+  value: {{ .agent.resyncSeconds | quote }}
+- name: MCS_HEARTBEAT_SECONDS
+  value: {{ .agent.heartbeatSeconds | quote }}
+- name: MCS_REGISTER_RATE
+  value: {{ .agent.registerRate | quote }}
 {{- else }}
-- name: MCS_SERVICES_POLL_PERIOD
-  value: {{ .agent.poll.servicesPeriod | quote }}
-- name: MCS_REVISION_POLL_PERIOD
-  value: {{ .agent.poll.revisionPeriod | quote }}
-- name: MCS_STALE_CLUSTER_TTL
-  value: {{ .agent.staleClusterTtl | quote }}
+- name: MCS_IDENTITY
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: MCS_POLL_SLOW_SECONDS
+  value: {{ .agent.poll.slowSeconds | quote }}
+- name: MCS_POLL_FAST_SECONDS
+  value: {{ .agent.poll.fastSeconds | quote }}
+- name: MCS_POLL_RESYNC_SECONDS
+  value: {{ .agent.poll.resyncSeconds | quote }}
+- name: MCS_HEARTBEAT_TTL_SECONDS
+  value: {{ .agent.heartbeatTtlSeconds | quote }}
+{{- with .agent.requestBudget }}
+- name: MCS_REQUEST_BUDGET
+  value: {{ . | quote }}
+{{- end }}
 {{- with .agent.allowedCidrs }}
 - name: MCS_ALLOWED_CIDRS
   value: {{ join "," . | quote }}
@@ -166,4 +177,9 @@ Only what is set is passed, so the agents' own defaults apply otherwise.
 {{- with .agent.extraEnv }}
 {{ toYaml . }}
 {{- end }}
+{{- end }}
+
+{{/* The container port /metrics is served on: the export agent serves it on its health port. */}}
+{{- define "cloudmap-mcs.agent.metricsPortName" -}}
+{{- if eq .component "export-agent" }}health{{ else }}metrics{{ end }}
 {{- end }}
