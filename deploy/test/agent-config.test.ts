@@ -1,0 +1,233 @@
+// The chart's environment is what the agents actually parse: each Deployment's env (with the
+// downward API resolved as the kubelet would) goes through the agent's own parseConfig, which
+// is strict, so a renamed, missing or foreign MCS_* variable fails here.
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { V1Deployment } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupHelmScratch, helmBinary, render, repoRoot } from './support/helm.js';
+
+beforeAll(() => {
+  helmBinary();
+});
+afterAll(() => {
+  cleanupHelmScratch();
+});
+
+type Env = Record<string, string>;
+type ParseConfig = (argv: string[], env: Env, hostname: string) => unknown;
+
+/** The agent's own config module, loaded from source (not a copy of its flag list). */
+async function agentParseConfig(agent: 'export-agent' | 'import-agent'): Promise<ParseConfig> {
+  const url = pathToFileURL(join(repoRoot, 'packages', agent, 'src', 'config.ts')).href;
+  const mod = (await import(url)) as { parseConfig?: ParseConfig };
+  if (typeof mod.parseConfig !== 'function')
+    throw new Error(`${agent} config.ts has no parseConfig`);
+  return mod.parseConfig;
+}
+
+const POD = 'agent-7d9f-abcde';
+
+/** The container env as the process sees it: downward-API fields resolved. */
+function processEnv(d: V1Deployment): Env {
+  const env: Env = {};
+  for (const e of d.spec?.template.spec?.containers[0]?.env ?? []) {
+    const field = e.valueFrom?.fieldRef?.fieldPath;
+    if (field === 'metadata.name') env[e.name] = POD;
+    else if (field === 'metadata.namespace') env[e.name] = d.metadata?.namespace ?? '';
+    else if (e.value !== undefined) env[e.name] = e.value;
+    else throw new Error(`unexpected env source for ${e.name}`);
+  }
+  return env;
+}
+
+/**
+ * Runs parseConfig with exactly `env` as the MCS_* environment (some agents read it through
+ * yargs .env(), i.e. from process.env), restoring process.env afterwards.
+ */
+async function parseWith(parse: ParseConfig, env: Env): Promise<Record<string, unknown>> {
+  const saved = { ...process.env };
+  for (const k of Object.keys(process.env)) if (k.startsWith('MCS_')) delete process.env[k];
+  Object.assign(process.env, env);
+  try {
+    return (await parse([], { ...env }, 'host-1')) as Record<string, unknown>;
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+}
+
+const deployment = (values: Record<string, unknown>, component: string): V1Deployment => {
+  const out = render({ values, namespace: 'mcs-system' });
+  expect(out.status, out.stderr).toBe(0);
+  const d = out.objects.find(
+    (o) =>
+      o.kind === 'Deployment' && o.metadata?.labels?.['app.kubernetes.io/component'] === component,
+  );
+  if (d === undefined) throw new Error(`no ${component} Deployment`);
+  return d as V1Deployment;
+};
+
+const everything = {
+  cluster: { clusterId: 'east-1', clusterSetId: 'prod' },
+  aws: {
+    region: 'eu-west-1',
+    assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
+    cloudMapEndpoint: 'http://127.0.0.1:4566',
+  },
+  logLevel: 'debug',
+  logFormat: 'text',
+  healthPort: 9091,
+  metrics: { port: 9090 },
+  exportAgent: {
+    workers: 3,
+    resyncSeconds: 90,
+    heartbeatSeconds: 20,
+    registerRate: 7,
+    leaderElection: {
+      leaseName: 'exp-lease',
+      leaseDurationSeconds: 30,
+      renewDeadlineSeconds: 20,
+      retryPeriodSeconds: 4,
+    },
+  },
+  importAgent: {
+    workers: 2,
+    poll: { slowSeconds: 45, fastSeconds: 3, resyncSeconds: 900 },
+    requestBudget: 25,
+    heartbeatTtlSeconds: 180,
+    allowedCidrs: ['10.0.0.0/8', 'fd00::/8'],
+    leaderElection: { leaseName: 'imp-lease' },
+  },
+};
+
+describe('export agent', () => {
+  it('parses the chart defaults', async () => {
+    const parse = await agentParseConfig('export-agent');
+    const cfg = await parseWith(parse, processEnv(deployment({}, 'export-agent')));
+    expect(cfg).toMatchObject({
+      leaderElect: true,
+      leaseNamespace: 'mcs-system',
+      leaseName: 'mcs-cloudmap-mcs-export-agent',
+      healthPort: 8081,
+      podName: POD,
+      logLevel: 'info',
+    });
+  });
+
+  it('parses every value the chart passes it, with the meaning the values promise', async () => {
+    const parse = await agentParseConfig('export-agent');
+    const cfg = await parseWith(parse, processEnv(deployment(everything, 'export-agent')));
+    expect(cfg).toMatchObject({
+      clusterId: 'east-1',
+      clustersetId: 'prod',
+      region: 'eu-west-1',
+      cloudMapEndpoint: 'http://127.0.0.1:4566',
+      assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
+      workers: 3,
+      resyncSeconds: 90,
+      heartbeatSeconds: 20,
+      registerRatePerSecond: 7,
+      leaderElect: true,
+      leaseNamespace: 'mcs-system',
+      leaseName: 'exp-lease',
+      leaseDurationSeconds: 30,
+      renewDeadlineSeconds: 20,
+      retryPeriodSeconds: 4,
+      healthPort: 9091,
+      logLevel: 'debug',
+      podName: POD,
+    });
+  });
+
+  it('parses the external ID and a single replica without election', async () => {
+    const parse = await agentParseConfig('export-agent');
+    const values = {
+      aws: {
+        assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
+        externalId: 'x-1',
+      },
+      importAgent: { enabled: false },
+      exportAgent: { replicas: 1, leaderElection: { enabled: false } },
+    };
+    const cfg = await parseWith(parse, processEnv(deployment(values, 'export-agent')));
+    expect(cfg).toMatchObject({ assumeRoleExternalId: 'x-1', leaderElect: false });
+  });
+});
+
+describe('import agent', () => {
+  it('parses the chart defaults', async () => {
+    const parse = await agentParseConfig('import-agent');
+    const cfg = await parseWith(parse, processEnv(deployment({}, 'import-agent')));
+    expect(cfg).toMatchObject({
+      leaderElect: true,
+      leaseNamespace: 'mcs-system',
+      leaseName: 'mcs-cloudmap-mcs-import-agent',
+      healthPort: 8081,
+      metricsPort: 8080,
+      identity: POD,
+      logLevel: 'info',
+      logFormat: 'json',
+      pollSlowMs: 60_000,
+      pollFastMs: 5_000,
+      pollResyncMs: 600_000,
+      heartbeatTtlMs: 120_000,
+      allowedCidrs: [],
+    });
+  });
+
+  it('parses every value the chart passes it, with the meaning the values promise', async () => {
+    const parse = await agentParseConfig('import-agent');
+    const cfg = await parseWith(parse, processEnv(deployment(everything, 'import-agent')));
+    expect(cfg).toMatchObject({
+      clusterId: 'east-1',
+      clustersetId: 'prod',
+      region: 'eu-west-1',
+      cloudMapEndpoint: 'http://127.0.0.1:4566',
+      assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
+      workers: 2,
+      pollSlowMs: 45_000,
+      pollFastMs: 3_000,
+      pollResyncMs: 900_000,
+      requestBudgetPerSecond: 25,
+      heartbeatTtlMs: 180_000,
+      allowedCidrs: ['10.0.0.0/8', 'fd00::/8'],
+      leaderElect: true,
+      leaseNamespace: 'mcs-system',
+      leaseName: 'imp-lease',
+      identity: POD,
+      healthPort: 9091,
+      metricsPort: 9090,
+      logLevel: 'debug',
+      logFormat: 'text',
+    });
+  });
+
+  it('serves metrics on the health port when the chart has metrics off', async () => {
+    const parse = await agentParseConfig('import-agent');
+    const cfg = await parseWith(
+      parse,
+      processEnv(deployment({ metrics: { enabled: false } }, 'import-agent')),
+    );
+    expect(cfg).toMatchObject({ healthPort: 8081, metricsPort: 8081 });
+  });
+});
+
+describe('the check itself', () => {
+  it('fails on a variable the agent does not know', async () => {
+    const parse = await agentParseConfig('export-agent');
+    const env = { ...processEnv(deployment({}, 'export-agent')), MCS_POLL_FAST_SECONDS: '5' };
+    await expect(parseWith(parse, env)).rejects.toThrow(
+      /poll-fast-seconds|pollFastSeconds|Unknown/i,
+    );
+  });
+
+  it('fails on a variable the import agent does not know', async () => {
+    const parse = await agentParseConfig('import-agent');
+    const env = { ...processEnv(deployment({}, 'import-agent')), MCS_REGISTER_RATE: '5' };
+    // yargs (strict, exitProcess) exits on it; vitest turns that exit into a throw.
+    await expect(parseWith(parse, env)).rejects.toThrow(
+      /register-rate|registerRate|Unknown|process\.exit/i,
+    );
+  });
+});
