@@ -1,0 +1,128 @@
+/**
+ * Runs the two agents of one cluster as real processes (`node packages/<agent>/dist/src/main.js`),
+ * recorded with pid files under the cluster's state directory so the harness teardown stops
+ * them first, before the API server they talk to.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ClusterInfo } from '../cluster.js';
+import { repoRoot } from '../paths.js';
+import { allocatePorts, releasePortClaims } from '../ports.js';
+import { isRunning, spawnProcess, stopProcesses, type ProcessRecord } from '../processes.js';
+import { waitFor } from '../wait.js';
+
+export type AgentKind = 'export' | 'import';
+
+export interface RunningAgent {
+  readonly kind: AgentKind;
+  readonly cluster: string;
+  readonly healthUrl: string;
+  readonly logFile: string;
+  readonly process: ProcessRecord;
+}
+
+export const agentMain = (kind: AgentKind): string =>
+  join(repoRoot(), 'packages', `${kind}-agent`, 'dist', 'src', 'main.js');
+
+/** Flags of each agent for a local demo: short periods so changes show within seconds. */
+export function agentArgs(
+  kind: AgentKind,
+  cluster: Pick<ClusterInfo, 'name' | 'kubeconfig'>,
+  cloudMapEndpoint: string,
+  ports: { health: number; metrics: number },
+): string[] {
+  const common = [
+    `--kubeconfig=${cluster.kubeconfig}`,
+    `--cloudmap-endpoint=${cloudMapEndpoint}`,
+    '--region=us-east-1',
+    `--health-port=${ports.health}`,
+    '--leader-elect=false',
+    '--log-level=info',
+  ];
+  if (kind === 'export')
+    return [...common, `--pod-name=${cluster.name}-export-agent`, '--heartbeat-seconds=10'];
+  return [
+    ...common,
+    `--metrics-port=${ports.metrics}`,
+    '--bind-address=127.0.0.1',
+    `--identity=${cluster.name}-import-agent`,
+    '--poll-slow-seconds=3',
+    '--poll-fast-seconds=1',
+  ];
+}
+
+/** The last lines of a log, for error messages. */
+export function tail(file: string, lines = 15): string {
+  if (!existsSync(file)) return '(no log)';
+  return readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .slice(-lines)
+    .map((l) => (l.length > 400 ? `${l.slice(0, 400)}…` : l))
+    .join('\n');
+}
+
+async function readyz(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) });
+    await res.body?.cancel();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts one agent and resolves once its /readyz answers 200. */
+export async function startAgent(
+  kind: AgentKind,
+  cluster: ClusterInfo,
+  env: Readonly<Record<string, string>>,
+  timeoutMs: number,
+): Promise<RunningAgent> {
+  const main = agentMain(kind);
+  if (!existsSync(main)) throw new Error(`${main} is missing: build first (make build)`);
+  const [health = 0, metrics = 0] = await allocatePorts(2, `demo ${cluster.name} ${kind}-agent`);
+  const logs = join(cluster.dir, 'logs');
+  const pids = join(cluster.dir, 'pids');
+  mkdirSync(logs, { recursive: true });
+  mkdirSync(pids, { recursive: true });
+  const logFile = join(logs, `${kind}-agent.log`);
+  const record = spawnProcess({
+    name: `${kind}-agent`,
+    command: process.execPath,
+    args: [
+      main,
+      ...agentArgs(kind, cluster, env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] ?? '', {
+        health,
+        metrics,
+      }),
+    ],
+    logFile,
+    pidFile: join(pids, `${kind}-agent.pid`),
+    env: { ...env },
+    cwd: repoRoot(),
+    detached: false,
+  });
+  const healthUrl = `http://127.0.0.1:${health}`;
+  try {
+    const outcome = await waitFor(
+      `${cluster.name} ${kind} agent ready (${healthUrl}/readyz)`,
+      async () => (isRunning(record) ? readyz(healthUrl) : 'exited'),
+      { timeoutMs, intervalMs: 250 },
+    );
+    if (outcome === 'exited')
+      throw new Error(
+        `the ${cluster.name} ${kind} agent exited during start-up; last log lines:\n${tail(logFile)}`,
+      );
+  } catch (err) {
+    await stopProcesses([record], 2_000);
+    if (err instanceof Error && err.message.includes('exited during start-up')) throw err;
+    throw new Error(
+      `the ${cluster.name} ${kind} agent was not ready after ${timeoutMs / 1000} s; last log lines:\n${tail(logFile)}`,
+      { cause: err },
+    );
+  } finally {
+    releasePortClaims([health, metrics]);
+  }
+  return { kind, cluster: cluster.name, healthUrl, logFile, process: record };
+}

@@ -1,0 +1,309 @@
+/**
+ * `make demo`: two local clusters and the Cloud Map emulator, both agents per cluster as real
+ * processes, the demo app exported from both clusters, a wait until every cluster imports the
+ * merged service, a summary, then (interactive) Ctrl-C or (CI) an immediate, clean teardown.
+ */
+import { isAbsolute, join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startClusterset, stopClusterset, type Clusterset } from '../clusterset.js';
+import { loadKubeconfig } from '../kubeconfig.js';
+import { repoRoot } from '../paths.js';
+import { findPidFiles, readPidFile, stopProcesses } from '../processes.js';
+import { startAgent, tail, type RunningAgent } from './agents.js';
+import { applyFile } from './apply.js';
+import { cliPath, runCli } from './cli-runner.js';
+import { observeCluster } from './observe.js';
+import { emulatorCloudMap, readServiceRecords } from './records.js';
+import { renderSummary } from './summary.js';
+import { missing, type ClusterObservation } from './verify.js';
+
+export interface DemoOptions {
+  stateDir: string;
+  /** Exit once verified (CI) instead of running until a signal. */
+  ci: boolean;
+  /** How long to wait for the import to converge once everything runs. */
+  timeoutMs: number;
+  /** Where the summary goes (stdout); progress goes to `progress`. */
+  out: (text: string) => void;
+  progress: (line: string) => void;
+}
+
+export const DEMO = { namespace: 'demo', service: 'hello', clusterset: 'demo' } as const;
+
+/** A path relative to the repository root when it is inside it (shorter to copy). */
+export function displayPath(path: string): string {
+  const rel = relative(repoRoot(), path);
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+}
+
+export class DemoFailure extends Error {
+  override readonly name = 'DemoFailure';
+}
+
+/** Resolves with the process exit code: 0 when the demo worked and everything is gone. */
+export async function runDemo(opts: DemoOptions): Promise<number> {
+  const t0 = Date.now();
+  const say = (m: string) =>
+    opts.progress(`demo [${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${m}`);
+  const stop = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stop.signal.aborted) return;
+    say(`${sig}: stopping`);
+    stop.abort(new DemoFailure(`interrupted by ${sig}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const check = () => {
+    if (stop.signal.aborted) throw stop.signal.reason;
+  };
+
+  let clusterset: Clusterset | undefined;
+  const agents: RunningAgent[] = [];
+  let code = 0;
+  try {
+    // A previous demo killed hard may have left processes behind: ours to stop.
+    if (findPidFiles(opts.stateDir).some((f) => readPidFile(f) !== undefined)) {
+      say(`stopping what a previous demo left running in ${opts.stateDir}`);
+      await stopClusterset(opts.stateDir);
+    }
+    say(
+      'starting 2 clusters and the Cloud Map emulator (control-plane binaries are built once and cached)',
+    );
+    clusterset = await startClusterset({
+      stateDir: opts.stateDir,
+      clusters: 2,
+      clustersetName: DEMO.clusterset,
+      emulator: 'required',
+      detached: true,
+      progress: (m) => say(m),
+    });
+    check();
+    const env = clusterset.state.cloudMapEnv;
+    if (env === undefined) throw new DemoFailure('the Cloud Map emulator did not start');
+    const clusters = clusterset.clusters;
+
+    for (const c of clusters) {
+      const kc = loadKubeconfig(c.kubeconfig);
+      for (const f of [
+        'samples/coredns/corefile-configmap.yaml',
+        'samples/coredns/coredns-rbac.yaml',
+      ])
+        await applyFile(kc, join(repoRoot(), f));
+    }
+    say('applied the CoreDNS sample (Corefile with multicluster clusterset.local) to c1 and c2');
+
+    for (const c of clusters) {
+      for (const kind of ['export', 'import'] as const) {
+        check();
+        const agent = await startAgent(kind, c, env, 90_000);
+        agents.push(agent);
+        say(
+          `${c.name}: ${kind} agent ready (${agent.healthUrl}, log ${displayPath(agent.logFile)})`,
+        );
+      }
+    }
+
+    for (const c of clusters) {
+      const applied = await applyFile(
+        loadKubeconfig(c.kubeconfig),
+        join(repoRoot(), 'samples/demo/demo.yaml'),
+      );
+      say(`${c.name}: applied samples/demo/demo.yaml (${applied.join(', ')})`);
+    }
+
+    say(
+      `waiting until c1 and c2 both import ${DEMO.namespace}/${DEMO.service} with endpoints from both clusters`,
+    );
+    const deadline = Date.now() + opts.timeoutMs;
+    let observations: ClusterObservation[] = [];
+    let gaps: string[] = ['not observed yet'];
+    let shown = '';
+    while (gaps.length > 0) {
+      check();
+      try {
+        observations = await Promise.all(
+          clusters.map((c) =>
+            observeCluster(c.name, loadKubeconfig(c.kubeconfig), DEMO.namespace, DEMO.service),
+          ),
+        );
+        gaps = missing(observations, DEMO.service);
+      } catch (err) {
+        gaps = [`reading the clusters failed: ${err instanceof Error ? err.message : String(err)}`];
+      }
+      const now = gaps.join('; ');
+      if (now !== shown && gaps.length > 0) say(`waiting: ${now}`);
+      shown = now;
+      if (gaps.length === 0) break;
+      if (Date.now() > deadline)
+        throw new DemoFailure(
+          `timed out after ${opts.timeoutMs / 1000} s; still missing:\n  ${gaps.join('\n  ')}\n${agentLogs(agents)}`,
+        );
+      await sleep(500, undefined, { signal: stop.signal }).catch(() => undefined);
+    }
+    say(
+      'verified: both clusters import the service with a clusterset IP and endpoints from c1 and c2',
+    );
+
+    // The CLI, as a user would run it: doctor must pass and status must show no drift.
+    const doctor: { cluster: string; ok: boolean; detail: string }[] = [];
+    for (const c of clusters) {
+      const urls = agents.filter((a) => a.cluster === c.name).map((a) => a.healthUrl);
+      const res = await runCli(
+        [
+          'doctor',
+          '--kubeconfig',
+          c.kubeconfig,
+          '-o',
+          'json',
+          ...urls.flatMap((u) => ['--agents-url', u]),
+        ],
+        env,
+      );
+      const failed = parseFailures(res.stdout);
+      doctor.push({
+        cluster: c.name,
+        ok: res.code === 0,
+        detail: res.code === 0 ? '' : failed || res.stderr.trim(),
+      });
+    }
+    const driftless = await waitForNoDrift(clusters, env, deadline, check);
+    say(
+      driftless.ok
+        ? 'cloudmap-mcs status: no drift in c1 and c2'
+        : `cloudmap-mcs status: ${driftless.detail}`,
+    );
+
+    const cm = emulatorCloudMap(env);
+    let records;
+    try {
+      records = await readServiceRecords(
+        cm.port,
+        DEMO.clusterset,
+        DEMO.namespace,
+        DEMO.service,
+        Date.now(),
+      );
+    } finally {
+      cm.close();
+    }
+    opts.out(
+      renderSummary({
+        ...DEMO,
+        elapsedSeconds: (Date.now() - t0) / 1000,
+        observations,
+        records,
+        cloudMapUrl: env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] ?? '',
+        stateDir: displayPath(opts.stateDir),
+        kubeconfigs: clusters.map((c) => ({
+          cluster: c.name,
+          path: displayPath(c.kubeconfig),
+        })),
+        agentUrls: clusters.map((c) => ({
+          cluster: c.name,
+          urls: agents.filter((a) => a.cluster === c.name).map((a) => a.healthUrl),
+        })),
+        doctor,
+        cli: displayPath(cliPath()),
+        interactive: !opts.ci,
+      }),
+    );
+    const cliProblems = [
+      ...doctor
+        .filter((d) => !d.ok)
+        .map((d) => `cloudmap-mcs doctor failed on ${d.cluster}: ${d.detail}`),
+      ...(driftless.ok ? [] : [`cloudmap-mcs status: ${driftless.detail}`]),
+    ];
+    if (cliProblems.length > 0) throw new DemoFailure(cliProblems.join('\n'));
+
+    if (!opts.ci) {
+      await new Promise<void>((resolve) =>
+        stop.signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
+    }
+  } catch (err) {
+    if (!(stop.signal.aborted && err === stop.signal.reason)) {
+      code = 1;
+      opts.progress(`\ndemo FAILED: ${err instanceof Error ? err.message : String(err)}`);
+      if (err instanceof Error && !(err instanceof DemoFailure) && err.cause !== undefined)
+        opts.progress(
+          `  cause: ${err.cause instanceof Error ? err.cause.message : String(err.cause)}`,
+        );
+    } else if (opts.ci) code = 130;
+  } finally {
+    say('tearing down: agents, then clusters and emulator');
+    const left = await stopProcesses(
+      agents.map((a) => a.process),
+      10_000,
+    );
+    const report =
+      clusterset !== undefined ? await clusterset.stop() : await stopClusterset(opts.stateDir);
+    const leftover = [...left, ...report.leftover];
+    if (leftover.length > 0 || report.busyPorts.length > 0) {
+      opts.progress(
+        `teardown left ${leftover.map((r) => `${r.name} (pid ${r.pid})`).join(', ') || 'no process'} and ports ${report.busyPorts.join(', ') || 'none'}; run make clusterset-down STATE=${opts.stateDir}`,
+      );
+      if (code === 0) code = 1;
+    } else say('stopped: nothing left running');
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  return code;
+}
+
+function agentLogs(agents: readonly RunningAgent[]): string {
+  return agents
+    .map(
+      (a) => `--- ${a.cluster} ${a.kind} agent (${a.logFile}), last lines:\n${tail(a.logFile, 8)}`,
+    )
+    .join('\n');
+}
+
+function parseFailures(stdout: string): string {
+  try {
+    const report = JSON.parse(stdout) as {
+      results: { status: string; subject: string; message: string }[];
+    };
+    return report.results
+      .filter((r) => r.status === 'fail')
+      .map((r) => `${r.subject}: ${r.message}`)
+      .join('; ');
+  } catch {
+    return stdout.slice(0, 300);
+  }
+}
+
+async function waitForNoDrift(
+  clusters: Clusterset['clusters'],
+  env: Readonly<Record<string, string>>,
+  deadline: number,
+  check: () => void,
+): Promise<{ ok: boolean; detail: string }> {
+  let detail = '';
+  do {
+    check();
+    const drift: string[] = [];
+    for (const c of clusters) {
+      const res = await runCli(['status', '--kubeconfig', c.kubeconfig, '-o', 'json'], env);
+      try {
+        const report = JSON.parse(res.stdout) as {
+          drift: { kind: string; namespace: string; name: string; message: string }[] | null;
+          errors: string[];
+        };
+        if (report.drift === null)
+          drift.push(`${c.name}: drift not computed (${report.errors.join('; ')})`);
+        else
+          drift.push(
+            ...report.drift.map(
+              (d) => `${c.name}: ${d.kind} ${d.namespace}/${d.name}: ${d.message}`,
+            ),
+          );
+      } catch {
+        drift.push(`${c.name}: status exited ${res.code}: ${res.stderr.trim().slice(0, 300)}`);
+      }
+    }
+    if (drift.length === 0) return { ok: true, detail: '' };
+    detail = drift.join('; ');
+    await sleep(1000);
+  } while (Date.now() < deadline);
+  return { ok: false, detail };
+}

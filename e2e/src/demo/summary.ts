@@ -1,0 +1,84 @@
+/** The demo's summary (pure): what was exported, imported, recorded, and how to explore. */
+import type { ServiceRecordsView } from './records.js';
+import type { ClusterObservation } from './verify.js';
+
+export interface SummaryInput {
+  namespace: string;
+  service: string;
+  elapsedSeconds: number;
+  observations: ClusterObservation[];
+  records: ServiceRecordsView;
+  cloudMapUrl: string;
+  stateDir: string;
+  kubeconfigs: { cluster: string; path: string }[];
+  /** Health URLs of the agents per cluster. */
+  agentUrls: { cluster: string; urls: string[] }[];
+  /** `cloudmap-mcs doctor` outcome per cluster. */
+  doctor: { cluster: string; ok: boolean; detail: string }[];
+  cli: string;
+  interactive: boolean;
+}
+
+const list = (xs: readonly string[]) =>
+  xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1] ?? ''}`;
+
+export function renderSummary(s: SummaryInput): string {
+  const svc = `${s.namespace}/${s.service}`;
+  const out: string[] = [];
+  out.push(
+    `Multi-cluster service discovery works: ready in ${Math.round(s.elapsedSeconds)} s.`,
+    '',
+  );
+  const exporters = s.observations.filter((o) => o.exportedEndpoints > 0);
+  out.push(
+    `Exported   ${svc} from ${list(exporters.map((o) => `${o.cluster} (${o.exportedEndpoints} pods)`))}; ServiceExport Ready=${list(exporters.map((o) => o.exportConditions['Ready'] ?? '?'))}`,
+    '',
+    'Imported   every cluster holds the merged service:',
+  );
+  for (const o of s.observations) {
+    const si = o.serviceImport;
+    const eps = Object.entries(o.importedEndpoints)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([c, n]) => `${n} from ${c}`)
+      .join(', ');
+    out.push(
+      `  ${o.cluster}  ServiceImport ${svc}  ${si?.type ?? '?'} ${si?.ips.join(',') || '-'}  clusters [${si?.clusters.join(', ') ?? ''}]  endpoints: ${eps || 'none'}`,
+    );
+  }
+  out.push(
+    '',
+    `Cloud Map  ${s.cloudMapUrl} (the emulator), namespace ${s.namespace}, service ${s.service}: ${s.records.instances} instances`,
+  );
+  for (const c of s.records.clusters)
+    out.push(
+      `  ${c.cluster}  ${c.hasExportRecord ? 'export record + ' : ''}${c.endpoints.length} endpoint instances: ${c.endpoints.join(' ')}`,
+    );
+  out.push(
+    `  heartbeats: ${s.records.heartbeats.map((h) => `${h.cluster} (${h.ageSeconds} s ago)`).join(', ') || 'none'}`,
+    '',
+    `Doctor     ${s.doctor.map((d) => `${d.cluster}: ${d.ok ? 'all checks passed' : `FAILED (${d.detail})`}`).join('; ')}`,
+    '',
+  );
+  if (s.interactive) {
+    const first = s.kubeconfigs[0];
+    out.push('Explore (in another terminal, from the repository root):');
+    out.push(
+      `  export KUBECONFIG=${first?.path ?? ''}   # ${s.kubeconfigs.map((k) => `${k.cluster}: ${k.path}`).join(', ')}`,
+    );
+    out.push(`  set -a; . ${s.stateDir}/cloudmap.env; set +a`);
+    out.push(`  node ${s.cli} status              # exports, imports, Cloud Map records, drift`);
+    const urls = s.agentUrls.find((a) => a.cluster === first?.cluster)?.urls ?? [];
+    out.push(`  node ${s.cli} doctor ${urls.map((u) => `--agents-url ${u}`).join(' ')}`);
+    out.push(
+      `  kubectl -n ${s.namespace} get serviceexport,serviceimport,endpointslices   # with kubectl`,
+    );
+    out.push(
+      `  kubectl -n ${s.namespace} scale deployment ${s.service} --replicas=3       # then status again`,
+    );
+    out.push(
+      `  logs: ${s.stateDir}/c1/logs/{export,import}-agent.log (and kube-apiserver.log, ...)`,
+    );
+    out.push('', 'Running until Ctrl-C, which stops the agents, the clusters and the emulator.');
+  }
+  return out.join('\n') + '\n';
+}

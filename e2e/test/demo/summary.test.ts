@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { agentArgs } from '../../src/demo/agents.js';
+import { renderSummary, type SummaryInput } from '../../src/demo/summary.js';
+import type { ClusterObservation } from '../../src/demo/verify.js';
+
+const obs = (cluster: string, ip: string): ClusterObservation => ({
+  cluster,
+  exportedEndpoints: 2,
+  exportConditions: { Ready: 'True' },
+  serviceImport: { type: 'ClusterSetIP', ips: [ip], clusters: ['c1', 'c2'] },
+  importedEndpoints: { c2: 2, c1: 2 },
+  derivedServiceIp: ip,
+});
+
+const input: SummaryInput = {
+  namespace: 'demo',
+  service: 'hello',
+  elapsedSeconds: 61.4,
+  observations: [obs('c1', '10.101.0.10'), obs('c2', '10.102.0.20')],
+  records: {
+    instances: 6,
+    clusters: [
+      { cluster: 'c1', hasExportRecord: true, endpoints: ['10.1.0.2:8080', '10.1.0.3:8080'] },
+      { cluster: 'c2', hasExportRecord: true, endpoints: ['10.2.0.2:8080', '10.2.0.3:8080'] },
+    ],
+    heartbeats: [
+      { cluster: 'c1', ageSeconds: 3 },
+      { cluster: 'c2', ageSeconds: 1 },
+    ],
+  },
+  cloudMapUrl: 'http://127.0.0.1:40000',
+  stateDir: '.state/demo',
+  kubeconfigs: [
+    { cluster: 'c1', path: '.state/demo/c1.kubeconfig' },
+    { cluster: 'c2', path: '.state/demo/c2.kubeconfig' },
+  ],
+  agentUrls: [{ cluster: 'c1', urls: ['http://127.0.0.1:1', 'http://127.0.0.1:2'] }],
+  doctor: [
+    { cluster: 'c1', ok: true, detail: '' },
+    { cluster: 'c2', ok: true, detail: '' },
+  ],
+  cli: 'packages/cli/dist/src/main.js',
+  interactive: true,
+};
+
+describe('renderSummary', () => {
+  it('says what was exported, what each cluster imported, the records and how to explore', () => {
+    const text = renderSummary(input);
+    expect(text).toContain('ready in 61 s');
+    expect(text).toContain(
+      'Exported   demo/hello from c1 (2 pods) and c2 (2 pods); ServiceExport Ready=True and True',
+    );
+    expect(text).toContain(
+      '  c1  ServiceImport demo/hello  ClusterSetIP 10.101.0.10  clusters [c1, c2]  endpoints: 2 from c1, 2 from c2',
+    );
+    expect(text).toContain('  c2  ServiceImport demo/hello  ClusterSetIP 10.102.0.20');
+    expect(text).toContain('namespace demo, service hello: 6 instances');
+    expect(text).toContain(
+      '  c2  export record + 2 endpoint instances: 10.2.0.2:8080 10.2.0.3:8080',
+    );
+    expect(text).toContain('heartbeats: c1 (3 s ago), c2 (1 s ago)');
+    expect(text).toContain('Doctor     c1: all checks passed; c2: all checks passed');
+    expect(text).toContain('export KUBECONFIG=.state/demo/c1.kubeconfig');
+    expect(text).toContain('set -a; . .state/demo/cloudmap.env; set +a');
+    expect(text).toContain(
+      'node packages/cli/dist/src/main.js doctor --agents-url http://127.0.0.1:1 --agents-url http://127.0.0.1:2',
+    );
+    expect(text).toContain('Ctrl-C');
+  });
+
+  it('leaves out the exploring hints in CI and shows a failed doctor', () => {
+    const text = renderSummary({
+      ...input,
+      interactive: false,
+      doctor: [{ cluster: 'c1', ok: false, detail: 'agents: no export or import agent found' }],
+    });
+    expect(text).not.toContain('Explore');
+    expect(text).not.toContain('Ctrl-C');
+    expect(text).toContain('c1: FAILED (agents: no export or import agent found)');
+  });
+});
+
+describe('agentArgs', () => {
+  const cluster = { name: 'c1', kubeconfig: '/s/c1.kubeconfig' };
+  it('gives both agents the kubeconfig, the emulator and a health port, without leader election', () => {
+    for (const kind of ['export', 'import'] as const) {
+      expect(agentArgs(kind, cluster, 'http://e', { health: 1, metrics: 2 })).toEqual(
+        expect.arrayContaining([
+          '--kubeconfig=/s/c1.kubeconfig',
+          '--cloudmap-endpoint=http://e',
+          '--health-port=1',
+          '--leader-elect=false',
+        ]),
+      );
+    }
+  });
+  it('polls Cloud Map fast in the import agent', () => {
+    expect(agentArgs('import', cluster, 'http://e', { health: 1, metrics: 2 })).toEqual(
+      expect.arrayContaining([
+        '--metrics-port=2',
+        '--poll-slow-seconds=3',
+        '--poll-fast-seconds=1',
+      ]),
+    );
+  });
+});
