@@ -1,0 +1,3 @@
+export * from './cli.js';
+export * from './common.js';
+export * from './redact.js';

@@ -1,0 +1,23 @@
+import { logFields } from '../../logging/log-fields.js';
+import type { Logger } from '../../logging/logger.js';
+
+/** Keys whose values are never logged (DESIGN.md §7: credentials never logged). */
+export const secretKeyPattern =
+  /secret|token|password|credential|external-?id|access-?key|session/i;
+
+/** A copy of `config` with secret values replaced by `[redacted]` (nested objects too). */
+export function redactConfig(config: unknown, pattern: RegExp = secretKeyPattern): unknown {
+  if (Array.isArray(config)) return config.map((v) => redactConfig(v, pattern));
+  if (config === null || typeof config !== 'object') return config;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(config)) {
+    out[k] =
+      pattern.test(k) && v !== undefined && v !== '' ? '[redacted]' : redactConfig(v, pattern);
+  }
+  return out;
+}
+
+/** Logs the effective config once at start (GUIDE.md rule 13), secrets redacted. */
+export function logEffectiveConfig(logger: Logger, config: object, pattern?: RegExp): void {
+  logger.info('effective configuration', { [logFields.config]: redactConfig(config, pattern) });
+}
