@@ -17,6 +17,7 @@ import {
   findPidFiles,
   isRunning,
   readPidFile,
+  startTicksOf,
   stopProcesses,
   type ProcessRecord,
 } from './processes.js';
@@ -108,6 +109,11 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
   removeOldState(stateDir);
   mkdirSync(stateDir, { recursive: true });
   const detached = opts.detached ?? false;
+  // Attached processes belong to this process: if it dies without stopping them (a killed
+  // test run), reapOrphanedClustersets finds them by this file.
+  if (!detached) {
+    writeFileSync(ownerFile(stateDir), `${process.pid}\n${startTicksOf(process.pid) ?? ''}\n`);
+  }
   const binDir = await ensureControlPlaneBinaries(progress, opts.binDir);
 
   const started: StartedCluster[] = [];
@@ -207,6 +213,29 @@ function removeOldState(stateDir: string): void {
       (entry.isFile() && /^(c\d+\.kubeconfig|cloudmap\.env|clusterset\.json)$/.test(entry.name));
     if (ours) rmSync(path, { recursive: true, force: true });
   }
+}
+
+const ownerFile = (stateDir: string): string => join(stateDir, 'owner.pid');
+
+/**
+ * Stops and removes clustersets under `parent` whose directory name starts with `prefix` and
+ * whose owning process (attached mode) is gone, e.g. after a test run was killed. Returns
+ * the directories it cleaned.
+ */
+export async function reapOrphanedClustersets(parent: string, prefix: string): Promise<string[]> {
+  const reaped: string[] = [];
+  if (!existsSync(parent)) return reaped;
+  for (const entry of readdirSync(parent, { withFileTypes: true })) {
+    if (!entry.isDirectory() || !entry.name.startsWith(prefix)) continue;
+    const dir = join(parent, entry.name);
+    if (!existsSync(ownerFile(dir))) continue;
+    const [pid, startTicks] = readFileSync(ownerFile(dir), 'utf8').split('\n');
+    if (isRunning({ pid: Number(pid), startTicks: startTicks ?? '' })) continue;
+    await stopClusterset(dir);
+    rmSync(dir, { recursive: true, force: true });
+    reaped.push(dir);
+  }
+  return reaped;
 }
 
 /** Reads `<stateDir>/clusterset.json` written by startClusterset. */

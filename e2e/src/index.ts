@@ -2,6 +2,7 @@ export { ensureControlPlaneBinaries, controlPlaneBinaries } from './binaries.js'
 export type { ClusterInfo, ClusterPorts } from './cluster.js';
 export {
   loadClusterset,
+  reapOrphanedClustersets,
   startClusterset,
   stopClusterset,
   type Clusterset,

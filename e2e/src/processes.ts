@@ -32,7 +32,7 @@ export interface SpawnOptions {
   readonly detached: boolean;
 }
 
-function startTicksOf(pid: number): string | undefined {
+export function startTicksOf(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -42,7 +42,7 @@ describe('harness lifecycle', () => {
   let records: ProcessRecord[];
 
   beforeAll(async () => {
-    stateDir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-harness-test-'));
+    stateDir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-e2e-harness-'));
     clusterset = await startClusterset({
       stateDir,
       clusters: 2,

@@ -10,11 +10,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { loadClusterset, startClusterset, stopClusterset } from '../clusterset.js';
+import {
+  loadClusterset,
+  reapOrphanedClustersets,
+  startClusterset,
+  stopClusterset,
+} from '../clusterset.js';
 import { cloudMapEnv, startInProcessEmulator, type EmulatorMode } from '../emulator.js';
 import { stderrProgress } from '../log.js';
 import type { E2eContext } from './context.js';
 import './context.js';
+
+/** State directories of test runs (the harness suite uses the same prefix). */
+const stateDirPrefix = 'cloudmap-mcs-e2e-';
 
 export default async function setup(
   project: TestProject,
@@ -62,7 +70,10 @@ export default async function setup(
     return undefined;
   }
 
-  const stateDir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-e2e-'));
+  for (const dir of await reapOrphanedClustersets(tmpdir(), stateDirPrefix)) {
+    stderrProgress(`stopped the clusterset of an earlier run that died: ${dir}`);
+  }
+  const stateDir = mkdtempSync(join(tmpdir(), stateDirPrefix));
   const clusterset = await startClusterset({
     stateDir,
     clusters: Number(env['MCS_E2E_CLUSTERS'] ?? '2'),
