@@ -39,7 +39,15 @@ export type FailureDecider = (type: OperationType) => { code: string; message: s
  * leaves nothing running and a test with a fake clock stays deterministic.
  */
 export class Engine {
-  state: EmulatorState = emptyState();
+  private current: EmulatorState = emptyState();
+  /**
+   * Indexes over `state.operations`, rebuilt whenever the state is replaced: operations are
+   * kept for ListOperations, so scanning them on every request would make the emulator slow
+   * down with its own history.
+   */
+  private pending: OperationRecord[] = [];
+  private byId = new Map<string, OperationRecord>();
+  private byToken = new Map<string, OperationRecord[]>();
   readonly options: EngineOptions;
   /** Set by every mutation; the persistence layer clears it after writing. */
   dirty = false;
@@ -53,6 +61,36 @@ export class Engine {
       ...options,
       quotas: { ...DEFAULT_QUOTAS, ...options.quotas },
     };
+  }
+
+  get state(): EmulatorState {
+    return this.current;
+  }
+
+  set state(next: EmulatorState) {
+    this.current = next;
+    this.pending = next.operations.filter(
+      (op) => op.status === 'SUBMITTED' || op.status === 'PENDING',
+    );
+    this.byId = new Map(next.operations.map((op) => [op.id, op]));
+    this.byToken = new Map();
+    for (const op of next.operations) this.indexToken(op);
+  }
+
+  private indexToken(op: OperationRecord): void {
+    if (op.creatorRequestId === undefined) return;
+    const list = this.byToken.get(op.creatorRequestId);
+    if (list) list.push(op);
+    else this.byToken.set(op.creatorRequestId, [op]);
+  }
+
+  operation(id: string): OperationRecord | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Operations submitted with this CreatorRequestId, oldest first. */
+  operationsWithToken(creatorRequestId: string): readonly OperationRecord[] {
+    return this.byToken.get(creatorRequestId) ?? [];
   }
 
   get arnContext(): ArnContext {
@@ -97,6 +135,9 @@ export class Engine {
       requestDigest: idempotency.requestDigest,
     };
     this.state.operations.push(op);
+    this.pending.push(op);
+    this.byId.set(op.id, op);
+    this.indexToken(op);
     this.dirty = true;
     this.advance();
     return op;
@@ -127,6 +168,9 @@ export class Engine {
         this.dirty = true;
       }
     }
+    this.pending = this.pending.filter(
+      (op) => op.status === 'SUBMITTED' || op.status === 'PENDING',
+    );
   }
 
   private finish(op: OperationRecord, now: number): void {
@@ -180,14 +224,26 @@ export class Engine {
     }
   }
 
-  /** Completed plus in-flight registrations, for quotas that must count what is coming. */
-  instanceIdsIncludingPending(serviceId: string): Set<string> {
-    const ids = new Set(Object.keys(this.state.instances[serviceId] ?? {}));
-    for (const op of this.allInFlight((o) => o.effect.kind === 'registerInstance')) {
+  /** Whether the instance exists or a registration of it is in flight. */
+  instanceKnown(serviceId: string, instanceId: string): boolean {
+    if (this.state.instances[serviceId]?.[instanceId]) return true;
+    return this.pending.some(
+      (op) =>
+        op.effect.kind === 'registerInstance' &&
+        op.effect.instance.serviceId === serviceId &&
+        op.effect.instance.id === instanceId,
+    );
+  }
+
+  /** Instances plus in-flight registrations of new ones, for quotas that count what is coming. */
+  instanceCountIncludingPending(serviceId: string): number {
+    const existing = this.state.instances[serviceId] ?? {};
+    const coming = new Set<string>();
+    for (const op of this.pending) {
       if (op.effect.kind === 'registerInstance' && op.effect.instance.serviceId === serviceId) {
-        ids.add(op.effect.instance.id);
+        if (!existing[op.effect.instance.id]) coming.add(op.effect.instance.id);
       }
     }
-    return ids;
+    return Object.keys(existing).length + coming.size;
   }
 }

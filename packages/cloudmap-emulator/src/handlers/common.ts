@@ -20,13 +20,15 @@ export function idempotentRetry(
 ): string | undefined {
   if (creatorRequestId === undefined) return undefined;
   const since = engine.now() - engine.options.idempotencyWindowMs;
-  const earlier = engine.state.operations.find(
-    (op) =>
-      op.type === type &&
-      op.creatorRequestId === creatorRequestId &&
-      op.createdAt >= since &&
-      (scope === undefined || scope(op.targets)),
-  );
+  const earlier = engine
+    .operationsWithToken(creatorRequestId)
+    .find(
+      (op) =>
+        op.type === type &&
+        op.creatorRequestId === creatorRequestId &&
+        op.createdAt >= since &&
+        (scope === undefined || scope(op.targets)),
+    );
   if (!earlier) return undefined;
   if (earlier.requestDigest === digest) return earlier.id;
   throw new DuplicateRequest(

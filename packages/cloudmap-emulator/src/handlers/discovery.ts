@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import type { Engine } from '../engine.js';
 import { NamespaceNotFound, ServiceNotFound } from '../errors.js';
 import type { InstanceRecord, NamespaceRecord, ServiceRecord } from '../model.js';
@@ -34,12 +33,14 @@ function healthOf(svc: ServiceRecord, inst: InstanceRecord): Health {
 const matchesAll = (inst: InstanceRecord, params: Record<string, string>): boolean =>
   Object.entries(params).every(([k, v]) => inst.attributes[k] === v);
 
-function shuffle<T>(items: T[]): T[] {
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = randomInt(i + 1);
+/** A uniformly random sample of `count` items in random order (partial Fisher–Yates). */
+function randomSample<T>(items: T[], count: number): T[] {
+  const n = Math.min(count, items.length);
+  for (let i = 0; i < n; i++) {
+    const j = i + Math.floor(Math.random() * (items.length - i));
     [items[i], items[j]] = [items[j]!, items[i]!];
   }
-  return items;
+  return items.slice(0, n);
 }
 
 export function discoverInstances(engine: Engine, input: Json): Json {
@@ -67,15 +68,13 @@ export function discoverInstances(engine: Engine, input: Json): Json {
     else if (healthWanted === 'HEALTHY_OR_ELSE_ALL' && healthy.length > 0) found = healthy;
   }
   // Randomised order, truncated at MaxResults: there is no NextToken on this call.
-  const instances = shuffle(found)
-    .slice(0, max)
-    .map((i) => ({
-      InstanceId: i.id,
-      NamespaceName: ns.httpName,
-      ServiceName: svc.name,
-      HealthStatus: healthOf(svc, i),
-      Attributes: i.attributes,
-    }));
+  const instances = randomSample(found, max).map((i) => ({
+    InstanceId: i.id,
+    NamespaceName: ns.httpName,
+    ServiceName: svc.name,
+    HealthStatus: healthOf(svc, i),
+    Attributes: i.attributes,
+  }));
   return { Instances: instances, InstancesRevision: svc.revision };
 }
 

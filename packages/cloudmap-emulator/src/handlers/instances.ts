@@ -56,16 +56,16 @@ export function registerInstance(engine: Engine, input: Json): Json {
   rejectIfBusy(engine, svc, instanceId);
 
   const { instancesPerService, instancesPerNamespace } = engine.options.quotas;
-  const inService = engine.instanceIdsIncludingPending(svc.id);
-  if (!inService.has(instanceId) && inService.size >= instancesPerService) {
-    throw new ResourceLimitExceeded(
-      `The service has reached the limit of ${instancesPerService} instances`,
-    );
-  }
-  if (!inService.has(instanceId)) {
+  // Replacing an instance never hits a quota; only a new one counts.
+  if (!engine.instanceKnown(svc.id, instanceId)) {
+    if (engine.instanceCountIncludingPending(svc.id) >= instancesPerService) {
+      throw new ResourceLimitExceeded(
+        `The service has reached the limit of ${instancesPerService} instances`,
+      );
+    }
     const inNamespace = Object.values(engine.state.services)
       .filter((s) => s.namespaceId === ns.id)
-      .reduce((n, s) => n + engine.instanceIdsIncludingPending(s.id).size, 0);
+      .reduce((n, s) => n + engine.instanceCountIncludingPending(s.id), 0);
     if (inNamespace >= instancesPerNamespace) {
       throw new ResourceLimitExceeded(
         `The namespace has reached the limit of ${instancesPerNamespace} instances`,

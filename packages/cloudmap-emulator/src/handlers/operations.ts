@@ -10,7 +10,7 @@ import { readFilters, type Filter } from './filters.js';
 export function getOperation(engine: Engine, input: Json): Json {
   const id = reqString(input, 'OperationId', { min: 1, max: LIMITS.operationId });
   optString(input, 'OwnerAccount', { pattern: /^\d{12}$/ });
-  const op = engine.state.operations.find((o) => o.id === id);
+  const op = engine.operation(id);
   if (!op) throw new OperationNotFound(`Operation ${id} not found`);
   return {
     Operation: {

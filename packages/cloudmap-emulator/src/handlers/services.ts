@@ -213,7 +213,7 @@ export function updateService(engine: Engine, input: Json): Json {
 
 export function deleteService(engine: Engine, input: Json): Json {
   const svc = findService(engine, idOrArn(input, 'Id'));
-  if (engine.instanceIdsIncludingPending(svc.id).size > 0) {
+  if (engine.instanceCountIncludingPending(svc.id) > 0) {
     throw new ResourceInUse(
       'Service contains registered instances; delete the instances before deleting the service',
     );

@@ -13,8 +13,11 @@ export interface Target {
   client: ServiceDiscoveryClient;
 }
 
-/** The emulator runs with a visible operation delay so SUBMITTED/PENDING can be observed. */
-export const EMULATOR_OPERATION_DELAY_MS = 60;
+/**
+ * The emulator runs with an operation delay long enough that a poll right after submission
+ * sees SUBMITTED or PENDING even on a loaded machine.
+ */
+export const EMULATOR_OPERATION_DELAY_MS = 250;
 
 /**
  * Runs `body` once per target with a fresh server per file and a reset before every test.

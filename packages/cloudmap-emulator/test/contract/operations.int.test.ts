@@ -36,7 +36,16 @@ contractSuite('operations', (target) => {
     }
     await expectAws(
       target(),
-      async () => expect(statuses).toEqual(['SUBMITTED', 'PENDING', 'SUCCESS']),
+      async () => {
+        // Seen before it finished, in lifecycle order. A loaded machine may poll past one
+        // state; engine.test.ts checks each transition exactly with a fake clock.
+        expect(statuses.length).toBeGreaterThanOrEqual(2);
+        expect(statuses.at(-1)).toBe('SUCCESS');
+        const order = ['SUBMITTED', 'PENDING', 'SUCCESS'];
+        expect(statuses.map((st) => order.indexOf(st))).toEqual(
+          [...statuses.map((st) => order.indexOf(st))].sort(),
+        );
+      },
       {
         name: 'operations-finish-instantly',
         moto: async () => expect(statuses).toEqual(['SUCCESS']),
