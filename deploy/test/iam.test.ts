@@ -1,0 +1,136 @@
+// deploy/iam: each agent's policy allows exactly the Cloud Map actions its code can cause
+// (derived from the sources by support/cloudmap-usage.ts), the import agent's policy is
+// read-only, and the cross-account policy carries the STS action the client uses.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cloudMapOperations, cloudMapWriteOperations } from '@cloudmap-mcs/core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { agentActions, sdkActionsByPortMethod, stsActions } from './support/cloudmap-usage.js';
+import { deployDir } from './support/helm.js';
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource?: string | string[];
+  Principal?: unknown;
+}
+interface Policy {
+  Version: string;
+  Statement: Statement[];
+}
+
+const policy = (file: string): Policy =>
+  JSON.parse(readFileSync(join(deployDir, 'iam', file), 'utf8')) as Policy;
+
+const allowed = (p: Policy, prefix: string): string[] =>
+  p.Statement.filter((s) => s.Effect === 'Allow')
+    .flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]))
+    .filter((a) => a.startsWith(prefix))
+    .sort();
+
+type Derived = ReturnType<typeof agentActions>;
+const derived: Partial<Record<'export-agent' | 'import-agent', Derived>> = {};
+
+beforeAll(() => {
+  // Type-checks each agent's sources with the TypeScript compiler: slow on a busy machine.
+  derived['export-agent'] = agentActions('export-agent');
+  derived['import-agent'] = agentActions('import-agent');
+});
+
+const of = (agent: 'export-agent' | 'import-agent'): Derived => {
+  const d = derived[agent];
+  if (d === undefined) throw new Error(`${agent} not analysed`);
+  return d;
+};
+
+describe.each([
+  ['export-agent', 'export-agent.json'],
+  ['import-agent', 'import-agent.json'],
+] as const)('%s', (agent, file) => {
+  it('hands the CloudMapPort only to code the analysis sees', () => {
+    expect(of(agent).usage.escapes).toEqual([]);
+    expect(of(agent).usage.portMethods.size).toBeGreaterThan(0);
+  });
+
+  it(`${file} allows every Cloud Map action the agent can cause, and nothing else`, () => {
+    const need = [...of(agent).actions.keys()].sort();
+    const have = allowed(policy(file), 'servicediscovery:');
+    const missing = need.filter((a) => !have.includes(a));
+    const extra = have.filter((a) => !need.includes(a));
+    expect(
+      { missing, extra },
+      `calls: ${JSON.stringify([...of(agent).usage.portMethods])}`,
+    ).toEqual({
+      missing: [],
+      extra: [],
+    });
+    // Only servicediscovery actions; no wildcards.
+    expect(allowed(policy(file), '')).toEqual(have);
+    expect(have.some((a) => a.includes('*'))).toBe(false);
+  });
+});
+
+describe('import agent is read-only', () => {
+  const writeActions = (): Set<string> => {
+    const sdk = sdkActionsByPortMethod();
+    return new Set([...cloudMapWriteOperations].flatMap((op) => [...(sdk.get(op) ?? [])]));
+  };
+
+  it('calls no writing port method', () => {
+    const writes = [...of('import-agent').methods].filter((m) =>
+      cloudMapWriteOperations.has(m as never),
+    );
+    expect(writes).toEqual([]);
+  });
+
+  it('has a policy without any write action', () => {
+    const have = allowed(policy('import-agent.json'), 'servicediscovery:');
+    const writes = writeActions();
+    expect(writes.size).toBe(cloudMapWriteOperations.size);
+    expect(have.filter((a) => writes.has(a))).toEqual([]);
+    // Nor any other mutating Cloud Map verb, by name.
+    expect(
+      have.filter((a) => /:(Create|Delete|Register|Deregister|Update|Tag|Untag)/.test(a)),
+    ).toEqual([]);
+    expect(have.every((a) => /:(List|Get|Discover)/.test(a))).toBe(true);
+  });
+
+  it('while the export policy does hold the writes the export agent needs', () => {
+    const have = allowed(policy('export-agent.json'), 'servicediscovery:');
+    expect(have).toContain('servicediscovery:RegisterInstance');
+    expect(have).toContain('servicediscovery:DeregisterInstance');
+  });
+});
+
+describe('policy documents', () => {
+  it('maps every port operation to an SDK command (so the analysis covers the whole port)', () => {
+    const sdk = sdkActionsByPortMethod();
+    expect([...sdk.keys()].sort()).toEqual([...cloudMapOperations].sort());
+    for (const op of cloudMapOperations) expect(sdk.get(op)?.size, op).toBeGreaterThan(0);
+  });
+
+  it('grants the STS action the cross-account client uses, on cloudmap-mcs roles only', () => {
+    const p = policy('cross-account-assume-role.json');
+    expect(allowed(p, '')).toEqual([...stsActions()].sort());
+    expect(p.Statement.map((s) => s.Resource)).toEqual(['arn:aws:iam::*:role/cloudmap-mcs-*']);
+  });
+
+  it.each([
+    'export-agent.json',
+    'import-agent.json',
+    'export-agent-dns-namespaces.json',
+    'cross-account-assume-role.json',
+    'trust/irsa.json',
+    'trust/pod-identity.json',
+    'trust/cross-account.json',
+  ])('%s is a well-formed policy document', (file) => {
+    const p = policy(file);
+    expect(p.Version).toBe('2012-10-17');
+    expect(p.Statement.length).toBeGreaterThan(0);
+    for (const s of p.Statement) {
+      expect(s.Effect).toBe('Allow');
+      // Identity policies name resources; trust policies name principals.
+      expect(s.Resource !== undefined || s.Principal !== undefined).toBe(true);
+    }
+  });
+});
