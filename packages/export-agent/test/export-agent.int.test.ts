@@ -1,0 +1,354 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1EndpointSlice,
+} from '@kubernetes/client-node';
+import { EmulatorAdminClient } from '@cloudmap-mcs/cloudmap-emulator';
+import { waitFor } from '@cloudmap-mcs/e2e';
+import { e2eClusters, e2eContext, e2eNamespace, type E2eCluster } from '@cloudmap-mcs/e2e/vitest';
+import {
+  Attr,
+  encodeClusterExport,
+  type CloudMapPort,
+  type ClusterExport,
+  type ClusterIdentity,
+} from '@cloudmap-mcs/core';
+import { startAgentProcess, type AgentProcess } from './int/agent-process.js';
+import { cloudMapReader, instancesOf } from './int/cloudmap-reader.js';
+
+// Done-when of issue 5, against real kube-apiservers and the Cloud Map emulator, with the
+// agent as a real process. Each test uses its own Service name in one shared namespace.
+const clusters = e2eClusters();
+const ctx = e2eContext();
+// The emulator's SDK environment, or (external clusters, real AWS) the AWS_* of this process.
+const env: Record<string, string> =
+  ctx.cloudMapEnv === null
+    ? Object.fromEntries(
+        Object.entries(process.env).filter(
+          (e): e is [string, string] => e[0].startsWith('AWS_') && e[1] !== undefined,
+        ),
+      )
+    : { ...ctx.cloudMapEnv };
+const SE = { group: 'multicluster.x-k8s.io', version: 'v1beta1', plural: 'serviceexports' };
+const FINALIZER = 'cloudmap-mcs.io/export-records';
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+let ns: string;
+let deleteNs: () => Promise<void>;
+let reader: CloudMapPort;
+let admin: EmulatorAdminClient | undefined;
+const agents: AgentProcess[] = [];
+
+const api = (c: E2eCluster) => ({
+  core: c.kc.makeApiClient(CoreV1Api),
+  discovery: c.kc.makeApiClient(DiscoveryV1Api),
+  custom: c.kc.makeApiClient(CustomObjectsApi),
+});
+
+async function identityOf(kc: KubeConfig): Promise<ClusterIdentity> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const value = async (name: string) =>
+    (
+      (await custom.getClusterCustomObject({
+        group: 'about.k8s.io',
+        version: 'v1beta1',
+        plural: 'clusterproperties',
+        name,
+      })) as {
+        spec: { value: string };
+      }
+    ).spec.value;
+  return {
+    clusterId: await value('cluster.clusterset.k8s.io'),
+    clustersetId: await value('clusterset.k8s.io'),
+  };
+}
+
+function startAgent(c: E2eCluster): AgentProcess {
+  const agent = startAgentProcess(c.kubeconfigPath, env);
+  agents.push(agent);
+  return agent;
+}
+async function stopAgent(agent: AgentProcess) {
+  expect(await agent.stop()).toBe(0);
+  agents.splice(agents.indexOf(agent), 1);
+}
+
+interface Addr {
+  ip: string;
+  ready?: boolean;
+  terminating?: boolean;
+}
+const sliceBody = (name: string, addrs: Addr[], port = 8080): V1EndpointSlice => ({
+  metadata: {
+    name: `${name}-manual`,
+    namespace: ns,
+    labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': 'e2e' },
+  },
+  addressType: 'IPv4',
+  ports: [{ name: 'http', protocol: 'TCP', port }],
+  endpoints: addrs.map((a) => ({
+    addresses: [a.ip],
+    conditions: {
+      ready: a.ready ?? true,
+      serving: a.ready ?? true,
+      terminating: a.terminating ?? false,
+    },
+    nodeName: 'node-x',
+    zone: 'us-east-1a',
+  })),
+});
+
+async function exportService(c: E2eCluster, name: string, addrs: Addr[], servicePort = 80) {
+  const { core, discovery, custom } = api(c);
+  await core.createNamespacedService({
+    namespace: ns,
+    body: {
+      metadata: { name, namespace: ns },
+      spec: { ports: [{ name: 'http', protocol: 'TCP', port: servicePort, targetPort: 'web' }] },
+    },
+  });
+  await discovery.createNamespacedEndpointSlice({ namespace: ns, body: sliceBody(name, addrs) });
+  await custom.createNamespacedCustomObject({
+    ...SE,
+    namespace: ns,
+    body: {
+      apiVersion: 'multicluster.x-k8s.io/v1beta1',
+      kind: 'ServiceExport',
+      metadata: { name, namespace: ns },
+    },
+  });
+}
+
+async function setEndpoints(c: E2eCluster, name: string, addrs: Addr[]) {
+  await api(c).discovery.replaceNamespacedEndpointSlice({
+    namespace: ns,
+    name: `${name}-manual`,
+    body: sliceBody(name, addrs),
+  });
+}
+
+interface SeObject {
+  metadata: { creationTimestamp: string; finalizers?: string[] };
+  status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+}
+const readExport = async (c: E2eCluster, name: string): Promise<SeObject | undefined> => {
+  try {
+    return (await api(c).custom.getNamespacedCustomObject({
+      ...SE,
+      namespace: ns,
+      name,
+    })) as SeObject;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+};
+const condition = async (c: E2eCluster, name: string, type: string) =>
+  (await readExport(c, name))?.status?.conditions?.find((x) => x.type === type);
+
+const own = (id: ClusterIdentity, name: string) =>
+  instancesOf(reader, ns, name, {
+    [Attr.ClustersetId]: id.clustersetId,
+    [Attr.ClusterId]: id.clusterId,
+  });
+const readyIps = async (id: ClusterIdentity, name: string) =>
+  (await own(id, name))
+    .filter((i) => i.attributes[Attr.Record] === 'endpoint')
+    .map((i) => `${i.attributes[Attr.Ipv4]}:${i.attributes[Attr.Ready]}`)
+    .sort();
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>) =>
+  waitFor(what, probe, { timeoutMs: 60_000, intervalMs: 250 });
+
+describe('export agent as a process (harness + emulator)', () => {
+  const c1 = clusters[0]!;
+  const c2 = clusters[1]!;
+  let id1: ClusterIdentity;
+  let id2: ClusterIdentity;
+
+  beforeAll(async () => {
+    const created = await e2eNamespace('export');
+    ns = created.name;
+    deleteNs = () => created.delete();
+    reader = cloudMapReader(env);
+    const endpoint = env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'];
+    admin = endpoint === undefined ? undefined : new EmulatorAdminClient(endpoint);
+    id1 = await identityOf(c1.kc);
+    id2 = await identityOf(c2.kc);
+  });
+
+  afterAll(async () => {
+    for (const a of agents.splice(0)) await a.stop();
+    // Finalizers would keep the namespace while no agent runs: drop them first.
+    for (const c of clusters) {
+      const list = (await api(c).custom.listNamespacedCustomObject({ ...SE, namespace: ns })) as {
+        items: { metadata: { name: string } }[];
+      };
+      for (const se of list.items) {
+        await api(c).custom.patchNamespacedCustomObject(
+          {
+            ...SE,
+            namespace: ns,
+            name: se.metadata.name,
+            body: { metadata: { finalizers: null } },
+          },
+          merge,
+        );
+      }
+    }
+    await deleteNs?.();
+  });
+
+  it('exports the exact records of docs/cloudmap-schema.md, then reflects scaling and readiness flips', async () => {
+    const agent = startAgent(c1);
+    await exportService(c1, 'cart', [{ ip: '10.1.0.10' }, { ip: '10.1.0.11' }]);
+    await until(
+      'Ready=True',
+      async () => (await condition(c1, 'cart', 'Ready'))?.reason === 'Exported',
+    );
+    const se = (await readExport(c1, 'cart'))!;
+    expect(se.metadata.finalizers).toEqual([FINALIZER]);
+    expect(se.status?.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([
+      ['Valid', 'True', 'Valid'],
+      ['Ready', 'True', 'Exported'],
+      ['Conflict', 'False', 'NoConflicts'],
+    ]);
+    const expected: ClusterExport = {
+      namespace: ns,
+      name: 'cart',
+      cluster: id1,
+      hasExportRecord: true,
+      properties: {
+        type: 'ClusterSetIP',
+        ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 'web' }],
+        sessionAffinity: 'None',
+        internalTrafficPolicy: 'Cluster',
+        ipFamilies: ['IPv4'],
+        exportedLabels: {},
+        exportedAnnotations: {},
+        exportCreatedAtMs: Date.parse(se.metadata.creationTimestamp),
+      },
+      endpoints: ['10.1.0.10', '10.1.0.11'].map((address) => ({
+        address,
+        addressType: 'IPv4' as const,
+        ports: [{ name: 'http', protocol: 'TCP' as const, port: 8080 }],
+        conditions: { ready: true, serving: true, terminating: false },
+        nodeName: 'node-x',
+        zone: 'us-east-1a',
+      })),
+    };
+    const want = encodeClusterExport(expected).instances.sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(await own(id1, 'cart')).toEqual(want);
+
+    await setEndpoints(c1, 'cart', [
+      { ip: '10.1.0.10' },
+      { ip: '10.1.0.11', ready: false, terminating: true },
+      { ip: '10.1.0.12' },
+    ]);
+    await until(
+      'scaled up, one not ready',
+      async () =>
+        JSON.stringify(await readyIps(id1, 'cart')) ===
+        JSON.stringify(['10.1.0.10:true', '10.1.0.11:false', '10.1.0.12:true']),
+    );
+    await setEndpoints(c1, 'cart', [{ ip: '10.1.0.12' }]);
+    await until(
+      'scaled down',
+      async () =>
+        JSON.stringify(await readyIps(id1, 'cart')) === JSON.stringify(['10.1.0.12:true']),
+    );
+    await stopAgent(agent);
+  });
+
+  it('deleting the ServiceExport removes its records and the finalizer', async () => {
+    const agent = startAgent(c1);
+    await exportService(c1, 'gone', [{ ip: '10.1.0.20' }]);
+    await until('exported', async () => (await own(id1, 'gone')).length === 2);
+    await api(c1).custom.deleteNamespacedCustomObject({ ...SE, namespace: ns, name: 'gone' });
+    await until('ServiceExport gone', async () => (await readExport(c1, 'gone')) === undefined);
+    expect(await own(id1, 'gone')).toEqual([]);
+    await stopAgent(agent);
+  });
+
+  it('a restart after a delete missed while down cleans up', async () => {
+    let agent = startAgent(c1);
+    await exportService(c1, 'missed', [{ ip: '10.1.0.30' }]);
+    await until('exported', async () => (await own(id1, 'missed')).length === 2);
+    await stopAgent(agent);
+    await api(c1).custom.deleteNamespacedCustomObject({ ...SE, namespace: ns, name: 'missed' });
+    expect((await readExport(c1, 'missed'))?.metadata.finalizers).toEqual([FINALIZER]);
+    agent = startAgent(c1);
+    await until('records removed', async () => (await own(id1, 'missed')).length === 0);
+    await until('ServiceExport gone', async () => (await readExport(c1, 'missed')) === undefined);
+    await stopAgent(agent);
+  });
+
+  it('two clusters exporting different ports both get Conflict=PortConflict naming the oldest', async () => {
+    const a1 = startAgent(c1);
+    const a2 = startAgent(c2);
+    await exportService(c1, 'clash', [{ ip: '10.1.0.40' }], 80);
+    await until(
+      'c1 exported',
+      async () => (await condition(c1, 'clash', 'Ready'))?.reason === 'Exported',
+    );
+    // creationTimestamp has second resolution: make c2's export strictly newer.
+    await new Promise((r) => setTimeout(r, 1100));
+    await exportService(c2, 'clash', [{ ip: '10.2.0.40' }], 8080);
+    for (const c of [c1, c2]) {
+      await until(
+        `Conflict on ${c.name}`,
+        async () => (await condition(c, 'clash', 'Conflict'))?.status === 'True',
+      );
+      expect(await condition(c, 'clash', 'Conflict')).toMatchObject({
+        reason: 'PortConflict',
+        message: `Conflicting ports. Using the oldest service export, in "${id1.clusterId}". 1/2 clusters disagree.`,
+      });
+    }
+    expect((await own(id2, 'clash')).length).toBe(2);
+    await stopAgent(a1);
+    await stopAgent(a2);
+  });
+
+  it('a restart with nothing changed writes nothing to Cloud Map', async () => {
+    let agent = startAgent(c1);
+    await exportService(c1, 'steady', [{ ip: '10.1.0.50' }, { ip: '10.1.0.51' }]);
+    await until(
+      'exported',
+      async () => (await condition(c1, 'steady', 'Ready'))?.reason === 'Exported',
+    );
+    await stopAgent(agent);
+    await admin?.resetStats();
+    agent = startAgent(c1);
+    const calls = async (op: string) => {
+      const text = await agent.metrics().catch(() => '');
+      const re = new RegExp(
+        `^mcs_cloudmap_calls_total\\{[^}]*operation="${op}"[^}]*\\} (\\d+)`,
+        'gm',
+      );
+      return [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+    };
+    // A few resync rounds (2 s each) of every export in the namespace.
+    await until('agent re-read Cloud Map', async () => (await calls('discoverInstances')) >= 12);
+    await new Promise((r) => setTimeout(r, 4000));
+    // Counted by the agent's own call metrics, and (emulator) by the server.
+    for (const op of [
+      'registerInstance',
+      'deregisterInstance',
+      'createService',
+      'createHttpNamespace',
+    ]) {
+      expect(await calls(op), op).toBe(0);
+    }
+    if (admin !== undefined) expect((await admin.stats()).totals.writes).toBe(0);
+    expect(await condition(c1, 'steady', 'Ready')).toMatchObject({
+      status: 'True',
+      reason: 'Exported',
+    });
+    await stopAgent(agent);
+  });
+});

@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+
+export interface AgentProcess {
+  readonly logs: string[];
+  /** The agent's /metrics text (its health port is read from the start-up log line). */
+  metrics(): Promise<string>;
+  /** SIGTERM, then waits for the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Runs the built export agent as a real process (`node dist/src/main.js ...`). */
+export function startAgentProcess(
+  kubeconfigPath: string,
+  awsEnv: Readonly<Record<string, string>>,
+  extraArgs: readonly string[] = [],
+): AgentProcess {
+  const logs: string[] = [];
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      MAIN,
+      '--kubeconfig',
+      kubeconfigPath,
+      '--leader-elect=false',
+      '--health-port',
+      '0',
+      '--resync-seconds',
+      '2',
+      '--heartbeat-seconds',
+      '600',
+      '--log-level',
+      'debug',
+      ...extraArgs,
+    ],
+    { env: { PATH: process.env['PATH'] ?? '', ...awsEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const collect = (chunk: Buffer) => logs.push(...chunk.toString().split('\n').filter(Boolean));
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  const healthPort = (): number | undefined => {
+    const line = logs.find((l) => l.includes('health server listening'));
+    const port = line?.match(/"address":"[^"]*:(\d+)"/)?.[1];
+    return port === undefined ? undefined : Number(port);
+  };
+  return {
+    logs,
+    async metrics() {
+      const port = healthPort();
+      if (port === undefined) throw new Error('the agent has not logged its health port yet');
+      return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
