@@ -4,12 +4,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   clusterIdProperty,
   clustersetProperty,
   isPortFree,
   isRunning,
+  loadClusterset,
   loadKubeconfig,
   startClusterset,
   stopClusterset,
@@ -19,6 +20,7 @@ import {
 } from '../src/index.js';
 import { httpGet } from '../src/http.js';
 import { findPidFiles, readPidFile } from '../src/processes.js';
+import '../src/vitest/context.js';
 
 /** Pids of live processes whose command line mentions `needle`. */
 function processesMentioning(needle: string): number[] {
@@ -154,6 +156,19 @@ describe('harness lifecycle', () => {
       ips.push(pod.status?.podIP ?? '');
     }
     for (const ip of ips) expect(ip.startsWith('10.1.')).toBe(true);
+  });
+
+  it('runs beside the clusterset of this test run without sharing a port', async () => {
+    const run = inject('mcsE2e');
+    // With external clusters there is no second harness clusterset to compare with.
+    const other = run.stateDir === null ? [] : loadClusterset(run.stateDir).clusters;
+    const ours = clusterset.clusters.flatMap((c) => Object.values(c.ports));
+    for (const c of other) {
+      for (const port of Object.values(c.ports)) expect(ours).not.toContain(port);
+      const res = await httpGet(`${c.server}/livez`, { insecure: true });
+      expect(res.status).toBe(200);
+    }
+    expect(other.length).toBe(run.external ? 0 : run.kubeconfigs.length);
   });
 
   it('tears down: no harness process left and every port free', async () => {
