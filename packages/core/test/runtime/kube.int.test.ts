@@ -1,0 +1,208 @@
+// The Kubernetes runtime against a real kube-apiserver of the harness (docs/harness.md):
+// leader election on a real Lease, informer sync and events, SSA and status writes, Events,
+// and cluster identity from the harness's ClusterProperties.
+import { randomBytes } from 'node:crypto';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  type KubernetesObject,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createApplier, retryOnConflict } from '../../src/runtime/apply.js';
+import {
+  createClusterIdentityWatcher,
+  kubeClusterPropertySource,
+} from '../../src/runtime/cluster-identity.js';
+import { createEventRecorder, kubeEventSink } from '../../src/runtime/events.js';
+import { createChecks } from '../../src/runtime/health.js';
+import { waitForCacheSync } from '../../src/runtime/informer.js';
+import { createKubeInformer } from '../../src/runtime/kube-informer.js';
+import { createLeaderElector } from '../../src/runtime/leader-election.js';
+import { createKubeLeaseStore } from '../../src/runtime/lease-store.js';
+import { loadKubeConfig } from '../../src/runtime/kubeconfig.js';
+import { createMemoryLogger } from '../../src/testing/memory-logger.js';
+
+interface E2e {
+  kubeconfigs: string[];
+  clusterNames: string[];
+}
+const ctx = (inject as (k: string) => unknown)('mcsE2e') as E2e;
+const kc = loadKubeConfig(ctx.kubeconfigs[0]);
+const core = kc.makeApiClient(CoreV1Api);
+const ns = `core-runtime-${randomBytes(3).toString('hex')}`;
+
+/** Polls until `check` holds (no timing assertion: the test timeout bounds it). */
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    if (await check()) return;
+    if (i > 600) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  await core.createNamespace({ body: { metadata: { name: ns } } });
+});
+afterAll(async () => {
+  await core.deleteNamespace({ name: ns }).catch(() => undefined);
+});
+
+describe('leader election on a real Lease', () => {
+  it('one leader at a time; release hands over to the standby', async () => {
+    const log: string[] = [];
+    const make = (id: string) =>
+      createLeaderElector({
+        store: createKubeLeaseStore(kc, ns, 'agent'),
+        identity: id,
+        leaseDurationMs: 4_000,
+        renewDeadlineMs: 3_000,
+        retryPeriodMs: 500,
+        onStartedLeading: () => log.push(`${id} started`),
+        onStoppedLeading: () => log.push(`${id} stopped`),
+        logger: createMemoryLogger(),
+      });
+    const a = make('a');
+    const aDone = a.run();
+    await until(() => a.isLeader(), 'a to lead');
+    const b = make('b');
+    const bDone = b.run();
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(b.isLeader()).toBe(false);
+    await a.stop();
+    await aDone;
+    await until(() => b.isLeader(), 'b to lead');
+    expect(log).toEqual(['a started', 'a stopped', 'b started']);
+    const lease = await kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: 'agent', namespace: ns });
+    expect(lease.spec).toMatchObject({
+      holderIdentity: 'b',
+      leaseTransitions: 1,
+      leaseDurationSeconds: 4,
+    });
+    await b.stop();
+    await bDone;
+  });
+});
+
+describe('informer, SSA and events', () => {
+  it('syncs, sees SSA-applied changes and deletes, and records an Event', async () => {
+    const seen: string[] = [];
+    const informer = createKubeInformer<V1ConfigMap>({
+      name: 'configmaps',
+      kubeConfig: kc,
+      path: `/api/v1/namespaces/${ns}/configmaps`,
+      list: () => core.listNamespacedConfigMap({ namespace: ns }),
+      onEvent: (e, o) => {
+        if (o.metadata?.name === 'cm') seen.push(`${e}:${o.data?.['k'] ?? ''}`);
+      },
+      logger: createMemoryLogger(),
+    });
+    informer.start();
+    await waitForCacheSync([informer]);
+    const applier = createApplier(kc, 'cloudmap-mcs-test');
+    const cm = (v: string): KubernetesObject & { data: Record<string, string> } => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cm', namespace: ns },
+      data: { k: v },
+    });
+    await applier.apply(cm('1'));
+    await applier.apply(cm('1')); // no change: no new resourceVersion, no event
+    await applier.apply(cm('2'));
+    const live = await core.readNamespacedConfigMap({ name: 'cm', namespace: ns });
+    expect(live.metadata?.managedFields?.map((f) => f.manager)).toContain('cloudmap-mcs-test');
+    await applier.delete(cm('2'));
+    await applier.delete(cm('2')); // absent is success
+    await until(() => seen.includes('delete:2'), 'the delete event');
+    expect(seen).toEqual(['add:1', 'update:2', 'delete:2']);
+    await informer.stop();
+
+    const recorder = createEventRecorder({
+      sink: kubeEventSink(kc),
+      controller: 'cloudmap-mcs.io/test',
+      instance: 'int-test',
+      logger: createMemoryLogger(),
+    });
+    recorder.record({
+      regarding: { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'cm' },
+      type: 'Warning',
+      reason: 'TestReason',
+      action: 'Test',
+      note: 'hello',
+    });
+    const events = kc.makeApiClient(EventsV1Api);
+    await until(
+      async () =>
+        (await events.listNamespacedEvent({ namespace: ns })).items.some(
+          (e) => e.reason === 'TestReason',
+        ),
+      'the Event',
+    );
+  });
+
+  it('patchStatus with a stale resourceVersion conflicts and retryOnConflict recovers', async () => {
+    const crd = { group: 'multicluster.x-k8s.io', version: 'v1beta1', plural: 'serviceexports' };
+    const applier = createApplier(kc, 'cloudmap-mcs-test');
+    const se = await applier.apply<KubernetesObject>({
+      apiVersion: 'multicluster.x-k8s.io/v1beta1',
+      kind: 'ServiceExport',
+      metadata: { name: 'web', namespace: ns },
+    });
+    const stale = se.metadata?.resourceVersion ?? '';
+    await applier.patchStatus(
+      crd,
+      { namespace: ns, name: 'web', resourceVersion: stale },
+      { conditions: [] },
+    );
+    let attempts = 0;
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    await retryOnConflict(async () => {
+      attempts += 1;
+      const rv =
+        attempts === 1
+          ? stale
+          : ((
+              (await custom.getNamespacedCustomObject({
+                ...crd,
+                namespace: ns,
+                name: 'web',
+              })) as KubernetesObject
+            ).metadata?.resourceVersion ?? '');
+      const condition = {
+        type: 'Valid',
+        status: 'True',
+        reason: 'Valid',
+        message: '',
+        lastTransitionTime: new Date().toISOString(),
+      };
+      return applier.patchStatus(
+        crd,
+        { namespace: ns, name: 'web', resourceVersion: rv },
+        { conditions: [condition] },
+      );
+    });
+    expect(attempts).toBe(2);
+  });
+});
+
+describe('cluster identity from the harness ClusterProperties', () => {
+  it('reads v1beta1 and is ready', async () => {
+    const readiness = createChecks();
+    const logger = createMemoryLogger();
+    const watcher = createClusterIdentityWatcher({
+      source: kubeClusterPropertySource(kc, logger),
+      flags: {},
+      logger,
+      readiness,
+    });
+    await watcher.start();
+    expect(watcher.current()?.clusterId).toBe(ctx.clusterNames[0]);
+    expect(watcher.current()?.clustersetId).toMatch(/.+/);
+    expect(readiness.evaluate().ok).toBe(true);
+    await watcher.stop();
+  });
+});
