@@ -40,13 +40,55 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
+/** Every flag, so MCS_* variables map onto flags and other MCS_* variables are ignored. */
+const FLAGS = [
+  'kubeconfig',
+  'cluster-id',
+  'clusterset-id',
+  'region',
+  'cloudmap-endpoint',
+  'assume-role-arn',
+  'poll-slow-seconds',
+  'poll-fast-seconds',
+  'poll-resync-seconds',
+  'poll-jitter',
+  'poll-max-backoff-seconds',
+  'request-budget',
+  'heartbeat-ttl-seconds',
+  'allowed-cidrs',
+  'workers',
+  'max-endpoints-per-slice',
+  'metrics-port',
+  'health-port',
+  'bind-address',
+  'leader-elect',
+  'lease-namespace',
+  'lease-name',
+  'identity',
+  'log-level',
+  'log-format',
+] as const;
+
+/**
+ * `MCS_POLL_FAST_SECONDS=2` becomes `--poll-fast-seconds=2`, placed before the real flags so
+ * flags win. Only variables naming a flag count: MCS_E2E_* and the like belong to others.
+ */
+export function envArgs(env: Record<string, string | undefined>): string[] {
+  const out: string[] = [];
+  for (const flag of FLAGS) {
+    const value = env[`MCS_${flag.toUpperCase().replaceAll('-', '_')}`];
+    if (value !== undefined) out.push(`--${flag}=${value}`);
+  }
+  return out;
+}
+
 export function parseConfig(
   argv: string[],
   env: Record<string, string | undefined>,
   hostname: string,
 ): ImportAgentConfig {
-  const args = yargs(argv)
-    .env('MCS')
+  const args = yargs([...envArgs(env), ...argv])
+    .parserConfiguration({ 'duplicate-arguments-array': false })
     .strict()
     .option('kubeconfig', {
       type: 'string',

@@ -104,8 +104,12 @@ describe('import controller over the fake Cloud Map', () => {
       'kubernetes.io/service-name': derived,
       'multicluster.kubernetes.io/service-name': 'cart',
       'multicluster.kubernetes.io/source-cluster': 'c1',
-      'endpointslice.kubernetes.io/managed-by': 'cloudmap-mcs.io/import-agent',
+      'endpointslice.kubernetes.io/managed-by': 'cloudmap-mcs-import-agent',
     });
+    // Every label value must be one the API server accepts (no '/', ≤63).
+    for (const value of Object.values(slice?.metadata.labels ?? {})) {
+      expect(value).toMatch(/^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/);
+    }
     expect(slice?.ports).toEqual([{ name: 'http', protocol: 'TCP', port: 8080 }]);
     expect(svc?.spec.ports).toEqual([{ name: 'http', protocol: 'TCP', port: 80, targetPort: 80 }]);
   });

@@ -50,7 +50,8 @@ export interface ImportReconcilerDeps {
   sliceManagedBy?: string;
 }
 
-export const SLICE_MANAGED_BY = 'cloudmap-mcs.io/import-agent';
+/** A label value: no '/' allowed, so not a domain-prefixed controller name. */
+export const SLICE_MANAGED_BY = 'cloudmap-mcs-import-agent';
 
 /** Re-check a key this long after a change we could not observe yet (derived Service IPs). */
 const PENDING_RECHECK_MS = 1_000;

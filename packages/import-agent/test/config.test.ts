@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, envArgs, parseConfig } from '../src/config.js';
+
+describe('import agent config', () => {
+  it('has safe defaults', () => {
+    const c = parseConfig([], {}, 'host');
+    expect(c).toMatchObject({
+      pollFastMs: 5_000,
+      pollSlowMs: 60_000,
+      pollResyncMs: 600_000,
+      heartbeatTtlMs: 120_000,
+      leaderElect: true,
+      allowedCidrs: [],
+      workers: 4,
+    });
+    expect(c.identity).toMatch(/^host-\d+$/);
+  });
+
+  it('reads MCS_* variables of known flags only; flags win over them', () => {
+    const env = {
+      MCS_POLL_FAST_SECONDS: '2',
+      MCS_ALLOWED_CIDRS: '10.0.0.0/8, fd00::/8',
+      MCS_E2E_STATE: '/tmp/x',
+      KUBECONFIG: '/k',
+    };
+    expect(envArgs(env)).toEqual(['--poll-fast-seconds=2', '--allowed-cidrs=10.0.0.0/8, fd00::/8']);
+    const c = parseConfig(['--poll-fast-seconds', '3'], env, 'h');
+    expect(c.pollFastMs).toBe(3_000);
+    expect(c.allowedCidrs).toEqual(['10.0.0.0/8', 'fd00::/8']);
+    expect(c.kubeconfig).toBe('/k');
+  });
+
+  it.each([
+    [['--allowed-cidrs', '10.0.0.0/33'], /allowed-cidrs/],
+    [['--poll-fast-seconds', '0'], /poll-fast-seconds/],
+    [['--poll-jitter', '2'], /poll-jitter/],
+    [['--max-endpoints-per-slice', '5000'], /at most 1000/],
+  ])('refuses %j', (argv, message) => {
+    expect(() => parseConfig(argv, {}, 'h')).toThrow(ConfigError);
+    expect(() => parseConfig(argv, {}, 'h')).toThrow(message);
+  });
+});

@@ -1,0 +1,437 @@
+// Issue 6 "Done when": import agents as real processes on harness clusters (or any clusters
+// from MCS_E2E_KUBECONFIGS) against the Cloud Map emulator. The export side is played by the
+// test, writing records with the codec straight into the emulator, as an export agent does.
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  type KubeConfig,
+  type V1EndpointSlice,
+} from '@kubernetes/client-node';
+import { EmulatorAdminClient } from '@cloudmap-mcs/cloudmap-emulator';
+import {
+  derivedServiceName,
+  type ClusterExport,
+  type Endpoint,
+  type ServiceProperties,
+} from '@cloudmap-mcs/core';
+import { waitFor, type TestNamespace } from '@cloudmap-mcs/e2e';
+import { e2eClusters, e2eContext, e2eNamespace, type E2eCluster } from '@cloudmap-mcs/e2e/vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentProcess, Publisher, testCloudMap } from './int-helpers.js';
+
+const CLUSTERSET = 'e2e-clusterset';
+const TTL_SECONDS = 12;
+let clusters: E2eCluster[];
+let ns: TestNamespace;
+let ttlNs: TestNamespace;
+let publisher: Publisher;
+let admin: EmulatorAdminClient;
+const agents: AgentProcess[] = [];
+
+const props = (over: Partial<ServiceProperties> = {}): ServiceProperties => ({
+  type: 'ClusterSetIP',
+  ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+  sessionAffinity: 'None',
+  ipFamilies: ['IPv4'],
+  exportedLabels: {},
+  exportedAnnotations: {},
+  exportCreatedAtMs: 1_000,
+  ...over,
+});
+const eps = (n: number, octet = 1, port = 8080): Endpoint[] =>
+  Array.from({ length: n }, (_, i) => ({
+    address: `10.${String(octet)}.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`,
+    addressType: 'IPv4' as const,
+    ports: [{ name: 'http', protocol: 'TCP' as const, port }],
+    conditions: { ready: true, serving: true, terminating: false },
+    nodeName: `node-${String(i % 3)}`,
+    zone: 'us-east-1a',
+  }));
+const exp = (
+  cluster: string,
+  namespace: string,
+  name: string,
+  endpoints: Endpoint[],
+  over: Partial<ServiceProperties> = {},
+): ClusterExport => ({
+  namespace,
+  name,
+  cluster: { clusterId: cluster, clustersetId: CLUSTERSET },
+  properties: props(over),
+  endpoints,
+  hasExportRecord: true,
+});
+
+interface SI {
+  metadata: { resourceVersion: string };
+  spec: { type: string; ips?: string[]; ports: { name?: string; port: number }[] };
+  status?: {
+    clusters?: { cluster: string }[];
+    conditions?: { type: string; status: string; message: string }[];
+  };
+}
+async function serviceImport(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<SI | undefined> {
+  try {
+    return (await kc
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({
+        group: 'multicluster.x-k8s.io',
+        version: 'v1beta1',
+        namespace,
+        plural: 'serviceimports',
+        name,
+      })) as SI;
+  } catch {
+    return undefined;
+  }
+}
+async function slices(kc: KubeConfig, namespace: string, name: string): Promise<V1EndpointSlice[]> {
+  const list = await kc
+    .makeApiClient(DiscoveryV1Api)
+    .listNamespacedEndpointSlice({
+      namespace,
+      labelSelector: `multicluster.kubernetes.io/service-name=${name}`,
+    });
+  return list.items;
+}
+const addresses = (items: V1EndpointSlice[]): string[] =>
+  items
+    .flatMap((s) =>
+      (s.endpoints ?? []).map(
+        (e) =>
+          `${s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster'] ?? ''}:${e.addresses[0] ?? ''}`,
+      ),
+    )
+    .sort();
+
+beforeAll(async () => {
+  const ctx = e2eContext();
+  clusters = e2eClusters();
+  expect(clusters.length).toBeGreaterThanOrEqual(2);
+  const env = ctx.cloudMapEnv;
+  if (env === null) throw new Error('these suites need the Cloud Map emulator (MCS_E2E_EMULATOR)');
+  publisher = new Publisher(testCloudMap(env));
+  admin = new EmulatorAdminClient(env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] ?? '');
+  ns = await e2eNamespace('imp');
+  ttlNs = await e2eNamespace('impttl');
+  for (const c of clusters.slice(0, 2)) {
+    const agent = new AgentProcess(
+      `import-${c.name}`,
+      [
+        '--kubeconfig',
+        c.kubeconfigPath,
+        '--lease-namespace',
+        ns.name,
+        '--poll-fast-seconds',
+        '1',
+        '--poll-slow-seconds',
+        '2',
+        '--poll-max-backoff-seconds',
+        '4',
+        '--heartbeat-ttl-seconds',
+        String(TTL_SECONDS),
+        '--log-format',
+        'json',
+      ],
+      env,
+    );
+    await agent.start();
+    agents.push(agent);
+  }
+}, 180_000);
+
+afterAll(async () => {
+  await admin?.outage(false).catch(() => undefined);
+  for (const a of agents) await a.stop();
+  await ns?.delete({ wait: false });
+  await ttlNs?.delete({ wait: false });
+});
+
+describe('import agent, two clusters', () => {
+  it('an export from c1 appears in c2 and in c1: clusterset IP = derived Service ClusterIP, slices with the spec labels', async () => {
+    await publisher.publish(exp('c1', ns.name, 'web', eps(3)));
+    for (const c of clusters.slice(0, 2)) {
+      const si = await waitFor(`ServiceImport web in ${c.name}`, async () => {
+        const got = await serviceImport(c.kc, ns.name, 'web');
+        return got?.spec.ips?.length === 1 && got.status?.conditions?.[0]?.status === 'True'
+          ? got
+          : undefined;
+      });
+      const derived = await c.kc
+        .makeApiClient(CoreV1Api)
+        .readNamespacedService({ namespace: ns.name, name: derivedServiceName(ns.name, 'web') });
+      expect(si.spec.ips).toEqual(derived.spec?.clusterIPs);
+      expect(derived.spec?.selector).toBeUndefined();
+      expect(si.status?.clusters).toEqual([{ cluster: 'c1' }]);
+      const items = await waitFor('slices', async () => {
+        const s = await slices(c.kc, ns.name, 'web');
+        return s.length === 1 ? s : undefined;
+      });
+      expect(items[0]?.metadata?.labels).toMatchObject({
+        'kubernetes.io/service-name': derivedServiceName(ns.name, 'web'),
+        'multicluster.kubernetes.io/service-name': 'web',
+        'multicluster.kubernetes.io/source-cluster': 'c1',
+        'endpointslice.kubernetes.io/managed-by': 'cloudmap-mcs-import-agent',
+      });
+      expect(
+        (items[0]?.endpoints ?? []).map((e) => [
+          e.addresses[0],
+          e.conditions?.ready,
+          e.nodeName,
+          e.zone,
+        ]),
+      ).toEqual([
+        ['10.1.0.1', true, 'node-0', 'us-east-1a'],
+        ['10.1.0.2', true, 'node-1', 'us-east-1a'],
+        ['10.1.0.3', true, 'node-2', 'us-east-1a'],
+      ]);
+    }
+  });
+
+  it('c1 and c2 with overlapping pod IPs merge; port and type conflicts give the union and the oldest type', async () => {
+    await publisher.publish(exp('c1', ns.name, 'api', eps(2), { exportCreatedAtMs: 1_000 }));
+    await publisher.publish(
+      exp('c2', ns.name, 'api', eps(2), {
+        exportCreatedAtMs: 2_000,
+        type: 'Headless',
+        ports: [
+          { name: 'http', protocol: 'TCP', port: 80 },
+          { name: 'grpc', protocol: 'TCP', port: 9090 },
+        ],
+      }),
+    );
+    const c2 = clusters[1]!;
+    await waitFor(
+      'both clusters in api',
+      async () => addresses(await slices(c2.kc, ns.name, 'api')).length === 4,
+    );
+    expect(addresses(await slices(c2.kc, ns.name, 'api'))).toEqual([
+      'c1:10.1.0.1',
+      'c1:10.1.0.2',
+      'c2:10.1.0.1',
+      'c2:10.1.0.2',
+    ]);
+    const si = await waitFor('merged api', async () => {
+      const got = await serviceImport(c2.kc, ns.name, 'api');
+      return got?.status?.clusters?.length === 2 ? got : undefined;
+    });
+    expect(si.spec.type).toBe('ClusterSetIP');
+    expect(si.spec.ports.map((p) => [p.name, p.port])).toEqual([
+      ['http', 80],
+      ['grpc', 9090],
+    ]);
+    expect(si.status?.conditions?.[0]?.message).toMatch(/TypeConflict/);
+  });
+
+  it('250 endpoints give 3 slices; scaling back removes them; headless has no IPs', async () => {
+    const c2 = clusters[1]!;
+    await publisher.publish(exp('c1', ns.name, 'big', eps(250)));
+    const sizes = async (): Promise<number[]> =>
+      (await slices(c2.kc, ns.name, 'big'))
+        .map((s) => (s.endpoints ?? []).length)
+        .sort((a, b) => a - b);
+    await waitFor('3 slices', async () => (await sizes()).join() === '50,100,100', {
+      timeoutMs: 90_000,
+    });
+    await publisher.publish(exp('c1', ns.name, 'big', eps(5)));
+    await waitFor('1 slice', async () => (await sizes()).join() === '5', { timeoutMs: 90_000 });
+
+    await publisher.publish(exp('c1', ns.name, 'hl', eps(2), { type: 'Headless' }));
+    const si = await waitFor('headless import', async () => {
+      const got = await serviceImport(c2.kc, ns.name, 'hl');
+      return got?.status?.conditions?.[0]?.status === 'True' ? got : undefined;
+    });
+    expect(si.spec.type).toBe('Headless');
+    expect(si.spec.ips ?? []).toEqual([]);
+    const derived = await c2.kc
+      .makeApiClient(CoreV1Api)
+      .readNamespacedService({ namespace: ns.name, name: derivedServiceName(ns.name, 'hl') });
+    expect(derived.spec?.clusterIP).toBe('None');
+    expect(addresses(await slices(c2.kc, ns.name, 'hl'))).toEqual(['c1:10.1.0.1', 'c1:10.1.0.2']);
+  });
+
+  it('hostile records injected into the emulator are refused while the good ones import', async () => {
+    await publisher.publish(exp('c1', ns.name, 'guarded', eps(2)));
+    const good = (
+      await testCloudMap(e2eContext().cloudMapEnv ?? {}).discoverInstances(ns.name, 'guarded')
+    ).instances.find((i) => i.attributes['MCS_RECORD'] === 'endpoint');
+    const base = { ...good!.attributes };
+    const hostile: [string, Record<string, string>][] = [
+      ['evil-loopback', { ...base, AWS_INSTANCE_IPV4: '127.0.0.1' }],
+      ['evil-imds', { ...base, AWS_INSTANCE_IPV4: '169.254.169.254' }],
+      ['evil-any', { ...base, AWS_INSTANCE_IPV4: '0.0.0.0' }],
+      ['evil-mcast', { ...base, AWS_INSTANCE_IPV4: '224.0.0.251' }],
+      ['evil-port', { ...base, AWS_INSTANCE_IPV4: '10.1.9.9', AWS_INSTANCE_PORT: '70000' }],
+      ['evil-proto', { ...base, AWS_INSTANCE_IPV4: '10.1.9.10', ENDPOINT_PROTOCOL: 'ICMP' }],
+      ['evil-set', { ...base, AWS_INSTANCE_IPV4: '10.1.9.11', CLUSTERSET_ID: 'another-set' }],
+      ['evil-cluster', { ...base, AWS_INSTANCE_IPV4: '10.1.9.12', CLUSTER_ID: 'Not A Label!' }],
+    ];
+    let accepted = 0;
+    for (const [id, attributes] of hostile) {
+      // The emulator, like Cloud Map, refuses some of these itself (AWS_INSTANCE_PORT 70000).
+      const ok = await publisher.register(ns.name, 'guarded', id, attributes).then(
+        () => true,
+        (error: unknown) =>
+          error instanceof Error && /InvalidInput/.test(error.message)
+            ? false
+            : Promise.reject(error),
+      );
+      if (ok) accepted++;
+    }
+    expect(accepted).toBeGreaterThanOrEqual(6);
+    await publisher.publish(exp('c1', ns.name, 'guarded', eps(3)));
+    const c2 = clusters[1]!;
+    await waitFor(
+      'guarded imports the good ones only',
+      async () => addresses(await slices(c2.kc, ns.name, 'guarded')).length === 3,
+    );
+    // One more poll round: the refused ones must still be absent.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(addresses(await slices(c2.kc, ns.name, 'guarded'))).toEqual([
+      'c1:10.1.0.1',
+      'c1:10.1.0.2',
+      'c1:10.1.0.3',
+    ]);
+    expect(await agents[1]!.metric('mcs_import_refused_records_total')).toBeGreaterThanOrEqual(
+      accepted,
+    );
+  });
+
+  it('an emulator outage keeps the imports intact and is reported; recovery needs no writes', async () => {
+    const c2 = clusters[1]!;
+    const before = addresses(await slices(c2.kc, ns.name, 'api'));
+    await admin.outage('unavailable');
+    try {
+      await waitFor(
+        'unreachable reported',
+        async () =>
+          (await agents[1]!.metric('mcs_import_cloudmap_reachable')) === 0 ? true : undefined,
+        { timeoutMs: 30_000 },
+      );
+      await new Promise((r) => setTimeout(r, 8_000));
+      expect(addresses(await slices(c2.kc, ns.name, 'api'))).toEqual(before);
+      expect(await serviceImport(c2.kc, ns.name, 'web')).toBeDefined();
+      const ready = await agents[1]!.get('/readyz?verbose');
+      expect(ready.status).toBe(503);
+      expect(ready.text).toMatch(
+        /cloud-map failed: Cloud Map unreachable; serving the last good state/,
+      );
+      expect((await agents[1]!.get('/healthz')).status).toBe(200);
+    } finally {
+      await admin.outage(false);
+    }
+    await waitFor(
+      'reachable again',
+      async () =>
+        (await agents[1]!.metric('mcs_import_cloudmap_reachable')) === 1 ? true : undefined,
+      { timeoutMs: 30_000 },
+    );
+    expect(addresses(await slices(c2.kc, ns.name, 'api'))).toEqual(before);
+  });
+
+  it('a restart with nothing changed writes nothing', async () => {
+    const c2 = clusters[1]!;
+    const versions = async (): Promise<string[]> => {
+      const sis = (await c2.kc
+        .makeApiClient(CustomObjectsApi)
+        .listNamespacedCustomObject({
+          group: 'multicluster.x-k8s.io',
+          version: 'v1beta1',
+          namespace: ns.name,
+          plural: 'serviceimports',
+        })) as { items: SI[] & { metadata: { name: string } }[] };
+      const svcs = await c2.kc
+        .makeApiClient(CoreV1Api)
+        .listNamespacedService({ namespace: ns.name });
+      const sl = await c2.kc
+        .makeApiClient(DiscoveryV1Api)
+        .listNamespacedEndpointSlice({ namespace: ns.name });
+      return [
+        ...sis.items.map(
+          (i) =>
+            `si/${String((i.metadata as { name?: string }).name)}@${i.metadata.resourceVersion}`,
+        ),
+        ...svcs.items.map(
+          (s) => `svc/${s.metadata?.name ?? ''}@${s.metadata?.resourceVersion ?? ''}`,
+        ),
+        ...sl.items.map(
+          (s) => `slice/${s.metadata?.name ?? ''}@${s.metadata?.resourceVersion ?? ''}`,
+        ),
+      ].sort();
+    };
+    // Let anything in flight settle first.
+    await new Promise((r) => setTimeout(r, 4_000));
+    const before = await versions();
+    expect(before.length).toBeGreaterThan(5);
+    await agents[1]!.stop();
+    await agents[1]!.start();
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(await versions()).toEqual(before);
+    expect(await agents[1]!.metric('mcs_import_k8s_writes_total')).toBe(0);
+  });
+
+  it('unexporting everywhere deletes the import everywhere', async () => {
+    await publisher.unpublish(ns.name, 'api', 'c1');
+    await publisher.unpublish(ns.name, 'api', 'c2');
+    for (const c of clusters.slice(0, 2)) {
+      await waitFor(
+        `api gone in ${c.name}`,
+        async () =>
+          (await serviceImport(c.kc, ns.name, 'api')) === undefined &&
+          (await slices(c.kc, ns.name, 'api')).length === 0,
+      );
+      await waitFor('derived Service gone', async () => {
+        try {
+          await c.kc
+            .makeApiClient(CoreV1Api)
+            .readNamespacedService({
+              namespace: ns.name,
+              name: derivedServiceName(ns.name, 'api'),
+            });
+          return false;
+        } catch {
+          return true;
+        }
+      });
+    }
+  });
+
+  it('a cluster whose export agent stops past the TTL loses its endpoints in c2', async () => {
+    const c2 = clusters[1]!;
+    let c1Alive = true;
+    const renew = setInterval(() => {
+      void publisher.heartbeat(ttlNs.name, 'c2', CLUSTERSET).catch(() => undefined);
+      if (c1Alive) void publisher.heartbeat(ttlNs.name, 'c1', CLUSTERSET).catch(() => undefined);
+    }, 2_000);
+    try {
+      await publisher.heartbeat(ttlNs.name, 'c1', CLUSTERSET);
+      await publisher.heartbeat(ttlNs.name, 'c2', CLUSTERSET);
+      await publisher.publish(exp('c1', ttlNs.name, 'ttl', eps(2, 1)));
+      await publisher.publish(exp('c2', ttlNs.name, 'ttl', eps(2, 2)));
+      await waitFor(
+        'both clusters imported',
+        async () => addresses(await slices(c2.kc, ttlNs.name, 'ttl')).length === 4,
+      );
+      c1Alive = false;
+      const stoppedAt = Date.now();
+      await waitFor(
+        'c1 endpoints removed',
+        async () =>
+          addresses(await slices(c2.kc, ttlNs.name, 'ttl')).join() === 'c2:10.2.0.1,c2:10.2.0.2',
+        {
+          timeoutMs: (TTL_SECONDS + 30) * 1000,
+        },
+      );
+      expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual((TTL_SECONDS - 3) * 1000);
+      const si = await serviceImport(c2.kc, ttlNs.name, 'ttl');
+      expect(si?.status?.conditions?.[0]?.message).toMatch(/endpoints of c1 removed/);
+    } finally {
+      clearInterval(renew);
+    }
+  });
+});
