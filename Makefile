@@ -64,6 +64,10 @@ clusterset-down: install ## Stop every process of the clusterset in STATE and fr
 e2e-kind: build ## Integration suites on kind clusters (needs Docker/Podman; kind via e2e/bin/kind)
 	e2e/kind/e2e-kind.sh
 
+.PHONY: moto
+moto: ## Build (or reuse) the moto venv the Cloud Map emulator's contract suite runs against
+	@tools/moto.sh --print-bin
+
 .PHONY: test-integration
 test-integration: build controlplane ## Integration suites on real local clusters and the emulator
 	pnpm exec vitest run --project integration --passWithNoTests

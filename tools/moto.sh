@@ -16,12 +16,18 @@ cache=${CLOUDMAP_MCS_CACHE:-$HOME/.cache/cloudmap-mcs}
 venv="$cache/moto-$MOTO_VERSION"
 say() { echo "moto: $*" >&2; }
 
+mkdir -p "$cache"
+# Two suites starting at once must not build the same venv together.
+if command -v flock >/dev/null; then
+  exec 9>"$cache/moto-$MOTO_VERSION.lock"
+  flock 9
+fi
+
 if [[ ! -f "$venv/.complete" ]]; then
   python=$(command -v python3 || true)
   [[ -n "$python" ]] || { say "python3 is not installed; install Python >= 3.10"; exit 1; }
   "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
     || { say "moto $MOTO_VERSION needs Python >= 3.10, found $("$python" --version)"; exit 1; }
-  mkdir -p "$cache"
   rm -rf "$venv"
   say "creating $venv with moto[server]==$MOTO_VERSION from PyPI"
   "$python" -m venv "$venv" >&2
