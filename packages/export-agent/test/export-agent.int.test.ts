@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   DiscoveryV1Api,
@@ -261,6 +262,78 @@ describe('export agent as a process (harness + emulator)', () => {
       'scaled down',
       async () =>
         JSON.stringify(await readyIps(id1, 'cart')) === JSON.stringify(['10.1.0.12:true']),
+    );
+    await stopAgent(agent);
+  });
+
+  it('follows a Deployment scaled by the real EndpointSlice controller (ServiceExport created as v1alpha1)', async () => {
+    const agent = startAgent(c1);
+    const apps = c1.kc.makeApiClient(AppsV1Api);
+    const labels = { app: 'web' };
+    await apps.createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: 'web', namespace: ns },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              containers: [
+                { name: 'web', image: 'nginx', ports: [{ name: 'web', containerPort: 8080 }] },
+              ],
+            },
+          },
+        },
+      },
+    });
+    await api(c1).core.createNamespacedService({
+      namespace: ns,
+      body: {
+        metadata: { name: 'web', namespace: ns },
+        spec: { selector: labels, ports: [{ name: 'http', port: 80, targetPort: 'web' }] },
+      },
+    });
+    await api(c1).custom.createNamespacedCustomObject({
+      ...SE,
+      version: 'v1alpha1',
+      namespace: ns,
+      body: {
+        apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+        kind: 'ServiceExport',
+        metadata: { name: 'web', namespace: ns },
+      },
+    });
+    const endpointsOf = async () =>
+      (await own(id1, 'web')).filter(
+        (i) => i.attributes[Attr.Record] === 'endpoint' && i.attributes[Attr.Ready] === 'true',
+      );
+    await until('2 ready endpoints', async () => (await endpointsOf()).length === 2);
+    // The named target port resolved by the EndpointSlice controller.
+    expect(
+      (await endpointsOf()).map((i) => [
+        i.attributes[Attr.Port],
+        i.attributes[Attr.ServiceTargetPort],
+      ]),
+    ).toEqual([
+      ['8080', 'web'],
+      ['8080', 'web'],
+    ]);
+    await apps.patchNamespacedDeploymentScale(
+      { namespace: ns, name: 'web', body: { spec: { replicas: 4 } } },
+      merge,
+    );
+    await until('4 ready endpoints', async () => (await endpointsOf()).length === 4);
+    await apps.patchNamespacedDeploymentScale(
+      { namespace: ns, name: 'web', body: { spec: { replicas: 1 } } },
+      merge,
+    );
+    await until(
+      '1 endpoint left',
+      async () =>
+        (await own(id1, 'web')).filter((i) => i.attributes[Attr.Record] === 'endpoint').length ===
+        1,
     );
     await stopAgent(agent);
   });
