@@ -1,0 +1,152 @@
+// Benchmark (prints figures, asserts nothing; GUIDE.md rule 18): Cloud Map calls per minute of
+// the poller for N services, idle and with changes, and the planning time of one reconcile.
+// Run: pnpm exec tsc --build packages/import-agent && node packages/import-agent/dist/test/bench/poll-cost.js
+import {
+  FakeClock,
+  mergeExports,
+  noopLogger,
+  planSlices,
+  decodeServiceInstances,
+  encodeClusterExport,
+  trustExport,
+  createAddressPolicy,
+} from '@cloudmap-mcs/core';
+import { createFakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { createPoller } from '../../src/poller/index.js';
+import { CLUSTERSET, endpoints, exportOf, publish, settle } from '../cloudmap-fixtures.js';
+
+const periods = {
+  slowMs: 60_000,
+  fastMs: 5_000,
+  resyncMs: 600_000,
+  jitter: 0,
+  maxBackoffMs: 300_000,
+};
+
+async function pollCost(
+  services: number,
+  changesPerMinute: number,
+  budget?: number,
+): Promise<Record<string, number>> {
+  const cm = createFakeCloudMap();
+  for (let i = 0; i < services; i++)
+    await publish(cm, exportOf('c1', 'shop', `svc-${String(i)}`, endpoints(3, 1)));
+  const clock = new FakeClock();
+  const poller = createPoller({
+    port: cm,
+    clock,
+    logger: noopLogger,
+    clustersetId: CLUSTERSET,
+    periods,
+    random: () => 0,
+    ...(budget === undefined ? {} : { requestBudgetPerSecond: budget }),
+    isLocalNamespace: () => true,
+    onServiceChange: () => {},
+    onHeartbeatChange: () => {},
+  });
+  poller.start();
+  clock.advance(0);
+  await settle(50);
+  // Warm up one slow period, then measure ten minutes.
+  const step = async (ms: number): Promise<void> => {
+    for (let t = 0; t < ms; t += 1_000) {
+      clock.advance(1_000);
+      await settle(8);
+    }
+  };
+  await step(60_000);
+  cm.resetCounters();
+  const minutes = 10;
+  for (let m = 0; m < minutes; m++) {
+    for (let c = 0; c < changesPerMinute; c++) {
+      await publish(
+        cm,
+        exportOf('c1', 'shop', `svc-${String(c % services)}`, endpoints(3 + ((m + c) % 2), 1)),
+      );
+    }
+    await step(60_000);
+  }
+  await poller.stop();
+  const snapshot = cm.snapshot();
+  // Writes above are the test's own publishing; report the poller's reads only.
+  const reads = [
+    'listNamespaces',
+    'listServices',
+    'discoverInstancesRevision',
+    'discoverInstances',
+  ] as const;
+  return Object.fromEntries(
+    reads.map((op) => [op, Math.round(((snapshot[op] ?? 0) / minutes) * 10) / 10]),
+  );
+}
+
+function planningTime(
+  n: number,
+  clusters: number,
+): { mergeAndTrustMs: number; slicesMs: number; unchangedMs: number } {
+  const policy = { clustersetId: CLUSTERSET, addresses: createAddressPolicy([]) };
+  const instances = Array.from(
+    { length: clusters },
+    (_, c) =>
+      encodeClusterExport(
+        exportOf(`c${String(c + 1)}`, 'shop', 'big', endpoints(n / clusters, c + 1)),
+      ).instances,
+  ).flat();
+  const runs = 20;
+  let t = performance.now();
+  let merged;
+  for (let r = 0; r < runs; r++) {
+    const decoded = decodeServiceInstances('shop', 'big', instances, { clustersetId: CLUSTERSET });
+    merged = mergeExports(decoded.exports.flatMap((e) => trustExport(policy, e).value ?? []));
+  }
+  const mergeAndTrustMs = (performance.now() - t) / runs;
+  const input = {
+    namespace: 'shop',
+    importName: 'big',
+    derivedName: 'derived-x',
+    managedBy: 'x',
+    sources: merged?.sources ?? [],
+  };
+  t = performance.now();
+  let plan = planSlices({ ...input, observed: [] });
+  for (let r = 1; r < runs; r++) plan = planSlices({ ...input, observed: [] });
+  const slicesMs = (performance.now() - t) / runs;
+  t = performance.now();
+  for (let r = 0; r < runs; r++) planSlices({ ...input, observed: plan.desired });
+  const unchangedMs = (performance.now() - t) / runs;
+  return {
+    mergeAndTrustMs: +mergeAndTrustMs.toFixed(2),
+    slicesMs: +slicesMs.toFixed(2),
+    unchangedMs: +unchangedMs.toFixed(2),
+  };
+}
+
+const rows: string[] = [];
+for (const [services, changes, budget] of [
+  [10, 0, undefined],
+  [10, 5, undefined],
+  [100, 0, undefined],
+  [100, 20, undefined],
+  [1000, 0, undefined],
+  [1000, 0, 100],
+] as const) {
+  const cost = await pollCost(services, changes, budget);
+  const total = Object.values(cost).reduce((a, b) => a + b, 0);
+  rows.push(
+    `services=${String(services).padStart(4)} changes/min=${String(changes).padStart(2)} budget=${String(budget ?? '-').padStart(3)}/s  calls/min=${total.toFixed(1).padStart(7)}  ${JSON.stringify(cost)}`,
+  );
+}
+console.log('Poll cost (fast 5 s, slow 60 s, resync 10 min; 10-minute average):');
+for (const r of rows) console.log(`  ${r}`);
+console.log(
+  'Planning time per reconcile (decode + trust + merge; slice plan from scratch; slice plan unchanged):',
+);
+for (const [n, clusters] of [
+  [1000, 1],
+  [1000, 2],
+  [250, 1],
+] as const) {
+  console.log(
+    `  endpoints=${String(n)} clusters=${String(clusters)}  ${JSON.stringify(planningTime(n, clusters))}`,
+  );
+}
