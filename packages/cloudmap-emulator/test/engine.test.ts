@@ -6,7 +6,11 @@ import {
   listNamespaces,
 } from '../src/handlers/namespaces.js';
 import { createService } from '../src/handlers/services.js';
-import { deregisterInstance, registerInstance } from '../src/handlers/instances.js';
+import {
+  deregisterInstance,
+  registerInstance,
+  updateInstanceCustomHealthStatus,
+} from '../src/handlers/instances.js';
 import { discoverInstancesRevision } from '../src/handlers/discovery.js';
 import { getOperation } from '../src/handlers/operations.js';
 import { CloudMapError } from '../src/errors.js';
@@ -25,7 +29,7 @@ const codeOf = (fn: () => unknown): string => {
     if (e instanceof CloudMapError) return e.code;
     throw e;
   }
-  throw new Error('did not throw');
+  return 'OK';
 };
 
 describe('engine: asynchronous operations', () => {
@@ -81,5 +85,69 @@ describe('engine: asynchronous operations', () => {
     expect(r1).toBeGreaterThan(r0);
     expect(r2).toBeGreaterThan(r1);
     expect(r3).toBeGreaterThan(r2);
+  });
+
+  it('custom health changes do not move the revision; a service without custom health has none to change', () => {
+    const { engine, tick } = engineAt(0);
+    createHttpNamespace(engine, { Name: 'n' });
+    const nsId = Object.keys(engine.state.namespaces)[0]!;
+    const custom = (
+      createService(engine, { Name: 'c', NamespaceId: nsId, HealthCheckCustomConfig: {} }) as {
+        Service: { Id: string };
+      }
+    ).Service.Id;
+    const plain = (
+      createService(engine, { Name: 'p', NamespaceId: nsId }) as { Service: { Id: string } }
+    ).Service.Id;
+    registerInstance(engine, { ServiceId: custom, InstanceId: 'i', Attributes: {} });
+    registerInstance(engine, { ServiceId: plain, InstanceId: 'i', Attributes: {} });
+    tick(1);
+    const rev = () =>
+      (
+        discoverInstancesRevision(engine, { NamespaceName: 'n', ServiceName: 'c' }) as {
+          InstancesRevision: number;
+        }
+      ).InstancesRevision;
+    const before = rev();
+    updateInstanceCustomHealthStatus(engine, {
+      ServiceId: custom,
+      InstanceId: 'i',
+      Status: 'UNHEALTHY',
+    });
+    expect(rev()).toBe(before);
+    expect(engine.state.instances[custom]!['i']!.customHealth).toBe('UNHEALTHY');
+    expect(
+      codeOf(() =>
+        updateInstanceCustomHealthStatus(engine, {
+          ServiceId: plain,
+          InstanceId: 'i',
+          Status: 'HEALTHY',
+        }),
+      ),
+    ).toBe('CustomHealthNotFound');
+  });
+
+  it('the instances-per-namespace quota counts every service of the namespace, replacements excepted', () => {
+    const { engine, tick } = engineAt(0);
+    engine.options.quotas.instancesPerNamespace = 2;
+    createHttpNamespace(engine, { Name: 'n' });
+    const nsId = Object.keys(engine.state.namespaces)[0]!;
+    const a = (
+      createService(engine, { Name: 'a', NamespaceId: nsId }) as { Service: { Id: string } }
+    ).Service.Id;
+    const b = (
+      createService(engine, { Name: 'b', NamespaceId: nsId }) as { Service: { Id: string } }
+    ).Service.Id;
+    registerInstance(engine, { ServiceId: a, InstanceId: '1', Attributes: {} });
+    registerInstance(engine, { ServiceId: b, InstanceId: '1', Attributes: {} });
+    tick(1);
+    expect(
+      codeOf(() => registerInstance(engine, { ServiceId: b, InstanceId: '2', Attributes: {} })),
+    ).toBe('ResourceLimitExceeded');
+    expect(
+      codeOf(() =>
+        registerInstance(engine, { ServiceId: b, InstanceId: '1', Attributes: { v: '2' } }),
+      ),
+    ).toBe('OK');
   });
 });
