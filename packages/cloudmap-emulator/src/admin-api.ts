@@ -1,7 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EmulatorConfig, EmulatorConfigPatch } from './admin-types.js';
 import type { Engine } from './engine.js';
-import type { FaultConfig, Faults } from './faults.js';
+import {
+  AdminValidationError,
+  validateConfigPatch,
+  validateFaultConfig,
+} from './admin-validate.js';
+import type { Faults } from './faults.js';
 import type { EmulatorState } from './model.js';
 import type { StateFile } from './persistence.js';
 import { readBody } from './protocol.js';
@@ -57,11 +62,11 @@ const routes: Record<string, Route> = {
   },
   'GET /faults': async (_req, ctx) => ctx.faults.config,
   'PUT /faults': async (req, ctx) => {
-    ctx.faults.replace(await jsonBody<FaultConfig>(req));
+    ctx.faults.replace(validateFaultConfig(await jsonBody<unknown>(req)));
     return ctx.faults.config;
   },
   'PATCH /faults': async (req, ctx) => {
-    ctx.faults.merge(await jsonBody<FaultConfig>(req));
+    ctx.faults.merge(validateFaultConfig(await jsonBody<unknown>(req)));
     return ctx.faults.config;
   },
   'DELETE /faults': async (_req, ctx) => {
@@ -70,7 +75,7 @@ const routes: Record<string, Route> = {
   },
   'GET /config': async (_req, ctx) => ctx.config(),
   'PATCH /config': async (req, ctx) => {
-    ctx.setConfig(await jsonBody<EmulatorConfigPatch>(req));
+    ctx.setConfig(validateConfigPatch(await jsonBody<unknown>(req)));
     return ctx.config();
   },
   /** Back to a fresh emulator: empty state, no faults (AWS rate limits), zero counts. */
@@ -112,7 +117,8 @@ export async function handleAdmin(
     if (!route) throw new AdminError(404, `no admin route ${req.method} ${path}`);
     reply(res, 200, await route(req, ctx));
   } catch (err) {
-    const status = err instanceof AdminError ? err.status : 500;
+    const status =
+      err instanceof AdminError ? err.status : err instanceof AdminValidationError ? 400 : 500;
     reply(res, status, { error: (err as Error).message });
   }
 }

@@ -118,6 +118,22 @@ describe('call counts, state persistence and configuration', () => {
     );
   });
 
+  it('a malformed fault or config change is refused with 400 and changes nothing', async () => {
+    const emu = await start({});
+    const before = await emu.admin.faults();
+    const typo = emu.admin.patchFaults({
+      operations: { ListServices: { throtle: { next: 1 } } as never },
+    });
+    await expect(typo).rejects.toMatchObject({ name: 'EmulatorAdminError', status: 400 });
+    await expect(emu.admin.throttle('ListServices', { share: 2 })).rejects.toMatchObject({
+      status: 400,
+    });
+    await expect(emu.admin.setConfig({ statusMode: 'loud' as never })).rejects.toMatchObject({
+      status: 400,
+    });
+    expect(await emu.admin.faults()).toEqual(before);
+  });
+
   it('unknown admin routes answer 404', async () => {
     const emu = await start({});
     const res = await fetch(`${emu.url}/_emulator/nothing`);
