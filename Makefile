@@ -86,9 +86,11 @@ chart-test: install helm ## Chart, kustomize, IAM and image tests (deploy/test; 
 # The deploy project runs with the unit tests and renders the chart with helm.
 test-unit: helm
 
+DEMO_STATE ?= .state/demo
+
 .PHONY: demo
-demo: ## Two local clusters + the Cloud Map emulator + both agents (arrives with issue 8)
-	@echo "make demo arrives with the demo issue; the pieces it needs are being built." >&2
+demo: build controlplane ## Two local clusters + Cloud Map emulator + both agents, a service exported from both; Ctrl-C stops (CI=true: exit once verified)
+	@node e2e/dist/src/demo/main.js --state $(DEMO_STATE)
 
 .PHONY: clean
 clean: ## Remove build output (keeps the toolchain and control-plane caches)

@@ -145,27 +145,15 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     );
 
     // The CLI, as a user would run it: doctor must pass and status must show no drift.
-    const doctor: { cluster: string; ok: boolean; detail: string }[] = [];
-    for (const c of clusters) {
-      const urls = agents.filter((a) => a.cluster === c.name).map((a) => a.healthUrl);
-      const res = await runCli(
-        [
-          'doctor',
-          '--kubeconfig',
-          c.kubeconfig,
-          '-o',
-          'json',
-          ...urls.flatMap((u) => ['--agents-url', u]),
-        ],
-        env,
-      );
-      const failed = parseFailures(res.stdout);
-      doctor.push({
-        cluster: c.name,
-        ok: res.code === 0,
-        detail: res.code === 0 ? '' : failed || res.stderr.trim(),
-      });
-    }
+    const doctor = await Promise.all(
+      clusters.map(async (c) => {
+        const urls = agents.filter((a) => a.cluster === c.name).map((a) => a.healthUrl);
+        const args = ['doctor', '--kubeconfig', c.kubeconfig, '-o', 'json'];
+        const res = await runCli([...args, ...urls.flatMap((u) => ['--agents-url', u])], env);
+        const detail = res.code === 0 ? '' : parseFailures(res.stdout) || res.stderr.trim();
+        return { cluster: c.name, ok: res.code === 0, detail };
+      }),
+    );
     const driftless = await waitForNoDrift(clusters, env, deadline, check);
     say(
       driftless.ok
@@ -272,6 +260,11 @@ function parseFailures(stdout: string): string {
   }
 }
 
+interface StatusJson {
+  drift: { kind: string; namespace: string; name: string; message: string }[] | null;
+  errors: string[];
+}
+
 async function waitForNoDrift(
   clusters: Clusterset['clusters'],
   env: Readonly<Record<string, string>>,
@@ -281,14 +274,16 @@ async function waitForNoDrift(
   let detail = '';
   do {
     check();
+    const runs = await Promise.all(
+      clusters.map(async (c) => ({
+        c,
+        res: await runCli(['status', '--kubeconfig', c.kubeconfig, '-o', 'json'], env),
+      })),
+    );
     const drift: string[] = [];
-    for (const c of clusters) {
-      const res = await runCli(['status', '--kubeconfig', c.kubeconfig, '-o', 'json'], env);
+    for (const { c, res } of runs) {
       try {
-        const report = JSON.parse(res.stdout) as {
-          drift: { kind: string; namespace: string; name: string; message: string }[] | null;
-          errors: string[];
-        };
+        const report = JSON.parse(res.stdout) as StatusJson;
         if (report.drift === null)
           drift.push(`${c.name}: drift not computed (${report.errors.join('; ')})`);
         else
