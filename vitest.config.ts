@@ -9,6 +9,8 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   test: {
     reporters: ['default'],
+    // Generous: CI machines have 2 cores and the first ESLint/SDK load can take seconds there.
+    testTimeout: 30_000,
     projects: [
       ...packages.map((name) => ({
         extends: true,
