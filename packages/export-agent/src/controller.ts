@@ -1,5 +1,6 @@
 import {
   createWorkQueue,
+  logFields,
   defaultControllerRateLimiter,
   runWorkers,
   type Clock,
@@ -149,9 +150,9 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
       await runWorkers(
         queue,
         (key) => {
-          const log = logger.child({ key });
           return reconciler.reconcile(key).catch((error: unknown) => {
-            log.warn('reconcile failed', { err: error });
+            // The one place a reconcile error is logged (GUIDE.md rule 14).
+            logger.warn('reconcile failed', { [logFields.key]: key, [logFields.error]: error });
             throw error;
           });
         },

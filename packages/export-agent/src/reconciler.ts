@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import {
   Attr,
+  logFields,
   decodeServiceInstances,
   detectConflicts,
   encodeClusterExport,
@@ -199,7 +201,11 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
   return {
     async reconcile(key) {
       const [namespace, name] = splitKey(key);
-      const log = deps.logger.child({ key });
+      // One child logger per reconcile (GUIDE.md rule 14).
+      const log = deps.logger.child({
+        [logFields.key]: key,
+        [logFields.reconcileId]: randomBytes(4).toString('hex'),
+      });
       const identity = sources.identity();
       if (identity === undefined) return { requeueAfterMs: deps.pendingRequeueMs };
       const se = sources.serviceExport(namespace, name);

@@ -5,6 +5,8 @@ const MAIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
 
 export interface AgentProcess {
   readonly logs: string[];
+  /** Resolves with the exit code when the process ends on its own or after `stop`. */
+  readonly exited: Promise<number | null>;
   /** The agent's /metrics text (its health port is read from the start-up log line). */
   metrics(): Promise<string>;
   /** SIGTERM, then waits for the exit code. */
@@ -50,6 +52,7 @@ export function startAgentProcess(
   };
   return {
     logs,
+    exited,
     async metrics() {
       const port = healthPort();
       if (port === undefined) throw new Error('the agent has not logged its health port yet');
