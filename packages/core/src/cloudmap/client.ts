@@ -13,7 +13,8 @@ import {
   type OperationTrackerOptions,
   type TrackedOperation,
 } from './operation-tracker.js';
-import { createBottleneckLimiter, type OperationLimiter, type RateLimit } from './rate-limits.js';
+import type { OperationLimiter, RateLimit } from './rate-limits.js';
+import { createTokenBucketLimiter } from './token-bucket.js';
 import { toCloudMapError } from './sdk-errors.js';
 
 export interface RetryPolicy {
@@ -54,7 +55,10 @@ export interface CloudMapClientOptions {
   random?: () => number;
   logger?: Logger;
   metrics?: CloudMapMetrics;
-  /** Per-operation limits over `defaultRateLimits`; ignored when `limiter` is given. */
+  /**
+   * Per-operation limits over `defaultRateLimits` for the default token-bucket limiter;
+   * ignored when `limiter` is given (e.g. `createBottleneckLimiter(...)` or `unlimited`).
+   */
   rateLimits?: Partial<Record<CloudMapOperationName, RateLimit>>;
   limiter?: OperationLimiter;
   retry?: Partial<RetryPolicy>;
@@ -90,7 +94,7 @@ export function createCloudMapClient(
   const random = options.random ?? Math.random;
   const log = options.logger ?? noopLogger;
   const metrics = options.metrics ?? noopCloudMapMetrics;
-  const limiter = options.limiter ?? createBottleneckLimiter(options.rateLimits);
+  const limiter = options.limiter ?? createTokenBucketLimiter(options.rateLimits, clock);
   const retry = { ...defaultRetryPolicy, ...options.retry };
   const ttl = { ...defaultCacheTtls, ...options.cacheTtlMs };
   const closing = new AbortController();

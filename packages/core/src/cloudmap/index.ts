@@ -9,3 +9,4 @@ export * from './rate-limits.js';
 export * from './sdk-client.js';
 export * from './sdk-errors.js';
 export * from './sdk-port.js';
+export * from './token-bucket.js';

@@ -40,7 +40,9 @@ export interface OperationLimiter {
 }
 
 /**
- * A token bucket per operation on bottleneck: a reservoir of `burst` tokens refilled at
+ * The same limits on bottleneck (opt-in through the client's `limiter` option; the default is
+ * `createTokenBucketLimiter`, see ADR 0005 for the measured overhead of bottleneck). A token
+ * bucket per operation on bottleneck: a reservoir of `burst` tokens refilled at
  * `perSecond`. Refills happen every `interval` ms in whole tokens, so slow rates (0.5/s)
  * refill one token every 2 s and fast ones (300/s) 30 tokens every 100 ms.
  */
