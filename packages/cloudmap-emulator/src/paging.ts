@@ -22,14 +22,19 @@ export function paginate<T>(
   const max = optInt(input, 'MaxResults', 1, 100) ?? 100;
   const token = optString(input, 'NextToken', { max: LIMITS.nextToken });
   const after = token === undefined ? undefined : decodeToken(token, scope);
-  const sorted = [...all].sort((a, b) => compare(key(a), key(b)));
-  const start = after === undefined ? 0 : sorted.findIndex((item) => compare(key(item), after) > 0);
+  // Keys are computed once per item, not once per comparison; the stores keep insertion
+  // (creation) order, so the sort is usually skipped.
+  const sorted = all.map((item) => ({ item, k: key(item) }));
+  if (sorted.some((e, i) => i > 0 && compare(sorted[i - 1]!.k, e.k) > 0)) {
+    sorted.sort((a, b) => compare(a.k, b.k));
+  }
+  const start = after === undefined ? 0 : sorted.findIndex((e) => compare(e.k, after) > 0);
   const remaining = start < 0 ? [] : sorted.slice(start);
   const scanned = remaining.slice(0, max);
   const last = scanned.at(-1);
   const nextToken =
-    remaining.length > max && last !== undefined ? encodeToken(key(last), scope) : undefined;
-  return { items: scanned.filter(keep), nextToken };
+    remaining.length > max && last !== undefined ? encodeToken(last.k, scope) : undefined;
+  return { items: scanned.map((e) => e.item).filter(keep), nextToken };
 }
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
