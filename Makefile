@@ -87,10 +87,11 @@ chart-test: install helm ## Chart, kustomize, IAM and image tests (deploy/test; 
 test-unit: helm
 
 DEMO_STATE ?= .state/demo
+DEMO_ARGS ?=
 
 .PHONY: demo
 demo: build controlplane ## Two local clusters + Cloud Map emulator + both agents, a service exported from both; Ctrl-C stops (CI=true: exit once verified)
-	@node e2e/dist/src/demo/main.js --state $(DEMO_STATE)
+	@node e2e/dist/src/demo/main.js --state $(DEMO_STATE) $(DEMO_ARGS)
 
 .PHONY: clean
 clean: ## Remove build output (keeps the toolchain and control-plane caches)
