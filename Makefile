@@ -69,7 +69,7 @@ moto: ## Build (or reuse) the moto venv the Cloud Map emulator's contract suite 
 	@tools/moto.sh --print-bin
 
 .PHONY: test-integration
-test-integration: build controlplane ## Integration suites on real local clusters and the emulator
+test-integration: build controlplane moto ## Integration suites on real local clusters and the emulator
 	pnpm exec vitest run --project integration --passWithNoTests
 
 .PHONY: test
