@@ -387,6 +387,38 @@ describe('export agent as a process (harness + emulator)', () => {
     await stopAgent(a2);
   });
 
+  it('two replicas with leader election: one exports, the other takes over when it stops', async () => {
+    const elect = (pod: string) => [
+      '--leader-elect=true',
+      '--lease-namespace',
+      ns,
+      '--pod-name',
+      pod,
+      '--lease-duration-seconds',
+      '4',
+      '--renew-deadline-seconds',
+      '3',
+      '--retry-period-seconds',
+      '1',
+    ];
+    const a = startAgentProcess(c1.kubeconfigPath, env, elect('replica-a'));
+    agents.push(a);
+    await until('replica-a leads', async () => a.logs.some((l) => l.includes('started leading')));
+    const b = startAgentProcess(c1.kubeconfigPath, env, elect('replica-b'));
+    agents.push(b);
+    await until('replica-b sees the leader', async () =>
+      b.logs.some((l) => l.includes('new leader observed')),
+    );
+    await exportService(c1, 'ha', [{ ip: '10.1.0.60' }]);
+    await until('exported by the leader', async () => (await own(id1, 'ha')).length === 2);
+    expect(b.logs.some((l) => l.includes('started leading'))).toBe(false);
+    await stopAgent(a); // releases the Lease
+    await until('replica-b leads', async () => b.logs.some((l) => l.includes('started leading')));
+    await setEndpoints(c1, 'ha', [{ ip: '10.1.0.60' }, { ip: '10.1.0.61' }]);
+    await until('replica-b exports the change', async () => (await own(id1, 'ha')).length === 3);
+    await stopAgent(b);
+  });
+
   it('a restart with nothing changed writes nothing to Cloud Map', async () => {
     let agent = startAgent(c1);
     await exportService(c1, 'steady', [{ ip: '10.1.0.50' }, { ip: '10.1.0.51' }]);
