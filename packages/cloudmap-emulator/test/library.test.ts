@@ -1,5 +1,8 @@
 import {
+  CreateHttpNamespaceCommand,
   DiscoverInstancesCommand,
+  ListNamespacesCommand,
+  ServiceDiscoveryClient,
   GetInstanceCommand,
   ListServicesCommand,
   RegisterInstanceCommand,
@@ -33,6 +36,26 @@ describe('library API', () => {
     );
     expect(found.Instances?.map((i) => i.InstanceId)).toEqual(['i-1']);
     expect(await emu.admin.health()).toEqual({ status: 'ok' });
+  });
+
+  it('AWS_ENDPOINT_URL_SERVICEDISCOVERY alone points an unconfigured SDK client at it', async () => {
+    emu = await startEmulator({ port: 0, operationDelayMs: 0 });
+    const saved = process.env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'];
+    process.env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] = emu.url;
+    try {
+      const client = new ServiceDiscoveryClient({
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+        disableHostPrefix: true,
+      });
+      await client.send(new CreateHttpNamespaceCommand({ Name: 'from-env' }));
+      const { Namespaces } = await client.send(new ListNamespacesCommand({}));
+      expect(Namespaces?.map((n) => n.Name)).toEqual(['from-env']);
+      client.destroy();
+    } finally {
+      if (saved === undefined) delete process.env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'];
+      else process.env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] = saved;
+    }
   });
 
   it('stop() closes keep-alive connections and frees the port', async () => {
