@@ -20,8 +20,12 @@ export interface Shutdown {
    * client, 50 close the health server.
    */
   onShutdown(name: string, phase: number, step: () => Promise<void> | void): void;
-  /** Starts shutdown (also what a signal does); resolves when every step has run. */
-  shutdown(reason: string): Promise<void>;
+  /**
+   * Starts shutdown from code; resolves when every step has run. With `exitCode` the process
+   * then exits with it (1 if a step failed), as a lost Lease should: `shutdown('lost
+   * leadership', 1)` lets the Pod restart instead of idling without work.
+   */
+  shutdown(reason: string, exitCode?: number): Promise<void>;
   /** Stops listening for signals (tests). */
   dispose(): void;
 }
@@ -88,8 +92,10 @@ export function createShutdown(options: ShutdownOptions): Shutdown {
   return {
     signal: controller.signal,
     onShutdown: (name, phase, step) => void steps.push({ name, phase, step }),
-    shutdown(reason) {
-      running ??= run(reason).then(() => undefined);
+    shutdown(reason, exitCode) {
+      running ??= run(reason).then((ok) => {
+        if (exitCode !== undefined) exit(ok ? exitCode : 1);
+      });
       return running;
     },
     dispose() {

@@ -69,3 +69,14 @@ describe('graceful shutdown', () => {
     shutdown.dispose();
   });
 });
+
+describe('shutdown with an exit code', () => {
+  it('exits with the code after the steps (lost leadership)', async () => {
+    const { exits, order, shutdown } = setup();
+    shutdown.onShutdown('x', 1, () => void order.push('x'));
+    await shutdown.shutdown('lost leadership', 1);
+    expect(order).toEqual(['x']);
+    expect(exits).toEqual([1]);
+    shutdown.dispose();
+  });
+});
