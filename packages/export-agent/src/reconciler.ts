@@ -12,6 +12,7 @@ import {
   planExport,
   type CloudMapInstance,
   type CloudMapPort,
+  type ClusterExport,
   type ClusterIdentity,
   type Logger,
   type ReconcileResult,
@@ -50,6 +51,13 @@ export interface ExportReconciler {
   /** How many ServiceExports are currently exported (metrics). */
   exportedCount(): number;
 }
+
+/** Cloud Map errors that a retry alone does not fix: shown as Ready=False/Failed. */
+const PERSISTENT_ERRORS: ReadonlySet<string> = new Set([
+  'InvalidInput',
+  'ResourceLimitExceeded',
+  'AccessDeniedException',
+]);
 
 const notFound = (e: unknown) =>
   isCloudMapError(e, 'ServiceNotFound') || isCloudMapError(e, 'NamespaceNotFound');
@@ -149,6 +157,28 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
       await writeStatus(se, { kind: 'failed', message: message.slice(0, 32_000) }, log);
       return;
     }
+    try {
+      return await exportToCloudMap(se, identity, desired.export, encoded.instances, log);
+    } catch (error) {
+      // A refusal that retrying will not fix is also shown on the ServiceExport; the error is
+      // still thrown so the key backs off and is retried (the cause may be fixed outside).
+      const cause = isCloudMapError(error) ? error : (error as { cause?: unknown }).cause;
+      if (isCloudMapError(cause) && PERSISTENT_ERRORS.has(cause.code)) {
+        const message = `Cloud Map refused ${cause.operation}: ${cause.code}: ${cause.message}`;
+        await writeStatus(se, { kind: 'failed', message: message.slice(0, 1024) }, log);
+      }
+      throw error;
+    }
+  }
+
+  async function exportToCloudMap(
+    se: ServiceExportObject,
+    identity: ClusterIdentity,
+    desiredExport: ClusterExport,
+    instances: readonly CloudMapInstance[],
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    const { namespace, name } = se.metadata;
     const ensured = await resolver.ensure(namespace, name);
     if (ensured.state !== 'ready') {
       const failed = ensured.state === 'unsupported';
@@ -163,14 +193,14 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     }
     const observed = await discover(target, { [Attr.ClustersetId]: identity.clustersetId });
     const others: CloudMapInstance[] = observed.filter((i) => !isOwnInstance(i, identity));
-    if (others.length + encoded.instances.length > Limits.maxInstancesPerService) {
+    if (others.length + instances.length > Limits.maxInstancesPerService) {
       const message =
-        `Cannot export: ${encoded.instances.length} instances here plus ${others.length} from other ` +
+        `Cannot export: ${instances.length} instances here plus ${others.length} from other ` +
         `clusters exceed Cloud Map's ${Limits.maxInstancesPerService} instances per service.`;
       await writeStatus(se, { kind: 'failed', message }, log);
       return { requeueAfterMs: deps.resyncMs };
     }
-    const plan = planExport({ cluster: identity, desired: encoded.instances, observed });
+    const plan = planExport({ cluster: identity, desired: instances, observed });
     if (!isEmptyPlan(plan)) {
       log.info('applying export plan', {
         register: plan.register.length,
@@ -181,7 +211,7 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     const decoded = decodeServiceInstances(namespace, name, others, {
       clustersetId: identity.clustersetId,
     });
-    const conflicts = detectConflicts([...decoded.exports, desired.export]);
+    const conflicts = detectConflicts([...decoded.exports, desiredExport]);
     const inFlight = pending.count(target.serviceId);
     const where = `Cloud Map service ${target.namespaceName}/${target.serviceName}`;
     await writeStatus(

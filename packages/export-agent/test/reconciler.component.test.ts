@@ -257,3 +257,35 @@ describe('export reconciler over the fake Cloud Map', () => {
     await converged(() => expect(own(fake)).toEqual([]));
   });
 });
+
+describe('export reconciler: refusals and heartbeats', () => {
+  it('shows a Cloud Map refusal as Ready=False/Failed with an event, and recovers', async () => {
+    const { fake, k8s } = setup();
+    fake.failAlways('registerInstance', 'ResourceLimitExceeded');
+    exportCart(k8s);
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Failed'));
+    expect(k8s.condition(KEY, 'Ready')?.message).toMatch(
+      /^Cloud Map refused registerInstance: ResourceLimitExceeded/,
+    );
+    expect(k8s.events.map((e) => e.reason)).toContain('ExportFailed');
+    fake.clearFaults('registerInstance');
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+    expect(own(fake)).toHaveLength(3);
+  });
+
+  it('renews the heartbeat every period and removes it when the namespace has no export left', async () => {
+    let now = 1_000_000;
+    const { fake, k8s } = setup({ heartbeatPeriodMs: 90, wallNow: () => now });
+    exportCart(k8s);
+    const renewedAt = () =>
+      fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)[0]?.attributes[Attr.HeartbeatRenewedAt];
+    await converged(() => expect(renewedAt()).toBe('1000000'));
+    now += 89;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(renewedAt()).toBe('1000000');
+    now += 1;
+    await converged(() => expect(renewedAt()).toBe('1000090'));
+    k8s.delete('export', KEY);
+    await converged(() => expect(fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)).toEqual([]));
+  });
+});
