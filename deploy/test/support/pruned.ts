@@ -1,7 +1,7 @@
 // The agents' production trees as the images carry them (deploy/docker/prune.sh, the script
 // the Dockerfiles run), and a way to start them as the image does: non-root (65532), with the
 // tree mounted read-only, no HOME, cwd outside the repository.
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,10 +24,20 @@ export function pruneAgents(agents: readonly Agent[]): PrunedTrees {
   const node = join(root, 'node');
   copyFileSync(process.execPath, node);
   chmodSync(node, 0o755);
-  for (const agent of agents) {
-    execFileSync(join(deployDir, 'docker', 'prune.sh'), [agent, join(root, agent)], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+  try {
+    for (const agent of agents) {
+      const res = spawnSync(join(deployDir, 'docker', 'prune.sh'), [agent, join(root, agent)], {
+        encoding: 'utf8',
+      });
+      if (res.status !== 0) {
+        throw new Error(
+          `prune.sh ${agent} failed (${String(res.status)}):\n${res.stdout}\n${res.stderr}`,
+        );
+      }
+    }
+  } catch (error) {
+    rmSync(root, { recursive: true, force: true });
+    throw error;
   }
   return {
     root,
