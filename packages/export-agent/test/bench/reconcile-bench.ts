@@ -1,18 +1,47 @@
-// Throughput benchmark of the export controller over the in-memory Cloud Map (GUIDE.md rule
-// 18: figures are printed, never asserted). Run: node packages/export-agent/dist/test/bench/reconcile-bench.js [exports] [endpoints]
-import { createCloudMapClient, unlimited } from '@cloudmap-mcs/core/cloudmap';
-import { noopLogger, realClock } from '@cloudmap-mcs/core';
+// Throughput benchmark of the export controller (GUIDE.md rule 18: figures are printed, never
+// asserted), over the in-memory Cloud Map or, with `emulator`, the emulator over HTTP through the
+// real AWS SDK. Client-side rate limits are off in both, so the figures are the agent's own.
+// Run: node packages/export-agent/dist/test/bench/reconcile-bench.js [exports] [endpoints] [emulator]
+import {
+  createCloudMapClient,
+  createSdkCloudMapPort,
+  createServiceDiscoveryClient,
+  unlimited,
+} from '@cloudmap-mcs/core/cloudmap';
+import { noopLogger, realClock, type CloudMapPort } from '@cloudmap-mcs/core';
 import { createFakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { startEmulator } from '@cloudmap-mcs/cloudmap-emulator';
 import { createExportController } from '../../src/controller.js';
 import { FakeK8s, service, serviceExport, slice } from '../fake-k8s.js';
 
 const exportsCount = Number(process.argv[2] ?? 200);
 const endpointsPer = Number(process.argv[3] ?? 20);
+const overEmulator = process.argv[4] === 'emulator';
 
 async function main(): Promise<void> {
   const fake = createFakeCloudMap();
+  const emulator = overEmulator ? await startEmulator({ port: 0, operationDelayMs: 5 }) : undefined;
+  if (emulator !== undefined) await emulator.admin.disableRateLimits();
+  const port: CloudMapPort =
+    emulator === undefined
+      ? fake
+      : createSdkCloudMapPort(
+          createServiceDiscoveryClient({
+            endpoint: emulator.url,
+            region: 'us-east-1',
+            credentials: async () => ({ accessKeyId: 'bench', secretAccessKey: 'bench' }),
+          }),
+        );
+  const counts = async (): Promise<Record<string, number>> =>
+    emulator === undefined
+      ? fake.snapshot()
+      : Object.fromEntries(
+          Object.entries((await emulator.admin.stats()).operations).map(([k, v]) => [k, v.calls]),
+        );
+  const resetCounts = async () =>
+    emulator === undefined ? fake.resetCounters() : void (await emulator.admin.resetStats());
   const k8s = new FakeK8s({ clusterId: 'bench', clustersetId: 'set' });
-  const client = createCloudMapClient(fake, {
+  const client = createCloudMapClient(port, {
     limiter: unlimited,
     operations: { initialPollIntervalMs: 5, maxPollIntervalMs: 20 },
   });
@@ -49,22 +78,24 @@ async function main(): Promise<void> {
     ).length;
   while (exported() < exportsCount) await new Promise((r) => setTimeout(r, 20));
   const firstMs = performance.now() - started;
-  const firstCalls = fake.snapshot();
-  fake.resetCounters();
+  const firstCalls = await counts();
+  await resetCounts();
   // Steady state: every key reconciled again with nothing changed.
   const resyncStart = performance.now();
   controller.enqueueAll();
   while (controller.queue.length > 0 || controller.queue.inFlight > 0)
     await new Promise((r) => setTimeout(r, 5));
   const resyncMs = performance.now() - resyncStart;
-  const resyncCalls = fake.snapshot();
+  const resyncCalls = await counts();
   await controller.stop();
   await running;
   await client.close();
+  await emulator?.stop();
   const instances = exportsCount * (endpointsPer + 1);
   console.log(
     JSON.stringify(
       {
+        backend: emulator === undefined ? 'in-memory port' : 'emulator over HTTP (AWS SDK)',
         exports: exportsCount,
         endpointsPerExport: endpointsPer,
         firstExport: {
