@@ -56,6 +56,9 @@ beforeAll(async () => {
     clusters: 1,
     emulator: 'off',
     clusterProperties: false,
+    // Own session, stopped in afterAll by pid files. (Attached mode records this worker as the
+    // clusterset's owner in owner.pid, which stopClusterset then signals as well.)
+    detached: true,
     progress: (m) => stderrProgress(`doctor suite: ${m}`),
   });
   kubeconfig = clusterset.clusters[0]!.kubeconfig;
