@@ -289,3 +289,30 @@ describe('export reconciler: refusals and heartbeats', () => {
     await converged(() => expect(fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)).toEqual([]));
   });
 });
+
+describe('export reconciler: namespaces and identity', () => {
+  it('uses an existing DNS_PRIVATE namespace as is', async () => {
+    const { fake, k8s } = setup();
+    fake.seedNamespace('shop', 'DNS_PRIVATE');
+    exportCart(k8s);
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+    expect(fake.calls('createHttpNamespace')).toBe(0);
+    expect(fake.namespaceByName('shop')?.type).toBe('DNS_PRIVATE');
+    expect(own(fake)).toHaveLength(3);
+  });
+
+  it('does nothing without an identity, and exports once the ClusterProperties appear', async () => {
+    const { fake, k8s, agent } = setup();
+    k8s.cluster = undefined;
+    exportCart(k8s);
+    await new Promise((r) => setTimeout(r, 100));
+    // (The start-up sweep may have listed namespaces; nothing else happens.)
+    expect(fake.writes).toBe(0);
+    expect(fake.calls('discoverInstances')).toBe(0);
+    expect(k8s.statusWrites).toBe(0);
+    expect(k8s.exports.get(KEY)?.metadata.finalizers).toBeUndefined();
+    k8s.cluster = clusterA;
+    agent.controller.enqueueAll(); // what a ClusterProperty event does
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+  });
+});
