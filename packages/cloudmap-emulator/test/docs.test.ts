@@ -1,19 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HANDLERS } from '../src/index.js';
 import { MOTO_DEVIATIONS } from './contract/deviations.js';
 
 const doc = readFileSync(new URL('../../../docs/cloudmap-emulator.md', import.meta.url), 'utf8');
-const contract = [
-  'namespaces',
-  'services',
-  'instances',
-  'discovery',
-  'operations',
-  'tags',
-  'protocol',
-]
-  .map((f) => readFileSync(new URL(`./contract/${f}.int.test.ts`, import.meta.url), 'utf8'))
+const contractDir = new URL('./contract/', import.meta.url);
+const contract = readdirSync(contractDir)
+  .filter((f) => f.endsWith('.int.test.ts'))
+  .map((f) => readFileSync(new URL(f, contractDir), 'utf8'))
   .join('\n');
 
 describe('docs/cloudmap-emulator.md stays in step with the code', () => {

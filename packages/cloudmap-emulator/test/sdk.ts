@@ -1,5 +1,6 @@
 import {
   CreateHttpNamespaceCommand,
+  CreatePrivateDnsNamespaceCommand,
   CreateServiceCommand,
   GetOperationCommand,
   ServiceDiscoveryClient,
@@ -39,6 +40,22 @@ export async function waitForOperation(
 
 export async function httpNamespace(client: ServiceDiscoveryClient, name: string): Promise<string> {
   const { OperationId } = await client.send(new CreateHttpNamespaceCommand({ Name: name }));
+  const op = await waitForOperation(client, OperationId!);
+  if (op.Status !== 'SUCCESS') throw new Error(`namespace ${name}: ${op.ErrorMessage}`);
+  return op.Targets!['NAMESPACE']!;
+}
+
+/** A private DNS namespace in a VPC of its own, so two never clash on the VPC. */
+export async function privateDnsNamespace(
+  client: ServiceDiscoveryClient,
+  name: string,
+): Promise<string> {
+  const { OperationId } = await client.send(
+    new CreatePrivateDnsNamespaceCommand({
+      Name: name,
+      Vpc: `vpc-${name.replace(/[^a-z0-9]/g, '')}`,
+    }),
+  );
   const op = await waitForOperation(client, OperationId!);
   if (op.Status !== 'SUCCESS') throw new Error(`namespace ${name}: ${op.ErrorMessage}`);
   return op.Targets!['NAMESPACE']!;

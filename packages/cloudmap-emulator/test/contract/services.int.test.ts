@@ -5,18 +5,10 @@ import {
   ListServicesCommand,
   RegisterInstanceCommand,
   UpdateServiceCommand,
-  CreatePrivateDnsNamespaceCommand,
 } from '@aws-sdk/client-servicediscovery';
 import { expect, it } from 'vitest';
-import { httpNamespace, httpService, waitForOperation } from '../sdk.js';
-import { contractSuite, expectAws, failure, type Target } from './harness.js';
-
-async function dnsNamespace(t: Target, name: string): Promise<string> {
-  const { OperationId } = await t.client.send(
-    new CreatePrivateDnsNamespaceCommand({ Name: name, Vpc: `vpc-${name.length}` }),
-  );
-  return (await waitForOperation(t.client, OperationId!)).Targets!['NAMESPACE']!;
-}
+import { httpNamespace, httpService, privateDnsNamespace, waitForOperation } from '../sdk.js';
+import { contractSuite, expectAws, failure } from './harness.js';
 
 contractSuite('services', (target) => {
   it('CreateService is synchronous and GetService returns the same service', async () => {
@@ -50,107 +42,6 @@ contractSuite('services', (target) => {
         moto: async () => expect((await create).Service?.Id).toBeTruthy(),
       },
     );
-  });
-
-  it('a second service with the same name answers ServiceAlreadyExists naming the first', async () => {
-    const { client } = target();
-    const ns = await httpNamespace(client, 'dup-svc-ns');
-    const first = await httpService(client, ns, 'api');
-    const again = client.send(
-      new CreateServiceCommand({ Name: 'api', NamespaceId: ns, CreatorRequestId: 'someone-else' }),
-    );
-    await expectAws(
-      target(),
-      async () => {
-        const err = await failure(again);
-        expect(err.name).toBe('ServiceAlreadyExists');
-        expect(err.error).toMatchObject({ ServiceId: first });
-      },
-      {
-        name: 'no-service-already-exists',
-        moto: async () => expect((await again).Service?.Id).not.toBe(first),
-      },
-    );
-  });
-
-  it('repeating CreateService with the same CreatorRequestId answers the same service', async () => {
-    const { client } = target();
-    const ns = await httpNamespace(client, 'idem-svc-ns');
-    const input = { Name: 'api', NamespaceId: ns, CreatorRequestId: 'svc-token' };
-    const a = await client.send(new CreateServiceCommand(input));
-    const b = client.send(new CreateServiceCommand(input));
-    await expectAws(target(), async () => expect((await b).Service?.Id).toBe(a.Service?.Id), {
-      name: 'no-creator-request-id-idempotency',
-      moto: async () => expect((await b).Service?.Id).not.toBe(a.Service?.Id),
-    });
-  });
-
-  it('DnsConfig is refused in an HTTP namespace, and record rules apply in DNS namespaces', async () => {
-    const { client } = target();
-    const http = await httpNamespace(client, 'plain-ns');
-    const dns = await dnsNamespace(target(), 'rules.local');
-    const records = (...types: ('A' | 'AAAA' | 'SRV' | 'CNAME')[]) =>
-      types.map((Type) => ({ Type, TTL: 10 }));
-    const attempts = [
-      client.send(
-        new CreateServiceCommand({
-          Name: 'a',
-          NamespaceId: http,
-          DnsConfig: { DnsRecords: records('A') },
-        }),
-      ),
-      client.send(
-        new CreateServiceCommand({
-          Name: 'b',
-          NamespaceId: dns,
-          DnsConfig: { DnsRecords: records('A', 'SRV') },
-        }),
-      ),
-      client.send(
-        new CreateServiceCommand({
-          Name: 'c',
-          NamespaceId: dns,
-          DnsConfig: { DnsRecords: records('CNAME') },
-        }),
-      ),
-    ];
-    await expectAws(
-      target(),
-      async () => {
-        for (const a of attempts) expect((await failure(a)).name).toBe('InvalidInput');
-      },
-      {
-        name: 'service-dns-config-not-validated',
-        moto: async () => {
-          for (const a of attempts) expect((await a).Service?.Id).toBeTruthy();
-        },
-      },
-    );
-    const ok = await client.send(
-      new CreateServiceCommand({
-        Name: 'ok',
-        NamespaceId: dns,
-        DnsConfig: { DnsRecords: records('A', 'AAAA') },
-      }),
-    );
-    expect(ok.Service?.DnsConfig?.DnsRecords?.map((r) => r.Type)).toEqual(['A', 'AAAA']);
-  });
-
-  it('HealthCheckConfig and HealthCheckCustomConfig together are InvalidInput', async () => {
-    const { client } = target();
-    const ns = await httpNamespace(client, 'hc-ns');
-    const both = client.send(
-      new CreateServiceCommand({
-        Name: 'both',
-        NamespaceId: ns,
-        HealthCheckConfig: { Type: 'HTTP', ResourcePath: '/' },
-        HealthCheckCustomConfig: {},
-      }),
-    );
-    await expectAws(target(), async () => expect((await failure(both)).name).toBe('InvalidInput'), {
-      name: 'service-dns-config-not-validated',
-      moto: async () => expect((await both).Service?.Id).toBeTruthy(),
-    });
   });
 
   it('ListServices honours the NAMESPACE_ID filter', async () => {
@@ -200,7 +91,7 @@ contractSuite('services', (target) => {
 
   it('UpdateService is an asynchronous UPDATE_SERVICE operation that changes the service', async () => {
     const { client } = target();
-    const ns = await dnsNamespace(target(), 'upd.local');
+    const ns = await privateDnsNamespace(target().client, 'upd.local');
     const { Service } = await client.send(
       new CreateServiceCommand({
         Name: 'u',
