@@ -77,26 +77,22 @@ async function serviceImport(
   name: string,
 ): Promise<SI | undefined> {
   try {
-    return (await kc
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({
-        group: 'multicluster.x-k8s.io',
-        version: 'v1beta1',
-        namespace,
-        plural: 'serviceimports',
-        name,
-      })) as SI;
+    return (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+      group: 'multicluster.x-k8s.io',
+      version: 'v1beta1',
+      namespace,
+      plural: 'serviceimports',
+      name,
+    })) as SI;
   } catch {
     return undefined;
   }
 }
 async function slices(kc: KubeConfig, namespace: string, name: string): Promise<V1EndpointSlice[]> {
-  const list = await kc
-    .makeApiClient(DiscoveryV1Api)
-    .listNamespacedEndpointSlice({
-      namespace,
-      labelSelector: `multicluster.kubernetes.io/service-name=${name}`,
-    });
+  const list = await kc.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({
+    namespace,
+    labelSelector: `multicluster.kubernetes.io/service-name=${name}`,
+  });
   return list.items;
 }
 const addresses = (items: V1EndpointSlice[]): string[] =>
@@ -337,14 +333,12 @@ describe('import agent, two clusters', () => {
   it('a restart with nothing changed writes nothing', async () => {
     const c2 = clusters[1]!;
     const versions = async (): Promise<string[]> => {
-      const sis = (await c2.kc
-        .makeApiClient(CustomObjectsApi)
-        .listNamespacedCustomObject({
-          group: 'multicluster.x-k8s.io',
-          version: 'v1beta1',
-          namespace: ns.name,
-          plural: 'serviceimports',
-        })) as { items: SI[] & { metadata: { name: string } }[] };
+      const sis = (await c2.kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+        group: 'multicluster.x-k8s.io',
+        version: 'v1beta1',
+        namespace: ns.name,
+        plural: 'serviceimports',
+      })) as { items: SI[] & { metadata: { name: string } }[] };
       const svcs = await c2.kc
         .makeApiClient(CoreV1Api)
         .listNamespacedService({ namespace: ns.name });
@@ -387,12 +381,10 @@ describe('import agent, two clusters', () => {
       );
       await waitFor('derived Service gone', async () => {
         try {
-          await c.kc
-            .makeApiClient(CoreV1Api)
-            .readNamespacedService({
-              namespace: ns.name,
-              name: derivedServiceName(ns.name, 'api'),
-            });
+          await c.kc.makeApiClient(CoreV1Api).readNamespacedService({
+            namespace: ns.name,
+            name: derivedServiceName(ns.name, 'api'),
+          });
           return false;
         } catch {
           return true;

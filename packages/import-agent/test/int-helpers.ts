@@ -16,6 +16,8 @@ import { waitFor } from '@cloudmap-mcs/e2e';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const IMPORT_AGENT_MAIN = resolve(here, '../dist/src/main.js');
+/** The export agent, built by `tsc --build` like this package (paths from test/, as vitest runs it). */
+export const EXPORT_AGENT_MAIN = resolve(here, '../../export-agent/dist/src/main.js');
 
 /** A Cloud Map client for the test itself, playing the export side against the emulator. */
 export function testCloudMap(env: Readonly<Record<string, string>>): CloudMapPort {
@@ -140,6 +142,7 @@ export class AgentProcess {
     readonly name: string,
     readonly args: readonly string[],
     readonly env: Readonly<Record<string, string>>,
+    readonly kind: 'import' | 'export' = 'import',
   ) {
     const dir = join(tmpdir(), 'cloudmap-mcs-import-int');
     mkdirSync(dir, { recursive: true });
@@ -149,23 +152,27 @@ export class AgentProcess {
   async start(): Promise<void> {
     this.port = await freePort();
     const out = createWriteStream(this.logFile, { flags: 'a' });
-    const child = spawn(
-      process.execPath,
-      [
-        IMPORT_AGENT_MAIN,
-        ...this.args,
-        '--health-port',
-        String(this.port),
-        '--metrics-port',
-        String(this.port),
-        '--bind-address',
-        '127.0.0.1',
-      ],
-      {
-        env: { ...process.env, ...this.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const portArgs =
+      this.kind === 'import'
+        ? [
+            '--health-port',
+            String(this.port),
+            '--metrics-port',
+            String(this.port),
+            '--bind-address',
+            '127.0.0.1',
+          ]
+        : ['--health-port', String(this.port)];
+    const main = this.kind === 'import' ? IMPORT_AGENT_MAIN : EXPORT_AGENT_MAIN;
+    const child = spawn(process.execPath, [main, ...this.args, ...portArgs], {
+      // The test runner's own MCS_E2E_* settings are not agent flags (the export agent's strict
+      // yargs .env('MCS') would refuse them as unknown arguments).
+      env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MCS_'))),
+        ...this.env,
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout?.pipe(out);
     child.stderr?.pipe(out);
     this.#child = child;
