@@ -24,7 +24,68 @@ export interface ExportAgentConfig {
   logLevel: LogLevel;
   podName: string;
   registerRatePerSecond: number;
+  /** MCS_* variables that are not flags of this agent (logged with the config). */
+  ignoredEnvironment: string[];
 }
+
+const OPTIONS = {
+  kubeconfig: { type: 'string', describe: 'kubeconfig path; in-cluster config when absent' },
+  'cluster-id': {
+    type: 'string',
+    describe: 'cluster id; overrides ClusterProperty cluster.clusterset.k8s.io',
+  },
+  'clusterset-id': {
+    type: 'string',
+    describe: 'clusterset id; overrides ClusterProperty clusterset.k8s.io',
+  },
+  region: { type: 'string', describe: 'AWS region; the standard AWS chain when absent' },
+  'cloudmap-endpoint': { type: 'string', describe: 'Cloud Map endpoint URL (emulator, tests)' },
+  'assume-role-arn': {
+    type: 'string',
+    describe: 'IAM role to assume for Cloud Map (cross-account)',
+  },
+  'assume-role-external-id': { type: 'string', describe: 'external id for the assumed role' },
+  workers: { type: 'number', default: 4, describe: 'concurrent reconciles' },
+  'resync-seconds': {
+    type: 'number',
+    default: 60,
+    describe: 'period to re-check each export (conflicts)',
+  },
+  'heartbeat-seconds': { type: 'number', default: 30, describe: 'heartbeat renewal period' },
+  'leader-elect': {
+    type: 'boolean',
+    default: true,
+    describe: 'run leader election (HA replicas)',
+  },
+  'lease-namespace': {
+    type: 'string',
+    default: 'cloudmap-mcs-system',
+    describe: 'namespace of the Lease',
+  },
+  'lease-name': {
+    type: 'string',
+    default: 'cloudmap-mcs-export-agent',
+    describe: 'name of the Lease',
+  },
+  'lease-duration-seconds': { type: 'number', default: 15 },
+  'renew-deadline-seconds': { type: 'number', default: 10 },
+  'retry-period-seconds': { type: 'number', default: 2 },
+  'health-port': {
+    type: 'number',
+    default: 8080,
+    describe: 'port of /healthz, /readyz and /metrics (0: any free port)',
+  },
+  'log-level': {
+    choices: ['error', 'warn', 'info', 'debug'] as const,
+    default: 'info' as const,
+  },
+  'pod-name': { type: 'string', describe: 'this replica’s name (leader identity, events)' },
+  'register-rate': {
+    type: 'number',
+    default: 20,
+    describe: 'RegisterInstance/DeregisterInstance calls per second',
+  },
+} as const;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -38,71 +99,14 @@ export async function parseConfig(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<ExportAgentConfig> {
-  const mcsEnv = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('MCS_')));
+  const { known, ignored } = envToArgs(env);
   const args = await yargs([...argv])
     .scriptName('cloudmap-mcs-export-agent')
     .usage('Exports ServiceExports of this cluster to AWS Cloud Map.')
     .parserConfiguration({ 'strip-aliased': true, 'strip-dashed': true })
-    .options({
-      kubeconfig: { type: 'string', describe: 'kubeconfig path; in-cluster config when absent' },
-      'cluster-id': {
-        type: 'string',
-        describe: 'cluster id; overrides ClusterProperty cluster.clusterset.k8s.io',
-      },
-      'clusterset-id': {
-        type: 'string',
-        describe: 'clusterset id; overrides ClusterProperty clusterset.k8s.io',
-      },
-      region: { type: 'string', describe: 'AWS region; the standard AWS chain when absent' },
-      'cloudmap-endpoint': { type: 'string', describe: 'Cloud Map endpoint URL (emulator, tests)' },
-      'assume-role-arn': {
-        type: 'string',
-        describe: 'IAM role to assume for Cloud Map (cross-account)',
-      },
-      'assume-role-external-id': { type: 'string', describe: 'external id for the assumed role' },
-      workers: { type: 'number', default: 4, describe: 'concurrent reconciles' },
-      'resync-seconds': {
-        type: 'number',
-        default: 60,
-        describe: 'period to re-check each export (conflicts)',
-      },
-      'heartbeat-seconds': { type: 'number', default: 30, describe: 'heartbeat renewal period' },
-      'leader-elect': {
-        type: 'boolean',
-        default: true,
-        describe: 'run leader election (HA replicas)',
-      },
-      'lease-namespace': {
-        type: 'string',
-        default: 'cloudmap-mcs-system',
-        describe: 'namespace of the Lease',
-      },
-      'lease-name': {
-        type: 'string',
-        default: 'cloudmap-mcs-export-agent',
-        describe: 'name of the Lease',
-      },
-      'lease-duration-seconds': { type: 'number', default: 15 },
-      'renew-deadline-seconds': { type: 'number', default: 10 },
-      'retry-period-seconds': { type: 'number', default: 2 },
-      'health-port': {
-        type: 'number',
-        default: 8080,
-        describe: 'port of /healthz, /readyz and /metrics (0: any free port)',
-      },
-      'log-level': {
-        choices: ['error', 'warn', 'info', 'debug'] as const,
-        default: 'info' as const,
-      },
-      'pod-name': { type: 'string', describe: 'this replica’s name (leader identity, events)' },
-      'register-rate': {
-        type: 'number',
-        default: 20,
-        describe: 'RegisterInstance/DeregisterInstance calls per second',
-      },
-    })
+    .options(OPTIONS)
     .env(false)
-    .config(envToArgs(mcsEnv))
+    .config(known)
     .strict()
     .help()
     .exitProcess(false)
@@ -134,6 +138,7 @@ export async function parseConfig(
     logLevel: args.logLevel,
     podName: args.podName ?? `export-agent-${Math.random().toString(36).slice(2, 8)}`,
     registerRatePerSecond: positive('register-rate', args.registerRate),
+    ignoredEnvironment: ignored,
   };
   if (!(
     config.leaseDurationSeconds > config.renewDeadlineSeconds &&
@@ -156,11 +161,18 @@ export async function parseConfig(
 }
 
 /** `MCS_CLUSTER_ID=x` → `{ 'cluster-id': 'x' }`; flags given on the command line win. */
-function envToArgs(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
+function envToArgs(env: Readonly<Record<string, string | undefined>>): {
+  known: Record<string, string>;
+  ignored: string[];
+} {
+  const known: Record<string, string> = {};
+  const ignored: string[] = [];
   for (const [k, v] of Object.entries(env)) {
-    if (v === undefined) continue;
-    out[k.slice(4).toLowerCase().replace(/_/g, '-')] = v;
+    if (!k.startsWith('MCS_') || v === undefined) continue;
+    const flag = k.slice(4).toLowerCase().replace(/_/g, '-');
+    // Other tools (the e2e harness, the import agent) share the prefix: not ours, not an error.
+    if (flag in OPTIONS) known[flag] = v;
+    else ignored.push(k);
   }
-  return out;
+  return { known, ignored: ignored.sort() };
 }
