@@ -159,7 +159,9 @@ async function openGateway(
     ca,
     target: server,
     port: options.gatewayPort ?? 0,
-    ...(options.host !== undefined ? { host: options.host } : {}),
+    // The gateway signs certificates for AWS host names: it only ever listens on loopback,
+    // even when the API itself is exposed more widely.
+    host: options.host !== undefined && isLoopback(options.host) ? options.host : '127.0.0.1',
   });
   return {
     info: { url: gw.url, port: gw.port, caCertPem: ca.certPem, caFile: join(dir, 'ca.pem') },
@@ -169,4 +171,8 @@ async function openGateway(
       if (ownDir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -4,6 +4,7 @@ import {
   CreateServiceCommand,
   DiscoverInstancesCommand,
   GetOperationCommand,
+  ListNamespacesCommand,
   RegisterInstanceCommand,
   ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
@@ -95,6 +96,24 @@ describe('gateway mode', () => {
       req.end();
     });
     expect(status).toBe(403);
+  });
+
+  it('stop() ends tunnels a client keeps open, and binds the gateway to loopback only', async () => {
+    const other = await startEmulator({ host: '0.0.0.0', gatewayPort: 0 });
+    expect(other.gateway!.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const client = new ServiceDiscoveryClient({
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+      requestHandler: new NodeHttpHandler({
+        httpsAgent: new TrustingProxyAgent(other.gateway!.url, other.gateway!.caCertPem),
+      }),
+    });
+    await client.send(new ListNamespacesCommand({}));
+    // The keep-alive tunnel is still open here; stop must not wait for the client.
+    const started = Date.now();
+    await other.stop();
+    expect(Date.now() - started).toBeLessThan(2_000);
+    client.destroy();
   });
 
   it('writes the CA bundle to a file for other clients (AWS_CA_BUNDLE)', async () => {
