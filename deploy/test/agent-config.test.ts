@@ -214,12 +214,25 @@ describe('import agent', () => {
 });
 
 describe('the check itself', () => {
-  it('fails on a variable the agent does not know', async () => {
+  it('notices a variable the export agent does not know (refused, or reported as ignored)', async () => {
     const parse = await agentParseConfig('export-agent');
     const env = { ...processEnv(deployment({}, 'export-agent')), MCS_POLL_FAST_SECONDS: '5' };
-    await expect(parseWith(parse, env)).rejects.toThrow(
-      /poll-fast-seconds|pollFastSeconds|Unknown/i,
-    );
+    let outcome: string;
+    try {
+      const cfg = await parseWith(parse, env);
+      outcome = `ignored: ${JSON.stringify(cfg['ignoredEnvironment'] ?? [])}`;
+    } catch (error) {
+      outcome = `refused: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    expect(outcome).toMatch(/MCS_POLL_FAST_SECONDS|poll-fast-seconds|pollFastSeconds/i);
+  });
+
+  it('passes the export agent no variable it ignores', async () => {
+    const parse = await agentParseConfig('export-agent');
+    for (const values of [{}, everything]) {
+      const cfg = await parseWith(parse, processEnv(deployment(values, 'export-agent')));
+      expect(cfg['ignoredEnvironment'] ?? []).toEqual([]);
+    }
   });
 
   it('passes the import agent only variables that name one of its flags (it ignores others)', async () => {

@@ -249,6 +249,19 @@ describe('values', () => {
     expect(ports('import-agent')).toEqual(['health:8081', 'metrics:8080']);
   });
 
+  it('lets each agent assume its own registry role, falling back to aws.assumeRoleArn', () => {
+    const shared = 'arn:aws:iam::444455556666:role/cloudmap-mcs-shared';
+    const own = 'arn:aws:iam::444455556666:role/cloudmap-mcs-import-agent';
+    const out = render({
+      values: { aws: { assumeRoleArn: shared }, importAgent: { assumeRoleArn: own } },
+    });
+    expect(out.status).toBe(0);
+    const role = (comp: string) =>
+      envOf(one<V1Deployment>(out.objects, 'Deployment', comp)).get('MCS_ASSUME_ROLE_ARN')?.value;
+    expect(role('export-agent')).toBe(shared);
+    expect(role('import-agent')).toBe(own);
+  });
+
   it('passes the STS external ID to the export agent, and refuses it for the import agent', () => {
     const aws = {
       assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',

@@ -112,7 +112,7 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 - name: MCS_CLOUDMAP_ENDPOINT
   value: {{ . | quote }}
 {{- end }}
-{{- with $v.aws.assumeRoleArn }}
+{{- with (default $v.aws.assumeRoleArn .agent.assumeRoleArn) }}
 - name: MCS_ASSUME_ROLE_ARN
   value: {{ . | quote }}
 {{- end }}
