@@ -15,6 +15,8 @@ export interface ImportAgentConfig {
   region?: string;
   cloudMapEndpoint?: string;
   assumeRoleArn?: string;
+  /** External ID the role's trust policy requires (confused-deputy protection). */
+  assumeRoleExternalId?: string;
   pollSlowMs: number;
   pollFastMs: number;
   pollResyncMs: number;
@@ -48,6 +50,7 @@ const FLAGS = [
   'region',
   'cloudmap-endpoint',
   'assume-role-arn',
+  'assume-role-external-id',
   'poll-slow-seconds',
   'poll-fast-seconds',
   'poll-resync-seconds',
@@ -110,6 +113,10 @@ export function parseConfig(
     .option('assume-role-arn', {
       type: 'string',
       describe: 'role to assume for Cloud Map (cross-account)',
+    })
+    .option('assume-role-external-id', {
+      type: 'string',
+      describe: 'external ID for --assume-role-arn',
     })
     .option('poll-slow-seconds', {
       type: 'number',
@@ -222,6 +229,11 @@ export function parseConfig(
   const endpoint = args.cloudmapEndpoint ?? env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'];
   if (endpoint !== undefined && endpoint !== '') config.cloudMapEndpoint = endpoint;
   if (args.assumeRoleArn !== undefined) config.assumeRoleArn = args.assumeRoleArn;
+  if (args.assumeRoleExternalId !== undefined) {
+    if (args.assumeRoleArn === undefined)
+      throw new ConfigError('--assume-role-external-id needs --assume-role-arn');
+    config.assumeRoleExternalId = args.assumeRoleExternalId;
+  }
   if (args.requestBudget !== undefined)
     config.requestBudgetPerSecond = positive('request-budget', args.requestBudget);
   return config;

@@ -127,6 +127,9 @@ async function main(): Promise<void> {
               assumeRole: {
                 roleArn: config.assumeRoleArn,
                 sessionName: 'cloudmap-mcs-import-agent',
+                ...(config.assumeRoleExternalId === undefined
+                  ? {}
+                  : { externalId: config.assumeRoleExternalId }),
               },
             }),
       }),

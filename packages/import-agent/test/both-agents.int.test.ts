@@ -86,13 +86,11 @@ async function deploy(c: E2eCluster, name: string, replicas: number): Promise<vo
 }
 
 async function scale(c: E2eCluster, name: string, replicas: number): Promise<void> {
-  await c.kc
-    .makeApiClient(AppsV1Api)
-    .patchNamespacedDeploymentScale({
-      namespace: ns.name,
-      name,
-      body: [{ op: 'replace', path: '/spec/replicas', value: replicas }],
-    });
+  await c.kc.makeApiClient(AppsV1Api).patchNamespacedDeploymentScale({
+    namespace: ns.name,
+    name,
+    body: [{ op: 'replace', path: '/spec/replicas', value: replicas }],
+  });
 }
 
 async function serviceImport(
@@ -112,12 +110,10 @@ async function serviceImport(
 }
 async function imported(kc: KubeConfig, name: string): Promise<V1EndpointSlice[]> {
   return (
-    await kc
-      .makeApiClient(DiscoveryV1Api)
-      .listNamespacedEndpointSlice({
-        namespace: ns.name,
-        labelSelector: `multicluster.kubernetes.io/service-name=${name}`,
-      })
+    await kc.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({
+      namespace: ns.name,
+      labelSelector: `multicluster.kubernetes.io/service-name=${name}`,
+    })
   ).items;
 }
 const perCluster = (slices: V1EndpointSlice[]): Record<string, number> => {

@@ -35,6 +35,7 @@ describe('import agent config', () => {
     [['--poll-fast-seconds', '0'], /poll-fast-seconds/],
     [['--poll-jitter', '2'], /poll-jitter/],
     [['--max-endpoints-per-slice', '5000'], /at most 1000/],
+    [['--assume-role-external-id', 'x'], /needs --assume-role-arn/],
   ])('refuses %j', (argv, message) => {
     expect(() => parseConfig(argv, {}, 'h')).toThrow(ConfigError);
     expect(() => parseConfig(argv, {}, 'h')).toThrow(message);
