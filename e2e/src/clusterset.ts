@@ -215,7 +215,9 @@ function removeOldState(stateDir: string): void {
   }
 }
 
-const ownerFile = (stateDir: string): string => join(stateDir, 'owner.pid');
+// Not named *.pid: stopClusterset signals every pid file under the state dir, and the owner
+// is the test runner itself.
+const ownerFile = (stateDir: string): string => join(stateDir, 'owner.process');
 
 /**
  * Stops and removes clustersets under `parent` whose directory name starts with `prefix` and
