@@ -44,7 +44,8 @@ function share(value: unknown, path: string, extra: readonly string[] = []): voi
 }
 
 export function validateFaultConfig(value: unknown): FaultConfig {
-  const cfg = object(value, 'faults', ['outage', 'operations', 'rateLimits']);
+  const cfg = object(value, 'faults', ['outage', 'operations', 'rateLimits', 'seed']);
+  number(cfg['seed'], 'faults.seed', 0, 2 ** 32 - 1, true);
   if (
     cfg['outage'] !== undefined &&
     cfg['outage'] !== null &&

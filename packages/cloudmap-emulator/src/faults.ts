@@ -33,6 +33,20 @@ export interface FaultConfig {
   operations?: Record<string, OperationFault>;
   /** Token buckets per operation; exceeding one throttles like the real service. */
   rateLimits?: Record<string, RateLimit>;
+  /** Makes `share` decisions reproducible: the same seed and calls give the same faults. */
+  seed?: number;
+}
+
+/** mulberry32: a tiny, well-distributed 32-bit PRNG, enough for fault shares. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 /** Cloud Map's documented account-wide data-plane quotas (throttling page, quotas page). */
@@ -49,22 +63,25 @@ interface Bucket {
 export class Faults {
   config: FaultConfig = {};
   private buckets = new Map<string, Bucket>();
+  private random: () => number = Math.random;
 
-  constructor(
-    private readonly random: () => number = Math.random,
-    private readonly now: () => number = Date.now,
-  ) {
+  constructor(private readonly now: () => number = Date.now) {
     this.clear();
   }
 
   clear(): void {
     this.config = { rateLimits: { ...AWS_RATE_LIMITS } };
-    this.buckets.clear();
+    this.reseed();
   }
 
   replace(config: FaultConfig): void {
     this.config = structuredClone(config);
+    this.reseed();
+  }
+
+  private reseed(): void {
     this.buckets.clear();
+    this.random = this.config.seed === undefined ? Math.random : seededRandom(this.config.seed);
   }
 
   merge(patch: FaultConfig): void {
@@ -77,8 +94,9 @@ export class Faults {
       ...('outage' in patch ? { outage: patch.outage ?? undefined } : {}),
       operations: ops,
       rateLimits: { ...this.config.rateLimits, ...patch.rateLimits },
+      ...(patch.seed !== undefined ? { seed: patch.seed } : {}),
     };
-    this.buckets.clear();
+    this.reseed();
   }
 
   private faultsFor(op: string): OperationFault[] {

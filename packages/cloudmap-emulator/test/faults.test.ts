@@ -117,6 +117,30 @@ describe('fault injection through the admin API', () => {
     expect((await waitForOperation(client, next.OperationId!)).Status).toBe('SUCCESS');
   });
 
+  it('a seed makes throttle shares reproducible', async () => {
+    const client = sdkClient(emu.url);
+    const pattern = async () => {
+      await emu.admin.setFaults({
+        seed: 42,
+        operations: { ListServices: { throttle: { share: 0.5 } } },
+      });
+      const outcomes: boolean[] = [];
+      for (let i = 0; i < 20; i++) {
+        outcomes.push(
+          await client.send(new ListServicesCommand({})).then(
+            () => true,
+            () => false,
+          ),
+        );
+      }
+      return outcomes;
+    };
+    const first = await pattern();
+    expect(first).toContain(true);
+    expect(first).toContain(false);
+    expect(await pattern()).toEqual(first);
+  });
+
   it('"*" applies a fault to every operation, and clearFaults lifts it', async () => {
     await emu.admin.throttle('*', { share: 1 });
     const client = sdkClient(emu.url);
