@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { checkCorefile, parseCorefile } from '../src/doctor/corefile.js';
+import {
+  checkCoreDns,
+  checkCorefile,
+  coreDnsVersion,
+  parseCorefile,
+} from '../src/doctor/corefile.js';
 
 const kubernetesForm = `.:53 {
     errors
@@ -77,5 +82,42 @@ describe('checkCorefile', () => {
       args: ['clusterset.local'],
       parents: ['.:53', 'kubernetes'],
     });
+  });
+});
+
+describe('checkCoreDns', () => {
+  it.each([
+    [
+      'registry.k8s.io/coredns/coredns:v1.12.2',
+      'ok',
+      /image registry.k8s.io\/coredns\/coredns:v1.12.2/,
+    ],
+    ['registry.k8s.io/coredns/coredns:v1.13.1', 'ok', /v1.13.1/],
+    [
+      '602401143452.dkr.ecr.us-east-1.amazonaws.com/eks/coredns:v1.11.4-eksbuild.2',
+      'fail',
+      /CoreDNS 1.11.4 .* predates/,
+    ],
+    ['registry.k8s.io/coredns/coredns:v1.12.1', 'fail', /1.12.1/],
+    ['my-registry/coredns:latest', 'ok', /latest/],
+  ])('kubernetes-plugin form with %s: %s', (image, status, message) => {
+    const r = checkCoreDns(kubernetesForm, 'ConfigMap kube-system/coredns', image);
+    expect(r.status).toBe(status);
+    expect(r.message).toMatch(message);
+    if (status === 'fail') expect(r.fix).toContain('upgrade CoreDNS to 1.12.2');
+  });
+
+  it('does not judge the version of a build with the external plugin, nor without a Deployment', () => {
+    expect(checkCoreDns(pluginForm, 'x', 'coredns:v1.8.0').status).toBe('ok');
+    expect(checkCoreDns(kubernetesForm, 'x', undefined)).toMatchObject({ status: 'ok' });
+  });
+
+  it.each([
+    ['a:v1.12.2', [1, 12, 2]],
+    ['a:1.11.3-eksbuild.1', [1, 11, 3]],
+    ['host:5000/a:v2.0.0', [2, 0, 0]],
+    ['a:latest', undefined],
+  ])('coreDnsVersion(%s)', (image, version) => {
+    expect(coreDnsVersion(image)).toEqual(version);
   });
 });

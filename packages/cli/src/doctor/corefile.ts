@@ -56,6 +56,47 @@ const serverCovers = (key: string) =>
 
 const hasZone = (args: string[]) => args.some((a) => a === ZONE || a === `${ZONE}.`);
 
+/** `v1.12.2` / `1.11.3-eksbuild.1` → [1, 12, 2]; undefined when the tag is not a version. */
+export function coreDnsVersion(image: string): [number, number, number] | undefined {
+  const tag = image.slice(image.lastIndexOf(':') + 1);
+  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(tag);
+  return m === null ? undefined : [Number(m[1]), Number(m[2]), Number(m[3])];
+}
+
+const MIN_MULTICLUSTER: [number, number, number] = [1, 12, 2];
+const older = (a: readonly number[], b: readonly number[]) => {
+  for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) < (b[i] ?? 0);
+  return false;
+};
+
+/**
+ * The Corefile check, plus the CoreDNS version when its image is known: the kubernetes
+ * plugin's `multicluster` option needs CoreDNS >= 1.12.2 (older versions refuse the Corefile).
+ */
+export function checkCoreDns(
+  corefile: string | undefined,
+  where: string,
+  image: string | undefined,
+): CheckResult {
+  const result = checkCorefile(corefile, where);
+  if (
+    result.status !== 'ok' ||
+    image === undefined ||
+    !result.message.startsWith('kubernetes plugin')
+  )
+    return result;
+  const version = coreDnsVersion(image);
+  if (version === undefined || !older(version, MIN_MULTICLUSTER))
+    return { ...result, message: `${result.message}, image ${image}` };
+  return problem(
+    'coredns',
+    SUBJECT,
+    'fail',
+    `CoreDNS ${version.join('.')} (${image}) predates the kubernetes plugin's multicluster option (1.12.2); it will not load this Corefile`,
+    'upgrade CoreDNS to 1.12.2 or later (e.g. registry.k8s.io/coredns/coredns:v1.12.2; on EKS a CoreDNS add-on version based on 1.12.2+), or use a CoreDNS build with the coredns/multicluster plugin',
+  );
+}
+
 export function checkCorefile(corefile: string | undefined, where: string): CheckResult {
   if (corefile === undefined)
     return problem('coredns', SUBJECT, 'fail', `no Corefile found (${where})`, COREFILE_FIX);

@@ -7,7 +7,7 @@ import type { HealthProbe } from './agents.js';
 import { checkAgents } from './agents.js';
 import { checkCloudMap, probeCloudMap } from './cloudmap.js';
 import { checkClusterProperties } from './cluster-properties.js';
-import { checkCorefile } from './corefile.js';
+import { checkCoreDns } from './corefile.js';
 import { CRD_REQUIREMENTS, checkCrds } from './crds.js';
 import type { CheckGroup, CheckResult } from './result.js';
 import { problem } from './result.js';
@@ -73,13 +73,19 @@ export async function runDoctor(deps: DoctorDeps): Promise<CheckResult[]> {
   });
   const { namespace, configMap } = deps.coredns;
   const coredns = guarded('coredns', 'CoreDNS', async () => {
-    const data = await kube.getConfigMapData(namespace, configMap);
+    const [data, deployments] = await Promise.all([
+      kube.getConfigMapData(namespace, configMap),
+      kube.listDeployments(),
+    ]);
+    // The CoreDNS Deployment (kube-system/coredns on kubeadm, EKS and kind), for its version.
+    const deployment = deployments.find((d) => d.namespace === namespace && d.name === configMap);
     return [
-      checkCorefile(
+      checkCoreDns(
         data?.['Corefile'],
         data === undefined
           ? `no ConfigMap ${namespace}/${configMap}`
           : `ConfigMap ${namespace}/${configMap}`,
+        deployment?.images[0],
       ),
     ];
   });
