@@ -157,7 +157,10 @@ async function main(): Promise<void> {
         endpointSlices: `endpointslice.kubernetes.io/managed-by=${SLICE_MANAGED_BY}`,
       },
       {
-        namespace: (_event, obj) => controller?.namespaceChanged(obj.metadata?.name ?? ''),
+        // Only appearing or going namespaces matter; updates would cost a slow round each.
+        namespace: (event, obj) => {
+          if (event !== 'update') controller?.namespaceChanged(obj.metadata?.name ?? '');
+        },
         serviceImport: (_event, obj) =>
           controller?.enqueue(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`),
         service: (_event, obj) => {
