@@ -238,7 +238,20 @@ export function createPoller(opts: PollerOptions): Poller {
     return ok;
   };
 
+  // One round of a kind at a time: a refresh asked for during a slow round waits for it.
+  const running: Partial<Record<RoundKind, Promise<void>>> = {};
   const run = async (kind: RoundKind): Promise<void> => {
+    while (running[kind] !== undefined) await running[kind];
+    const round = runOnce(kind);
+    running[kind] = round;
+    try {
+      await round;
+    } finally {
+      delete running[kind];
+    }
+  };
+
+  const runOnce = async (kind: RoundKind): Promise<void> => {
     const started = clock.now();
     const ok = await (kind === 'slow'
       ? slowRound()
