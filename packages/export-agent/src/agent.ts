@@ -151,7 +151,9 @@ export async function runExportAgent(
         retryPeriodMs: config.retryPeriodSeconds * 1000,
         logger,
         onStartedLeading: () => void runController(),
-        onStoppedLeading: () => void shutdown.shutdown('lost leadership'),
+        // Exit (non-zero) so the Deployment restarts a fresh replica that campaigns again,
+        // instead of leaving a process that neither leads nor exits.
+        onStoppedLeading: () => void shutdown.shutdown('lost leadership', 1),
       })
     : undefined;
   let running: Promise<void> | undefined;
