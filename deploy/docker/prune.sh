@@ -47,7 +47,8 @@ pnpm exec tsc --build "packages/$agent"
 
 [[ -e $out ]] && { [[ -d $out && -z $(ls -A "$out") ]] || { say "$out exists and is not empty"; exit 1; }; }
 say "pnpm deploy --prod @cloudmap-mcs/$agent -> $out"
-pnpm --filter "@cloudmap-mcs/$agent" deploy --prod "${cpu_flags[@]}" "$out" >&2
+# The directory goes first: --cpu/--os/--libc take one or more values and would swallow it.
+pnpm --filter "@cloudmap-mcs/$agent" deploy --prod "$out" "${cpu_flags[@]}" >&2
 
 # Only the compiled output runs; sources, tests and build metadata stay behind.
 rm -rf "$out/src" "$out/test" "$out/dist/test" "$out/tsconfig.json" "$out/pnpm-lock.yaml"

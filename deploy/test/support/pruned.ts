@@ -26,9 +26,15 @@ export function pruneAgents(agents: readonly Agent[]): PrunedTrees {
   chmodSync(node, 0o755);
   try {
     for (const agent of agents) {
-      const res = spawnSync(join(deployDir, 'docker', 'prune.sh'), [agent, join(root, agent)], {
-        encoding: 'utf8',
-      });
+      // As the Dockerfiles call it: with the target architecture (here, this machine's).
+      const arch = process.arch === 'arm64' ? 'arm64' : 'amd64';
+      const res = spawnSync(
+        join(deployDir, 'docker', 'prune.sh'),
+        ['--arch', arch, agent, join(root, agent)],
+        {
+          encoding: 'utf8',
+        },
+      );
       if (res.status !== 0) {
         throw new Error(
           `prune.sh ${agent} failed (${String(res.status)}):\n${res.stdout}\n${res.stderr}`,
