@@ -192,6 +192,12 @@ export class Engine {
       case 'deleteNamespace':
         delete s.namespaces[effect.namespaceId];
         return undefined;
+      case 'updateNamespace': {
+        const ns = s.namespaces[effect.namespaceId];
+        if (!ns) return { code: 'INTERNAL_FAILURE', message: 'Namespace was deleted' };
+        ns.description = effect.description;
+        return undefined;
+      }
       case 'updateService': {
         const svc = s.services[effect.serviceId];
         if (!svc) return { code: 'INTERNAL_FAILURE', message: 'Service was deleted' };

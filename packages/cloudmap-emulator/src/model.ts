@@ -69,6 +69,7 @@ export interface InstanceRecord {
 export type OperationEffect =
   | { kind: 'createNamespace'; namespace: NamespaceRecord }
   | { kind: 'deleteNamespace'; namespaceId: string }
+  | { kind: 'updateNamespace'; namespaceId: string; description: string }
   | { kind: 'updateService'; serviceId: string; patch: Partial<ServiceRecord> }
   | { kind: 'registerInstance'; instance: InstanceRecord }
   | { kind: 'deregisterInstance'; serviceId: string; instanceId: string };

@@ -6,6 +6,7 @@ import {
   createHttpNamespace,
   createPrivateDnsNamespace,
   listNamespaces,
+  updateHttpNamespace,
 } from '../src/handlers/namespaces.js';
 import { getOperation, listOperations } from '../src/handlers/operations.js';
 import { createService, deleteService, updateService } from '../src/handlers/services.js';
@@ -208,5 +209,27 @@ describe('rules the contract suite cannot show on moto', () => {
     ).Service.Id;
     registerInstance(engine, { ServiceId: id, InstanceId: 'i', Attributes: {} });
     expect(codeOf(() => deleteService(engine, { Id: id }))).toBe('ResourceInUse');
+  });
+
+  it('UpdateHttpNamespace: HTTP namespaces only; a running update makes the next DuplicateRequest', () => {
+    const { engine, tick } = world(100);
+    createHttpNamespace(engine, { Name: 'h' });
+    createPrivateDnsNamespace(engine, { Name: 'd.local', Vpc: 'vpc-1' });
+    tick(100);
+    const byName = (n: string) =>
+      Object.values(engine.state.namespaces).find((x) => x.name === n)!.id;
+    expect(
+      codeOf(() =>
+        updateHttpNamespace(engine, { Id: byName('d.local'), Namespace: { Description: 'x' } }),
+      ),
+    ).toBe('InvalidInput');
+    updateHttpNamespace(engine, { Id: byName('h'), Namespace: { Description: 'x' } });
+    expect(
+      codeOf(() =>
+        updateHttpNamespace(engine, { Id: byName('h'), Namespace: { Description: 'y' } }),
+      ),
+    ).toBe('DuplicateRequest');
+    tick(100);
+    expect(engine.state.namespaces[byName('h')]!.description).toBe('x');
   });
 });

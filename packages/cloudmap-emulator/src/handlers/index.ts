@@ -8,6 +8,7 @@ import {
   listInstances,
   registerInstance,
   updateInstanceCustomHealthStatus,
+  getInstancesHealthStatus,
 } from './instances.js';
 import {
   createHttpNamespace,
@@ -15,6 +16,7 @@ import {
   deleteNamespace,
   getNamespace,
   listNamespaces,
+  updateHttpNamespace,
 } from './namespaces.js';
 import { getOperation, listOperations } from './operations.js';
 import {
@@ -34,6 +36,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   GetNamespace: getNamespace,
   ListNamespaces: listNamespaces,
   DeleteNamespace: deleteNamespace,
+  UpdateHttpNamespace: updateHttpNamespace,
   CreateService: createService,
   GetService: getService,
   ListServices: listServices,
@@ -44,6 +47,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   GetInstance: getInstance,
   ListInstances: listInstances,
   UpdateInstanceCustomHealthStatus: updateInstanceCustomHealthStatus,
+  GetInstancesHealthStatus: getInstancesHealthStatus,
   DiscoverInstances: discoverInstances,
   DiscoverInstancesRevision: discoverInstancesRevision,
   GetOperation: getOperation,
@@ -58,6 +62,7 @@ export const WRITE_OPERATIONS: ReadonlySet<string> = new Set([
   'CreateHttpNamespace',
   'CreatePrivateDnsNamespace',
   'DeleteNamespace',
+  'UpdateHttpNamespace',
   'CreateService',
   'UpdateService',
   'DeleteService',

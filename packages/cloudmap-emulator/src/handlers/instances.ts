@@ -3,11 +3,20 @@ import {
   CustomHealthNotFound,
   DuplicateRequest,
   InstanceNotFound,
+  InvalidInput,
   ResourceLimitExceeded,
 } from '../errors.js';
 import type { InstanceRecord, ServiceRecord } from '../model.js';
 import { paginate, timeKey } from '../paging.js';
-import { idOrArn, LIMITS, optString, optStringMap, reqString, type Json } from '../validate.js';
+import {
+  idOrArn,
+  LIMITS,
+  optArray,
+  optString,
+  optStringMap,
+  reqString,
+  type Json,
+} from '../validate.js';
 import { checkAttributes } from './attributes.js';
 import { idempotentRetry } from './common.js';
 import { visibleNamespace } from './namespaces.js';
@@ -156,4 +165,29 @@ export function updateInstanceCustomHealthStatus(engine: Engine, input: Json): J
   inst.customHealth = status as 'HEALTHY' | 'UNHEALTHY';
   engine.dirty = true;
   return {};
+}
+
+/** Health per instance: the custom status, HEALTHY under a Route 53 check, else UNKNOWN. */
+export function getInstancesHealthStatus(engine: Engine, input: Json): Json {
+  const svc = findService(engine, idOrArn(input, 'ServiceId'));
+  const wanted = optArray(input, 'Instances');
+  if (wanted !== undefined && (wanted.length < 1 || wanted.length > 100)) {
+    throw new InvalidInput('Instances must list between 1 and 100 instance IDs');
+  }
+  const all = Object.values(engine.state.instances[svc.id] ?? {});
+  const ids = wanted?.map((v, i) =>
+    reqString({ v }, 'v', { min: 1, max: LIMITS.resourceId }, `Instances.${i + 1}`),
+  );
+  const chosen = ids ? all.filter((i) => ids.includes(i.id)) : all;
+  const page = paginate(chosen, (i) => timeKey(i.registeredAt, i.id), input, `health:${svc.id}`);
+  const health = (i: InstanceRecord): string =>
+    svc.healthCheckCustomConfig
+      ? (i.customHealth ?? 'HEALTHY')
+      : svc.healthCheckConfig
+        ? 'HEALTHY'
+        : 'UNKNOWN';
+  return {
+    Status: Object.fromEntries(page.items.map((i) => [i.id, health(i)])),
+    ...(page.nextToken ? { NextToken: page.nextToken } : {}),
+  };
 }

@@ -1,6 +1,7 @@
 import type { Engine } from '../engine.js';
 import {
   DuplicateRequest,
+  InvalidInput,
   NamespaceAlreadyExists,
   NamespaceNotFound,
   ResourceInUse,
@@ -17,6 +18,7 @@ import {
   optInt,
   optObject,
   optString,
+  reqObject,
   reqString,
   type Json,
 } from '../validate.js';
@@ -211,6 +213,41 @@ export function deleteNamespace(engine: Engine, input: Json): Json {
     'DELETE_NAMESPACE',
     { NAMESPACE: ns.id },
     { kind: 'deleteNamespace', namespaceId: ns.id },
+  );
+  return { OperationId: op.id };
+}
+
+/** Only the description of an HTTP namespace can change (UpdateHttpNamespace). */
+export function updateHttpNamespace(engine: Engine, input: Json): Json {
+  const ns = visibleNamespace(engine, idOrArn(input, 'Id'));
+  const updaterRequestId = optString(input, 'UpdaterRequestId', { max: LIMITS.resourceId });
+  const change = reqObject(input, 'Namespace');
+  const description = reqString(
+    change,
+    'Description',
+    { max: LIMITS.description },
+    'Namespace.Description',
+  );
+  if (ns.type !== 'HTTP') throw new InvalidInput(`Namespace ${ns.id} is not an HTTP namespace`);
+  const digest = JSON.stringify([ns.id, description]);
+  const retry = idempotentRetry(engine, 'UPDATE_NAMESPACE', updaterRequestId, digest);
+  if (retry) return { OperationId: retry };
+  const running = engine.inFlight(
+    (op) =>
+      (op.type === 'UPDATE_NAMESPACE' || op.type === 'DELETE_NAMESPACE') &&
+      op.targets.NAMESPACE === ns.id,
+  );
+  if (running) {
+    throw new DuplicateRequest(
+      `Another operation of type ${running.type} and id ${running.id} is in progress`,
+      running.id,
+    );
+  }
+  const op = engine.submit(
+    'UPDATE_NAMESPACE',
+    { NAMESPACE: ns.id },
+    { kind: 'updateNamespace', namespaceId: ns.id, description },
+    { creatorRequestId: updaterRequestId, requestDigest: digest },
   );
   return { OperationId: op.id };
 }

@@ -51,6 +51,8 @@ export const MOTO_DEVIATIONS = {
     'DiscoverInstancesRevision sums per-instance counters, so it goes down after a deregistration.',
   'list-operations-ignores-filters':
     'ListOperations ignores Filters and lists only operations whose target is a namespace.',
+  'update-namespace-lowercase-operation-id':
+    'UpdateHttpNamespace answers {"operationId": ...} in lower case, so the SDK sees no OperationId.',
   'tags-unknown-resource':
     'ListTagsForResource of an unknown ARN answers an empty list (no ResourceNotFoundException).',
   'no-tag-limit': 'A resource can get more than 50 tags (no TooManyTagsException).',
