@@ -3,12 +3,13 @@
  * processes, the demo app exported from both clusters, a wait until every cluster imports the
  * merged service, a summary, then (interactive) Ctrl-C or (CI) an immediate, clean teardown.
  */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startClusterset, stopClusterset, type Clusterset } from '../clusterset.js';
 import { loadKubeconfig } from '../kubeconfig.js';
 import { repoRoot } from '../paths.js';
-import { findPidFiles, readPidFile, stopProcesses } from '../processes.js';
+import { findPidFiles, isRunning, readPidFile, startTicksOf, stopProcesses } from '../processes.js';
 import { startAgent, tail, type RunningAgent } from './agents.js';
 import { applyFile } from './apply.js';
 import { cliPath, runCli } from './cli-runner.js';
@@ -40,8 +41,32 @@ export class DemoFailure extends Error {
   override readonly name = 'DemoFailure';
 }
 
+/**
+ * The demo process that owns a state directory. Not named *.pid: the harness teardown signals
+ * every pid file under the state directory.
+ */
+const ownerFile = (stateDir: string) => join(stateDir, 'demo.owner');
+
+/** The pid of another live demo using `stateDir`, if any. */
+export function runningDemo(stateDir: string): number | undefined {
+  const file = ownerFile(stateDir);
+  if (!existsSync(file)) return undefined;
+  const [pid, startTicks] = readFileSync(file, 'utf8').split('\n');
+  const record = { pid: Number(pid), startTicks: startTicks ?? '' };
+  return record.pid !== process.pid && isRunning(record) ? record.pid : undefined;
+}
+
 /** Resolves with the process exit code: 0 when the demo worked and everything is gone. */
 export async function runDemo(opts: DemoOptions): Promise<number> {
+  const other = runningDemo(opts.stateDir);
+  if (other !== undefined) {
+    opts.progress(
+      `demo: another demo (pid ${other}) is running in ${opts.stateDir}; stop it (Ctrl-C) or use another DEMO_STATE`,
+    );
+    return 1;
+  }
+  mkdirSync(opts.stateDir, { recursive: true });
+  writeFileSync(ownerFile(opts.stateDir), `${process.pid}\n${startTicksOf(process.pid) ?? ''}\n`);
   const t0 = Date.now();
   const say = (m: string) =>
     opts.progress(`demo [${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${m}`);
@@ -234,6 +259,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     } else say('stopped: nothing left running');
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    rmSync(ownerFile(opts.stateDir), { force: true });
   }
   return code;
 }
