@@ -124,8 +124,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
-  const gateway =
-    options.gatewayPort === undefined ? undefined : await openGateway(server, options);
+  let gateway: Awaited<ReturnType<typeof openGateway>> | undefined;
+  try {
+    gateway = options.gatewayPort === undefined ? undefined : await openGateway(server, options);
+  } catch (err) {
+    // A gateway that cannot start (port taken) must not leave the API server listening.
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  }
 
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -155,14 +162,20 @@ async function openGateway(
   const ownDir = options.gatewayCaDir === undefined;
   const dir = options.gatewayCaDir ?? mkdtempSync(join(tmpdir(), 'cloudmap-emulator-ca-'));
   const ca = LocalCa.loadOrCreate(dir);
-  const gw = await startGateway({
-    ca,
-    target: server,
-    port: options.gatewayPort ?? 0,
-    // The gateway signs certificates for AWS host names: it only ever listens on loopback,
-    // even when the API itself is exposed more widely.
-    host: options.host !== undefined && isLoopback(options.host) ? options.host : '127.0.0.1',
-  });
+  let gw: Awaited<ReturnType<typeof startGateway>>;
+  try {
+    gw = await startGateway({
+      ca,
+      target: server,
+      port: options.gatewayPort ?? 0,
+      // The gateway signs certificates for AWS host names: it only ever listens on loopback,
+      // even when the API itself is exposed more widely.
+      host: options.host !== undefined && isLoopback(options.host) ? options.host : '127.0.0.1',
+    });
+  } catch (err) {
+    if (ownDir) rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     info: { url: gw.url, port: gw.port, caCertPem: ca.certPem, caFile: join(dir, 'ca.pem') },
     stop: async () => {

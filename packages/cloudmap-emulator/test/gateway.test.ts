@@ -116,6 +116,11 @@ describe('gateway mode', () => {
     client.destroy();
   });
 
+  it('a gateway port already in use fails the start with EADDRINUSE', async () => {
+    const failed = startEmulator({ port: 0, gatewayPort: emu.gateway!.port });
+    await expect(failed).rejects.toMatchObject({ code: 'EADDRINUSE' });
+  });
+
   it('writes the CA bundle to a file for other clients (AWS_CA_BUNDLE)', async () => {
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(emu.gateway!.caFile, 'utf8')).toBe(emu.gateway!.caCertPem);
