@@ -30,8 +30,15 @@ export function renderSummary(s: SummaryInput): string {
     '',
   );
   const exporters = s.observations.filter((o) => o.exportedEndpoints > 0);
+  const conditions = (o: ClusterObservation) =>
+    ['Valid', 'Ready', 'Conflict'].map((t) => `${t}=${o.exportConditions[t] ?? '?'}`).join(' ');
+  const allSame = new Set(exporters.map(conditions)).size === 1;
+  const first = exporters[0];
   out.push(
-    `Exported   ${svc} from ${list(exporters.map((o) => `${o.cluster} (${o.exportedEndpoints} pods)`))}; ServiceExport Ready=${list(exporters.map((o) => o.exportConditions['Ready'] ?? '?'))}`,
+    `Exported   ${svc} from ${list(exporters.map((o) => `${o.cluster} (${o.exportedEndpoints} pods)`))}`,
+    allSame && first !== undefined
+      ? `           ServiceExport ${conditions(first)} in ${exporters.length === 2 ? 'both' : list(exporters.map((o) => o.cluster))}`
+      : `           ServiceExport ${exporters.map((o) => `${o.cluster}: ${conditions(o)}`).join('; ')}`,
     '',
     'Imported   every cluster holds the merged service:',
   );

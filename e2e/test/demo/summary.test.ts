@@ -6,7 +6,7 @@ import type { ClusterObservation } from '../../src/demo/verify.js';
 const obs = (cluster: string, ip: string): ClusterObservation => ({
   cluster,
   exportedEndpoints: 2,
-  exportConditions: { Ready: 'True' },
+  exportConditions: { Valid: 'True', Ready: 'True', Conflict: 'False' },
   serviceImport: { type: 'ClusterSetIP', ips: [ip], clusters: ['c1', 'c2'] },
   importedEndpoints: { c2: 2, c1: 2 },
   derivedServiceIp: ip,
@@ -47,8 +47,9 @@ describe('renderSummary', () => {
   it('says what was exported, what each cluster imported, the records and how to explore', () => {
     const text = renderSummary(input);
     expect(text).toContain('ready in 61 s');
+    expect(text).toContain('Exported   demo/hello from c1 (2 pods) and c2 (2 pods)\n');
     expect(text).toContain(
-      'Exported   demo/hello from c1 (2 pods) and c2 (2 pods); ServiceExport Ready=True and True',
+      '           ServiceExport Valid=True Ready=True Conflict=False in both\n',
     );
     expect(text).toContain(
       '  c1  ServiceImport demo/hello  ClusterSetIP 10.101.0.10  clusters [c1, c2]  endpoints: 2 from c1, 2 from c2',
@@ -66,6 +67,18 @@ describe('renderSummary', () => {
       'node packages/cli/dist/src/main.js doctor --agents-url http://127.0.0.1:1 --agents-url http://127.0.0.1:2',
     );
     expect(text).toContain('Ctrl-C');
+  });
+
+  it('lists the export conditions per cluster when they differ', () => {
+    const [a, b] = input.observations;
+    if (a === undefined || b === undefined) throw new Error('fixture');
+    const text = renderSummary({
+      ...input,
+      observations: [a, { ...b, exportConditions: { ...b.exportConditions, Conflict: 'True' } }],
+    });
+    expect(text).toContain(
+      'ServiceExport c1: Valid=True Ready=True Conflict=False; c2: Valid=True Ready=True Conflict=True',
+    );
   });
 
   it('leaves out the exploring hints in CI and shows a failed doctor', () => {
