@@ -14,7 +14,7 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** Docker's .dockerignore semantics for the patterns we use (paths, `**​/x`, globs). */
+/** Docker's .dockerignore semantics for the patterns we use (paths, double-star prefixes, globs). */
 function dockerIgnored(patterns: readonly string[], file: string): boolean {
   const toRegex = (glob: string): RegExp =>
     new RegExp(
