@@ -2,9 +2,19 @@
 // missing) runs on a cluster of its own, started here through the harness library, so the
 // shared clusters of the run are never touched.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiextensionsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  KubernetesObjectApi,
+  loadAllYaml,
+  PatchStrategy,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import {
   installCrds,
   loadKubeconfig,
@@ -128,6 +138,63 @@ describe('cloudmap-mcs doctor', () => {
     expect(
       report.results.filter((r) => r.group === 'cloudmap').every((r) => r.status === 'ok'),
     ).toBe(true);
+  });
+
+  it('finds the agents of the chart as Deployments, ready or not, and then passes', async () => {
+    const kc = loadKubeconfig(kubeconfig);
+    await kc
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: 'cloudmap-mcs' } } });
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    for (const agent of ['export-agent', 'import-agent']) {
+      const file = join(repoRoot, 'deploy/kustomize', agent, `${agent}.yaml`);
+      for (const o of loadAllYaml(readFileSync(file, 'utf8')) as (KubernetesObject | null)[])
+        if (o !== null)
+          await objects.patch(
+            o,
+            undefined,
+            undefined,
+            'cli-doctor-test',
+            true,
+            PatchStrategy.ServerSideApply,
+          );
+    }
+    const apps = kc.makeApiClient(AppsV1Api);
+    // kwok runs the pods (no container starts); the Deployments become ready.
+    await waitFor(
+      'agent Deployments ready',
+      async () => {
+        const list = await apps.listNamespacedDeployment({ namespace: 'cloudmap-mcs' });
+        return (
+          list.items.length === 2 && list.items.every((d) => (d.status?.readyReplicas ?? 0) >= 1)
+        );
+      },
+      { timeoutMs: 120_000 },
+    );
+    const passing = await doctor('-o', 'json');
+    const report = JSON.parse(passing.stdout) as DoctorJson;
+    expect(report.results.filter((r) => r.group === 'agents')).toMatchObject([
+      { subject: 'export agent Deployment cloudmap-mcs/cloudmap-mcs-export-agent', status: 'ok' },
+      { subject: 'import agent Deployment cloudmap-mcs/cloudmap-mcs-import-agent', status: 'ok' },
+    ]);
+    expect(report.results.filter((r) => r.status !== 'ok')).toEqual([]);
+    expect(passing.code).toBe(0);
+
+    const name = 'cloudmap-mcs-import-agent';
+    const d = await apps.readNamespacedDeployment({ namespace: 'cloudmap-mcs', name });
+    await apps.replaceNamespacedDeployment({
+      namespace: 'cloudmap-mcs',
+      name,
+      body: { ...d, spec: { ...d.spec!, replicas: 0 } },
+    });
+    const scaledDown = await doctor();
+    expect(scaledDown.code).toBe(1);
+    expect(scaledDown.stdout).toContain(
+      '[FAIL] import agent Deployment cloudmap-mcs/cloudmap-mcs-import-agent: scaled to 0 replicas',
+    );
+    expect(scaledDown.stdout).toContain(
+      'fix: kubectl -n cloudmap-mcs scale deployment cloudmap-mcs-import-agent --replicas=1',
+    );
   });
 
   it('reports an unreachable Cloud Map and a dead agent health endpoint', async () => {
