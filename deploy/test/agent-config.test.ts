@@ -4,14 +4,11 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { V1Deployment } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupHelmScratch, helmBinary, render, repoRoot } from './support/helm.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { helmBinary, render, repoRoot } from './support/helm.js';
 
 beforeAll(() => {
   helmBinary();
-});
-afterAll(() => {
-  cleanupHelmScratch();
 });
 
 type Env = Record<string, string>;

@@ -17,7 +17,7 @@ import {
 import { serviceAccountKubeconfig, statusOf, waitFor, type TestNamespace } from '@cloudmap-mcs/e2e';
 import { e2eClusters, e2eContext, e2eNamespace, type E2eCluster } from '@cloudmap-mcs/e2e/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupHelmScratch, helmBinary, render } from './support/helm.js';
+import { helmBinary, render } from './support/helm.js';
 import { kubeRequest, ResourceMapper, serverSideApply } from './support/kube.js';
 import {
   canSandbox,
@@ -188,7 +188,6 @@ afterAll(async () => {
   await app?.delete();
   await release?.delete();
   trees?.cleanup();
-  cleanupHelmScratch();
 });
 
 describe('agents running as the chart deploys them', () => {

@@ -9,7 +9,6 @@ import type { TestNamespace } from '@cloudmap-mcs/e2e';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chartDir,
-  cleanupHelmScratch,
   deployDir,
   helm,
   helmBinary,
@@ -118,7 +117,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  cleanupHelmScratch();
   await ns.delete();
 });
 

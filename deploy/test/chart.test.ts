@@ -10,10 +10,9 @@ import type {
   V1PolicyRule,
   V1ServiceAccount,
 } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   chartDir,
-  cleanupHelmScratch,
   deployDir,
   helm,
   helmBinary,
@@ -25,9 +24,6 @@ import {
 
 beforeAll(() => {
   helmBinary();
-});
-afterAll(() => {
-  cleanupHelmScratch();
 });
 
 const component = (o: KubernetesObject): string | undefined =>

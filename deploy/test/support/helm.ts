@@ -35,29 +35,24 @@ export interface HelmResult {
   readonly stderr: string;
 }
 
+/** Runs helm with its cache/config/data homes in a throwaway directory. */
 export function helm(args: readonly string[]): HelmResult {
-  const res = spawnSync(helmBinary(), args, {
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      HELM_CACHE_HOME: scratch('cache'),
-      HELM_CONFIG_HOME: scratch('config'),
-      HELM_DATA_HOME: scratch('data'),
-    },
-  });
-  if (res.error !== undefined) throw res.error;
-  return { status: res.status ?? -1, stdout: res.stdout, stderr: res.stderr };
-}
-
-let scratchRoot: string | undefined;
-function scratch(name: string): string {
-  scratchRoot ??= mkdtempSync(join(tmpdir(), 'cloudmap-mcs-helm-'));
-  return join(scratchRoot, name);
-}
-
-export function cleanupHelmScratch(): void {
-  if (scratchRoot !== undefined) rmSync(scratchRoot, { recursive: true, force: true });
-  scratchRoot = undefined;
+  const home = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-helm-'));
+  try {
+    const res = spawnSync(helmBinary(), args, {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        HELM_CACHE_HOME: join(home, 'cache'),
+        HELM_CONFIG_HOME: join(home, 'config'),
+        HELM_DATA_HOME: join(home, 'data'),
+      },
+    });
+    if (res.error !== undefined) throw res.error;
+    return { status: res.status ?? -1, stdout: res.stdout, stderr: res.stderr };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 }
 
 export interface RenderOptions {
