@@ -91,6 +91,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
   });
   const reconcile = createImportReconciler({
+    clock: opts.clock,
     sources: opts.sources,
     writer: opts.writer,
     snapshot: poller,

@@ -24,15 +24,27 @@ export interface FakeCluster extends ImportSources, ImportWriter {
   failNextWrites(n: number, message?: string): void;
   /** Families the cluster supports (IPv6 missing → SingleStack IPv6 fails). */
   families: string[];
+  /** Reads come from a copy taken now until `thaw` (an informer cache lagging behind). */
+  freezeReads(): void;
+  thaw(): void;
 }
 
 export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster {
   let uid = 0;
   let ip = 0;
+  let rv = 0;
   let failures = 0;
   let failMessage = 'injected';
   const key = (ns: string, name: string): string => `${ns}/${name}`;
   const clone = <T>(v: T): T => structuredClone(v);
+  let frozen:
+    | {
+        imports: Map<string, ServiceImportObject>;
+        services: Map<string, ServiceObject>;
+        slices: Map<string, EndpointSliceObject>;
+      }
+    | undefined;
+  const reads = () => frozen ?? cluster;
   const write = (what: string): void => {
     if (failures > 0) {
       failures--;
@@ -54,10 +66,20 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
       failMessage = message;
     },
     namespaceExists: (ns) => cluster.namespaces.has(ns),
-    serviceImport: (ns, name) => clone(cluster.imports.get(key(ns, name))),
-    service: (ns, name) => clone(cluster.services.get(key(ns, name))),
+    freezeReads() {
+      frozen = {
+        imports: clone(cluster.imports),
+        services: clone(cluster.services),
+        slices: clone(cluster.slices),
+      };
+    },
+    thaw() {
+      frozen = undefined;
+    },
+    serviceImport: (ns, name) => clone(reads().imports.get(key(ns, name))),
+    service: (ns, name) => clone(reads().services.get(key(ns, name))),
     endpointSlices: (ns, importName) =>
-      [...cluster.slices.values()]
+      [...reads().slices.values()]
         .filter(
           (s) =>
             s.metadata.namespace === ns &&
@@ -66,7 +88,7 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
         )
         .map(clone),
     managedImportKeys: () =>
-      [...cluster.imports.values()]
+      [...reads().imports.values()]
         .filter((i) => i.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY)
         .map((i) => key(i.metadata.namespace, i.metadata.name)),
     async applyServiceImport(obj) {
@@ -75,7 +97,11 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
       const old = cluster.imports.get(k);
       const stored: ServiceImportObject = {
         ...clone(obj),
-        metadata: { ...clone(obj.metadata), uid: old?.metadata.uid ?? `uid-${String(++uid)}` },
+        metadata: {
+          ...clone(obj.metadata),
+          uid: old?.metadata.uid ?? `uid-${String(++uid)}`,
+          resourceVersion: String(++rv),
+        },
         ...(old?.status === undefined ? {} : { status: old.status }),
       };
       cluster.imports.set(k, stored);
@@ -86,6 +112,8 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
       const old = cluster.imports.get(key(ns, name));
       if (old === undefined) throw new Error('not found');
       old.status = clone(status);
+      old.metadata.resourceVersion = String(++rv);
+      return clone(old);
     },
     async applyService(obj) {
       const families = obj.spec.ipFamilies ?? ['IPv4'];
@@ -114,7 +142,11 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
             ));
       const stored: ServiceObject = {
         ...clone(obj),
-        metadata: { ...clone(obj.metadata), uid: old?.metadata.uid ?? `uid-${String(++uid)}` },
+        metadata: {
+          ...clone(obj.metadata),
+          uid: old?.metadata.uid ?? `uid-${String(++uid)}`,
+          resourceVersion: String(++rv),
+        },
         spec: {
           ...clone(obj.spec),
           clusterIP: clusterIPs[0] ?? '',
@@ -128,13 +160,16 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
     async applyEndpointSlice(obj) {
       write(`apply EndpointSlice ${obj.metadata.name}`);
       const k = key(obj.metadata.namespace, obj.metadata.name);
-      cluster.slices.set(k, {
+      const stored: EndpointSliceObject = {
         ...clone(obj),
         metadata: {
           ...clone(obj.metadata),
           uid: cluster.slices.get(k)?.metadata.uid ?? `uid-${String(++uid)}`,
+          resourceVersion: String(++rv),
         },
-      });
+      };
+      cluster.slices.set(k, stored);
+      return clone(stored);
     },
     async delete(kind, ns, name) {
       write(`delete ${kind} ${name}`);

@@ -49,11 +49,9 @@ export function createKubeWriter(kc: KubeConfig): ImportWriter {
   return {
     applyServiceImport: (obj) => apply<ServiceImportObject>(obj),
     applyService: (obj) => apply<ServiceObject>(obj),
-    async applyEndpointSlice(obj: EndpointSliceObject) {
-      await apply(obj);
-    },
+    applyEndpointSlice: (obj: EndpointSliceObject) => apply<EndpointSliceObject>(obj),
     async applyServiceImportStatus(namespace: string, name: string, status: ServiceImportStatus) {
-      await custom.patchNamespacedCustomObjectStatus(
+      const stored: unknown = await custom.patchNamespacedCustomObjectStatus(
         {
           group: 'multicluster.x-k8s.io',
           version: 'v1beta1',
@@ -71,6 +69,7 @@ export function createKubeWriter(kc: KubeConfig): ImportWriter {
         },
         setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
       );
+      return plain<ServiceImportObject>(stored);
     },
     async delete(kind, namespace, name, uid) {
       try {

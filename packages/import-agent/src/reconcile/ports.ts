@@ -26,9 +26,9 @@ export interface ImportWriter {
     namespace: string,
     name: string,
     status: ServiceImportStatus,
-  ): Promise<void>;
+  ): Promise<ServiceImportObject>;
   applyService(obj: ServiceObject): Promise<ServiceObject>;
-  applyEndpointSlice(obj: EndpointSliceObject): Promise<void>;
+  applyEndpointSlice(obj: EndpointSliceObject): Promise<EndpointSliceObject>;
   /** Deletes; a missing object is success. `uid` is a precondition when given. */
   delete(
     kind: 'ServiceImport' | 'Service' | 'EndpointSlice',

@@ -27,7 +27,9 @@ import {
 } from './desired.js';
 import { LABEL_MANAGED_BY, MANAGED_BY, type ServiceObject } from './k8s-types.js';
 import { splitKey, type ImportSources, type ImportWriter } from './ports.js';
+import { createRecentWrites, type RecentWrites, type Used } from './recent-writes.js';
 import { desiredStatus, readyCondition } from './status.js';
+import { LABEL_MCS_SERVICE_NAME, realClock, type Clock } from '@cloudmap-mcs/core';
 
 export interface ImportMetrics {
   refused?(reason: string): void;
@@ -48,6 +50,10 @@ export interface ImportReconcilerDeps {
   maxEndpointsPerSlice?: number;
   /** Value of endpointslice.kubernetes.io/managed-by on our slices. */
   sliceManagedBy?: string;
+  /** Our writes laid over the informer cache until it catches up (see recent-writes.ts). */
+  recent?: RecentWrites;
+  /** Monotonic time for `recent` (defaults to the real clock). */
+  clock?: Clock;
 }
 
 /** A label value: no '/' allowed, so not a domain-prefixed controller name. */
@@ -62,8 +68,51 @@ const PENDING_RECHECK_MS = 1_000;
  * Level-triggered: it never asks what happened, only what should exist.
  */
 export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<string> {
-  const { sources, writer, snapshot } = deps;
+  const { snapshot } = deps;
   const managedBy = deps.sliceManagedBy ?? SLICE_MANAGED_BY;
+  const clock = deps.clock ?? realClock;
+  const recent = deps.recent ?? createRecentWrites(clock);
+  // Every write is remembered so the next reconcile sees it before the informer does.
+  const writer: ImportWriter = {
+    applyServiceImport: async (obj) => {
+      const stored = await deps.writer.applyServiceImport(obj);
+      recent.applied('ServiceImport', stored);
+      return stored;
+    },
+    applyServiceImportStatus: async (ns, name, status) => {
+      const stored = await deps.writer.applyServiceImportStatus(ns, name, status);
+      recent.applied('ServiceImport', stored);
+      return stored;
+    },
+    applyService: async (obj) => {
+      const stored = await deps.writer.applyService(obj);
+      recent.applied('Service', stored);
+      return stored;
+    },
+    applyEndpointSlice: async (obj) => {
+      const stored = await deps.writer.applyEndpointSlice(obj);
+      recent.applied('EndpointSlice', stored);
+      return stored;
+    },
+    delete: async (kind, ns, name, uid) => {
+      await deps.writer.delete(kind, ns, name, uid);
+      recent.deleted(kind, ns, name);
+    },
+  };
+  /** The informer cache as of our own latest writes. */
+  const view = (used: Used) => ({
+    serviceImport: (ns: string, name: string) =>
+      recent.overlay('ServiceImport', ns, name, deps.sources.serviceImport(ns, name), used),
+    service: (ns: string, name: string) =>
+      recent.overlay('Service', ns, name, deps.sources.service(ns, name), used),
+    endpointSlices: (ns: string, importName: string) =>
+      recent.overlaySlices(
+        ns,
+        deps.sources.endpointSlices(ns, importName),
+        (s) => s.metadata.labels?.[LABEL_MCS_SERVICE_NAME] === importName,
+        used,
+      ),
+  });
 
   const report = (log: Logger, refusals: readonly Refusal[]): void => {
     for (const r of refusals) {
@@ -105,7 +154,13 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     return out;
   };
 
-  const deleteAll = async (log: Logger, namespace: string, name: string): Promise<void> => {
+  type View = ReturnType<typeof view>;
+  const deleteAll = async (
+    log: Logger,
+    sources: View,
+    namespace: string,
+    name: string,
+  ): Promise<void> => {
     // Only what we own: slices and Service carry our managed-by label, the import too.
     for (const slice of sources.endpointSlices(namespace, name)) {
       await writer.delete('EndpointSlice', namespace, slice.metadata.name, slice.metadata.uid);
@@ -128,12 +183,19 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     m: MergedImport,
     derivedName: string,
     owner: { name: string; uid: string },
+    sources: View,
   ): Promise<{ service?: ServiceObject; ipFamilyError?: string; recheck: boolean }> => {
     let observed = sources.service(m.namespace, derivedName);
     if (observed !== undefined && observed.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY) {
       throw new Error(`service ${m.namespace}/${derivedName} exists and is not ours`);
     }
     if (derivedServiceTypeChanged(m, observed) && observed !== undefined) {
+      // Its slices go too (explicitly, not by garbage collection, so the overlay of our
+      // recent writes knows they are gone and the plan re-creates them).
+      for (const slice of sources.endpointSlices(m.namespace, m.name)) {
+        await writer.delete('EndpointSlice', m.namespace, slice.metadata.name, slice.metadata.uid);
+        deps.metrics?.written?.('EndpointSlice', 'delete');
+      }
       await writer.delete('Service', m.namespace, derivedName, observed.metadata.uid);
       deps.metrics?.written?.('Service', 'delete');
       observed = undefined;
@@ -166,7 +228,9 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       [logFields.controller]: 'serviceimport',
       [logFields.key]: key,
     });
-    if (!sources.namespaceExists(namespace)) return;
+    if (!deps.sources.namespaceExists(namespace)) return;
+    const used: Used = { untilMs: 0 };
+    const sources = view(used);
 
     const live = applyHeartbeats(
       readExports(log, namespace, name),
@@ -178,7 +242,7 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     deps.metrics?.staleClusters?.(namespace, name, live.stale.length);
     const merged = mergeExports(live.exports);
     if (merged === undefined) {
-      await deleteAll(log, namespace, name);
+      await deleteAll(log, sources, namespace, name);
       return;
     }
     const derivedName = derivedServiceName(namespace, name);
@@ -202,7 +266,7 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     const owner = { name, uid: observedSi?.metadata.uid ?? '' };
 
     // 2. The derived Service; its ClusterIPs become the clusterset IPs.
-    const ensured = await ensureDerived(merged, derivedName, owner);
+    const ensured = await ensureDerived(merged, derivedName, owner, sources);
     derived = ensured.service;
     desiredSi = desiredServiceImport(merged, derivedName, derived);
     if (needsApply(desiredSi, observedSi)) {
@@ -266,6 +330,8 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     }
     if (live.nextExpiryMs !== undefined)
       waits.push(Math.max(1_000, live.nextExpiryMs - deps.now() + 500));
+    // We relied on our own recent writes: look again once the informer must have caught up.
+    if (used.untilMs > 0) waits.push(Math.max(100, used.untilMs - clock.now() + 100));
     return waits.length === 0 ? undefined : { requeueAfterMs: Math.min(...waits) };
   };
 }
