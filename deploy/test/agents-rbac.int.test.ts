@@ -33,6 +33,9 @@ interface Running {
   readonly logs: string[];
   readonly saKubeconfig: string;
   readonly env: Record<string, string>;
+  /** The container ports the chart's probes and metrics Service use. */
+  readonly probePort: number;
+  readonly metricsTargetPort: number;
 }
 
 let trees: PrunedTrees;
@@ -134,7 +137,22 @@ async function install(cluster: E2eCluster, agent: Agent): Promise<Running> {
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
-  const r: Running = { agent, child, logs, saKubeconfig, env };
+  // Where the chart points the probes and the metrics Service (by port name).
+  const ports = new Map(
+    (pod?.containers[0]?.ports ?? []).map((p) => [p.name ?? '', p.containerPort]),
+  );
+  const service = out.objects.find((o) => o.kind === 'Service') as
+    (KubernetesObject & { spec: { ports: { targetPort: string }[] } }) | undefined;
+  const probe = pod?.containers[0]?.readinessProbe?.httpGet?.port;
+  const r: Running = {
+    agent,
+    child,
+    logs,
+    saKubeconfig,
+    env,
+    probePort: ports.get(String(probe)) ?? -1,
+    metricsTargetPort: ports.get(service?.spec.ports[0]?.targetPort ?? '') ?? -1,
+  };
   running.push(r);
   return r;
 }
@@ -383,6 +401,19 @@ describe('agents running as the chart deploys them', () => {
         timeoutMs: 120_000,
       },
     );
+  });
+
+  it('answer the chart probes and serve metrics where the chart metrics Service points', async () => {
+    for (const r of [exp, imp]) {
+      expect(r.probePort, r.agent).toBeGreaterThan(0);
+      for (const path of ['/healthz', '/readyz']) {
+        const res = await fetch(`http://127.0.0.1:${String(r.probePort)}${path}`);
+        expect(res.status, `${r.agent} ${path}: ${await res.text()}`).toBe(200);
+      }
+      const metrics = await fetch(`http://127.0.0.1:${String(r.metricsTargetPort)}/metrics`);
+      expect(metrics.status, r.agent).toBe(200);
+      expect(await metrics.text()).toMatch(/^# (HELP|TYPE) /m);
+    }
   });
 
   it('never hit a permission error, and both stop cleanly on SIGTERM', async () => {
