@@ -7,7 +7,7 @@ export const corePureFiles = ['packages/core/src/**/*.ts'];
 export const coreAdapterFiles = ['packages/core/src/runtime/**', 'packages/core/src/cloudmap/**'];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'deploy/**', '**/*.js', '!eslint.config.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.js', '!eslint.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
