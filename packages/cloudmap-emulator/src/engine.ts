@@ -145,21 +145,17 @@ export class Engine {
 
   /** Operations not finished yet that match `pred` (for DuplicateRequest and pending checks). */
   inFlight(pred: (op: OperationRecord) => boolean): OperationRecord | undefined {
-    return this.state.operations.find(
-      (op) => (op.status === 'SUBMITTED' || op.status === 'PENDING') && pred(op),
-    );
+    return this.pending.find(pred);
   }
 
   allInFlight(pred: (op: OperationRecord) => boolean): OperationRecord[] {
-    return this.state.operations.filter(
-      (op) => (op.status === 'SUBMITTED' || op.status === 'PENDING') && pred(op),
-    );
+    return this.pending.filter(pred);
   }
 
+  /** Moves the in-flight operations on by the clock, in submission order. */
   advance(): void {
     const now = this.now();
-    for (const op of this.state.operations) {
-      if (op.status === 'SUCCESS' || op.status === 'FAIL') continue;
+    for (const op of this.pending) {
       if (now >= op.doneAt) {
         this.finish(op, now);
       } else if (now >= op.pendingAt && op.status === 'SUBMITTED') {
