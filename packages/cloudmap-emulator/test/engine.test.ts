@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { Engine } from '../src/engine.js';
 import {
   createHttpNamespace,
   deleteNamespace,
@@ -13,24 +12,7 @@ import {
 } from '../src/handlers/instances.js';
 import { discoverInstancesRevision } from '../src/handlers/discovery.js';
 import { getOperation } from '../src/handlers/operations.js';
-import { CloudMapError } from '../src/errors.js';
-
-/** The engine with a hand-driven clock: operation timing without sleeping. */
-function engineAt(delay: number) {
-  let now = 1_000_000;
-  const engine = new Engine({ operationDelayMs: delay, now: () => now });
-  return { engine, tick: (ms: number) => ((now += ms), engine.advance()) };
-}
-
-const codeOf = (fn: () => unknown): string => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof CloudMapError) return e.code;
-    throw e;
-  }
-  return 'OK';
-};
+import { codeOf, engineAt } from './engine-at.js';
 
 describe('engine: asynchronous operations', () => {
   it('SUBMITTED for the first half of the delay, PENDING for the second, then SUCCESS', () => {

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { Engine } from '../src/engine.js';
-import { CloudMapError } from '../src/errors.js';
 import { checkAttributes } from '../src/handlers/attributes.js';
 import {
   createHttpNamespace,
@@ -12,23 +10,7 @@ import { getOperation, listOperations } from '../src/handlers/operations.js';
 import { createService, deleteService, updateService } from '../src/handlers/services.js';
 import { registerInstance } from '../src/handlers/instances.js';
 import { DEFAULT_QUOTAS, type NamespaceRecord, type ServiceRecord } from '../src/model.js';
-
-const codeOf = (fn: () => unknown): string => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof CloudMapError) return e.code;
-    throw e;
-  }
-  return 'OK';
-};
-
-function world(delay = 0) {
-  let now = 1_000_000;
-  const engine = new Engine({ operationDelayMs: delay, now: () => now });
-  const tick = (ms: number) => ((now += ms), engine.advance());
-  return { engine, tick };
-}
+import { codeOf, engineAt } from './engine-at.js';
 
 const ns = (type: NamespaceRecord['type']): NamespaceRecord => ({
   id: 'ns-1',
@@ -108,7 +90,7 @@ describe('attribute rules', () => {
 
 describe('rules the contract suite cannot show on moto', () => {
   it('a second private DNS namespace with the same name in the same VPC fails asynchronously', () => {
-    const { engine } = world();
+    const { engine } = engineAt();
     createPrivateDnsNamespace(engine, { Name: 'corp.local', Vpc: 'vpc-1' });
     const { OperationId } = createPrivateDnsNamespace(engine, {
       Name: 'corp.local',
@@ -125,7 +107,7 @@ describe('rules the contract suite cannot show on moto', () => {
   });
 
   it('ListNamespaces filters after paging: a page may be empty and still carry a NextToken', () => {
-    const { engine, tick } = world();
+    const { engine, tick } = engineAt();
     for (const n of ['a1', 'a2', 'b1']) {
       createHttpNamespace(engine, { Name: n });
       tick(1); // creation order is the listing order
@@ -153,7 +135,7 @@ describe('rules the contract suite cannot show on moto', () => {
   });
 
   it('ListOperations UPDATE_DATE BETWEEN and a wrong condition', () => {
-    const { engine } = world();
+    const { engine } = engineAt();
     createHttpNamespace(engine, { Name: 'x' });
     const between = (a: number, b: number) =>
       (
@@ -173,7 +155,7 @@ describe('rules the contract suite cannot show on moto', () => {
   });
 
   it('UpdateService: record types cannot change; a running update makes the next DuplicateRequest', () => {
-    const { engine, tick } = world(100);
+    const { engine, tick } = engineAt(100);
     createPrivateDnsNamespace(engine, { Name: 'u.local', Vpc: 'vpc-1' });
     tick(100);
     const nsId = Object.keys(engine.state.namespaces)[0]!;
@@ -199,7 +181,7 @@ describe('rules the contract suite cannot show on moto', () => {
   });
 
   it('CreateService needs a NamespaceId; a service with a registration in flight cannot be deleted', () => {
-    const { engine, tick } = world(100);
+    const { engine, tick } = engineAt(100);
     expect(codeOf(() => createService(engine, { Name: 's' }))).toBe('InvalidInput');
     createHttpNamespace(engine, { Name: 'n' });
     tick(100);
@@ -212,7 +194,7 @@ describe('rules the contract suite cannot show on moto', () => {
   });
 
   it('UpdateHttpNamespace: HTTP namespaces only; a running update makes the next DuplicateRequest', () => {
-    const { engine, tick } = world(100);
+    const { engine, tick } = engineAt(100);
     createHttpNamespace(engine, { Name: 'h' });
     createPrivateDnsNamespace(engine, { Name: 'd.local', Vpc: 'vpc-1' });
     tick(100);
