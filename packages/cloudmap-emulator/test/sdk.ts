@@ -3,6 +3,7 @@ import {
   CreatePrivateDnsNamespaceCommand,
   CreateServiceCommand,
   GetOperationCommand,
+  RegisterInstanceCommand,
   ServiceDiscoveryClient,
   type Operation,
 } from '@aws-sdk/client-servicediscovery';
@@ -36,6 +37,19 @@ export async function waitForOperation(
     if (Date.now() > deadline) throw new Error(`operation ${operationId} still ${op?.Status}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** RegisterInstance, then the finished operation (SUCCESS or FAIL). */
+export async function registerInstance(
+  client: ServiceDiscoveryClient,
+  ServiceId: string,
+  InstanceId: string,
+  Attributes: Record<string, string>,
+): Promise<Operation> {
+  const { OperationId } = await client.send(
+    new RegisterInstanceCommand({ ServiceId, InstanceId, Attributes }),
+  );
+  return waitForOperation(client, OperationId!);
 }
 
 export async function httpNamespace(client: ServiceDiscoveryClient, name: string): Promise<string> {

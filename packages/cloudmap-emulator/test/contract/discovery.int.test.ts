@@ -3,11 +3,10 @@ import {
   DeregisterInstanceCommand,
   DiscoverInstancesCommand,
   DiscoverInstancesRevisionCommand,
-  RegisterInstanceCommand,
   UpdateInstanceCustomHealthStatusCommand,
 } from '@aws-sdk/client-servicediscovery';
 import { expect, it } from 'vitest';
-import { httpNamespace, httpService, waitForOperation } from '../sdk.js';
+import { httpNamespace, httpService, registerInstance, waitForOperation } from '../sdk.js';
 import { contractSuite, expectAws, failure, type Target } from './harness.js';
 
 async function register(
@@ -16,10 +15,9 @@ async function register(
   InstanceId: string,
   Attributes: Record<string, string>,
 ) {
-  const { OperationId } = await t.client.send(
-    new RegisterInstanceCommand({ ServiceId, InstanceId, Attributes }),
+  expect((await registerInstance(t.client, ServiceId, InstanceId, Attributes)).Status).toBe(
+    'SUCCESS',
   );
-  expect((await waitForOperation(t.client, OperationId!)).Status).toBe('SUCCESS');
 }
 
 async function deregister(t: Target, ServiceId: string, InstanceId: string) {

@@ -6,20 +6,8 @@ import {
   RegisterInstanceCommand,
 } from '@aws-sdk/client-servicediscovery';
 import { expect, it } from 'vitest';
-import { httpNamespace, httpService, waitForOperation } from '../sdk.js';
-import { contractSuite, expectAws, failure, type Target } from './harness.js';
-
-async function register(
-  t: Target,
-  ServiceId: string,
-  InstanceId: string,
-  Attributes: Record<string, string>,
-) {
-  const { OperationId } = await t.client.send(
-    new RegisterInstanceCommand({ ServiceId, InstanceId, Attributes }),
-  );
-  return waitForOperation(t.client, OperationId!);
-}
+import { httpNamespace, httpService, registerInstance, waitForOperation } from '../sdk.js';
+import { contractSuite, expectAws, failure } from './harness.js';
 
 contractSuite('instance rules', (target) => {
   const service = async (name = 'inst') =>
@@ -33,7 +21,7 @@ contractSuite('instance rules', (target) => {
     // 30 custom attributes plus reserved keys are fine.
     expect(
       (
-        await register(target(), svc, 'ok', {
+        await registerInstance(target().client, svc, 'ok', {
           ...custom(30),
           AWS_INSTANCE_IPV4: '10.0.0.1',
           AWS_INSTANCE_PORT: '80',
@@ -106,12 +94,12 @@ contractSuite('instance rules', (target) => {
         },
       },
     );
-    expect((await register(target(), a, 'z', { AWS_INSTANCE_IPV4: '10.0.0.3' })).Status).toBe(
-      'SUCCESS',
-    );
+    expect(
+      (await registerInstance(target().client, a, 'z', { AWS_INSTANCE_IPV4: '10.0.0.3' })).Status,
+    ).toBe('SUCCESS');
     expect(
       (
-        await register(target(), srv, 'w', {
+        await registerInstance(target().client, srv, 'w', {
           AWS_INSTANCE_IPV4: '10.0.0.4',
           AWS_INSTANCE_PORT: '8080',
         })

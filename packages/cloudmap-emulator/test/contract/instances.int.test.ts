@@ -5,20 +5,8 @@ import {
   RegisterInstanceCommand,
 } from '@aws-sdk/client-servicediscovery';
 import { expect, it } from 'vitest';
-import { httpNamespace, httpService, waitForOperation } from '../sdk.js';
-import { contractSuite, expectAws, failure, type Target } from './harness.js';
-
-async function register(
-  t: Target,
-  ServiceId: string,
-  InstanceId: string,
-  Attributes: Record<string, string>,
-) {
-  const { OperationId } = await t.client.send(
-    new RegisterInstanceCommand({ ServiceId, InstanceId, Attributes }),
-  );
-  return waitForOperation(t.client, OperationId!);
-}
+import { httpNamespace, httpService, registerInstance, waitForOperation } from '../sdk.js';
+import { contractSuite, expectAws, failure } from './harness.js';
 
 contractSuite('instances', (target) => {
   const service = async (name = 'inst') =>
@@ -26,7 +14,7 @@ contractSuite('instances', (target) => {
 
   it('RegisterInstance is an asynchronous REGISTER_INSTANCE operation targeting the instance', async () => {
     const svc = await service();
-    const op = await register(target(), svc, 'i-1', { color: 'red' });
+    const op = await registerInstance(target().client, svc, 'i-1', { color: 'red' });
     expect(op).toMatchObject({ Type: 'REGISTER_INSTANCE', Status: 'SUCCESS' });
     expect(op.Targets?.['INSTANCE']).toBe('i-1');
     await expectAws(target(), async () => expect(op.Targets?.['SERVICE']).toBe(svc), {
@@ -41,8 +29,8 @@ contractSuite('instances', (target) => {
 
   it('RegisterInstance with an existing InstanceId replaces the instance', async () => {
     const svc = await service();
-    await register(target(), svc, 'i-1', { color: 'red', size: 'L' });
-    await register(target(), svc, 'i-1', { color: 'blue' });
+    await registerInstance(target().client, svc, 'i-1', { color: 'red', size: 'L' });
+    await registerInstance(target().client, svc, 'i-1', { color: 'blue' });
     const { Instances } = await target().client.send(new ListInstancesCommand({ ServiceId: svc }));
     await expectAws(
       target(),
@@ -71,7 +59,7 @@ contractSuite('instances', (target) => {
   it('DeregisterInstance removes the instance; deregistering an unknown one is InstanceNotFound', async () => {
     const { client } = target();
     const svc = await service();
-    await register(target(), svc, 'i-1', {});
+    await registerInstance(target().client, svc, 'i-1', {});
     const { OperationId } = await client.send(
       new DeregisterInstanceCommand({ ServiceId: svc, InstanceId: 'i-1' }),
     );
@@ -90,7 +78,7 @@ contractSuite('instances', (target) => {
   it('ListInstances pages with MaxResults and NextToken', async () => {
     const { client } = target();
     const svc = await service();
-    for (const id of ['a', 'b', 'c']) await register(target(), svc, id, {});
+    for (const id of ['a', 'b', 'c']) await registerInstance(target().client, svc, id, {});
     const first = await client.send(new ListInstancesCommand({ ServiceId: svc, MaxResults: 2 }));
     expect(first.Instances).toHaveLength(2);
     const rest = await client.send(
