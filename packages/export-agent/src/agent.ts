@@ -1,4 +1,4 @@
-import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { realClock, type Logger } from '@cloudmap-mcs/core';
 import {
@@ -11,6 +11,7 @@ import {
   createChecks,
   createKubeLeaseStore,
   createLeaderElector,
+  isNotFound,
   startHealthServer,
   waitForCacheSync,
   type Shutdown,
@@ -37,7 +38,7 @@ async function checkCrds(kubeConfig: KubeConfig): Promise<void> {
     try {
       await custom.listClusterCustomObject({ ...api, limit: 1 });
     } catch (error) {
-      if (error instanceof ApiException && error.code === 404) {
+      if (isNotFound(error)) {
         throw new StartupError(
           `The ${api.plural}.${api.group} CRD (version ${api.version}) is not installed in this cluster. ${CRD_HINT}`,
         );

@@ -1,9 +1,4 @@
-import {
-  ApiException,
-  CustomObjectsApi,
-  type KubeConfig,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import {
@@ -14,6 +9,7 @@ import {
 } from '../model/identity.js';
 import type { ClusterIdentity } from '../model/types.js';
 import { realClock, type Clock, type TimerHandle } from '../workqueue/clock.js';
+import { isNotFound } from './apply.js';
 import type { Checks } from './health.js';
 import type { SupervisedInformer } from './informer.js';
 import { createKubeInformer } from './kube-informer.js';
@@ -192,7 +188,7 @@ export function kubeClusterPropertySource(
           await list(version);
           return version;
         } catch (error) {
-          if (error instanceof ApiException && error.code === 404) continue;
+          if (isNotFound(error)) continue;
           throw error;
         }
       }

@@ -1,10 +1,10 @@
 import {
-  ApiException,
   CoordinationV1Api,
   V1MicroTime,
   type KubeConfig,
   type V1Lease,
 } from '@kubernetes/client-node';
+import { isConflict, isNotFound } from './apply.js';
 
 /** The Lease record leader election reads and writes (coordination.k8s.io/v1 spec fields). */
 export interface LeaseRecord {
@@ -63,9 +63,6 @@ const toLease = (namespace: string, name: string, r: LeaseRecord): V1Lease => ({
   },
 });
 
-const isStatus = (e: unknown, code: number): boolean =>
-  e instanceof ApiException && e.code === code;
-
 /** A LeaseStore on a real API server (namespace and name of the agent's Lease). */
 export function createKubeLeaseStore(
   kubeConfig: KubeConfig,
@@ -74,7 +71,7 @@ export function createKubeLeaseStore(
 ): LeaseStore {
   const api = kubeConfig.makeApiClient(CoordinationV1Api);
   const conflict = (e: unknown): never => {
-    if (isStatus(e, 409))
+    if (isConflict(e))
       throw new LeaseConflictError(`lease ${namespace}/${name} changed concurrently`, { cause: e });
     throw e;
   };
@@ -84,7 +81,7 @@ export function createKubeLeaseStore(
       try {
         return fromLease(await api.readNamespacedLease({ name, namespace }));
       } catch (e) {
-        if (isStatus(e, 404)) return undefined;
+        if (isNotFound(e)) return undefined;
         throw e;
       }
     },

@@ -1,5 +1,4 @@
 import {
-  ApiException,
   CustomObjectsApi,
   KubernetesObjectApi,
   PatchStrategy,
@@ -7,6 +6,7 @@ import {
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
+import { isNotFound } from '@cloudmap-mcs/core/runtime';
 import type {
   EndpointSliceObject,
   ServiceImportObject,
@@ -22,8 +22,6 @@ const API_FOR_KIND = {
   Service: 'v1',
   EndpointSlice: 'discovery.k8s.io/v1',
 } as const;
-
-const isNotFound = (error: unknown): boolean => error instanceof ApiException && error.code === 404;
 
 /** Plain JSON of what client-node returns (class instances with Dates) for our readers. */
 const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
