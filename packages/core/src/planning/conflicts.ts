@@ -1,5 +1,5 @@
-import type { ClusterExport, ServicePort, ServiceProperties } from '../model/types.js';
-import { byPrecedence, compareStrings } from './ordering.js';
+import type { ClusterExport, ServiceProperties } from '../model/types.js';
+import { compareStrings, oldestPerCluster, sameStringMap, unionPorts } from './ordering.js';
 
 /** The Conflict condition reasons of mcs-api (`ServiceExportReason*Conflict`). */
 export type ConflictReason =
@@ -23,11 +23,6 @@ export interface ConflictReport {
   /** Condition message: what conflicts, who wins, how many disagree. */
   message: string;
 }
-
-const sameMap = (a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>) => {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
-};
 
 const sameFamilies = (a: ServiceProperties, b: ServiceProperties) =>
   [...a.ipFamilies].sort().join(',') === [...b.ipFamilies].sort().join(',');
@@ -67,41 +62,15 @@ const checks: {
   {
     reason: 'LabelsConflict',
     full: true,
-    differs: (a, b) => !sameMap(a.exportedLabels, b.exportedLabels),
+    differs: (a, b) => !sameStringMap(a.exportedLabels, b.exportedLabels),
   },
   {
     reason: 'AnnotationsConflict',
     full: true,
-    differs: (a, b) => !sameMap(a.exportedAnnotations, b.exportedAnnotations),
+    differs: (a, b) => !sameStringMap(a.exportedAnnotations, b.exportedAnnotations),
   },
   { reason: 'IPFamilyConflict', full: true, differs: (a, b) => !sameFamilies(a, b) },
 ];
-
-/**
- * Clusters with a port that clashes with an older export's port. Ports merge first by name,
- * then by protocol and port number (KEP-1645); the older export keeps a clashing port.
- */
-function portClashes(ordered: readonly ClusterExport[]): Set<string> {
-  const accepted: ServicePort[] = [];
-  const clashing = new Set<string>();
-  for (const e of ordered) {
-    for (const p of e.properties.ports) {
-      const same =
-        accepted.find((m) => m.name === p.name) ??
-        accepted.find((m) => m.protocol === p.protocol && m.port === p.port);
-      if (same === undefined) accepted.push(p);
-      else if (
-        same.name !== p.name ||
-        same.port !== p.port ||
-        same.protocol !== p.protocol ||
-        same.appProtocol !== p.appProtocol
-      ) {
-        clashing.add(e.cluster.clusterId);
-      }
-    }
-  }
-  return clashing;
-}
 
 const HUMAN: Record<ConflictReason, string> = {
   PortConflict: 'ports',
@@ -122,13 +91,11 @@ const HUMAN: Record<ConflictReason, string> = {
  * Go controller's endpoint-only records only take part with their type and ports.
  */
 export function detectConflicts(exports: readonly ClusterExport[]): ConflictReport {
-  const ordered = byPrecedence(exports).filter(
-    (e, i, all) => all.findIndex((x) => x.cluster.clusterId === e.cluster.clusterId) === i,
-  );
+  const ordered = oldestPerCluster(exports);
   const oldest = ordered[0];
   if (oldest === undefined) return { reasons: [], disagreeing: [], message: 'No exports.' };
   const reasons = new Set<ConflictReason>();
-  const disagreeing = portClashes(ordered);
+  const disagreeing = unionPorts(ordered).clashing;
   if (disagreeing.size > 0) reasons.add('PortConflict');
   // Properties the winner lacks (endpoint-only records) cannot be compared to anything.
   const base = ordered.find((e) => e.hasExportRecord) ?? oldest;

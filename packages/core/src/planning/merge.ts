@@ -9,7 +9,8 @@ import type {
   ServicePort,
   SessionAffinity,
 } from '../model/types.js';
-import { byPrecedence, compareStrings } from './ordering.js';
+import type { ConflictReason } from './conflicts.js';
+import { compareStrings, oldestPerCluster, sameStringMap, unionPorts } from './ordering.js';
 
 /**
  * Merges every cluster's export of one `<namespace>/<name>` into what the import side needs:
@@ -42,16 +43,8 @@ export interface ImportSpec {
   trafficDistribution?: string;
 }
 
-export type ImportConflict =
-  | 'PortConflict'
-  | 'TypeConflict'
-  | 'SessionAffinityConflict'
-  | 'SessionAffinityConfigConflict'
-  | 'InternalTrafficPolicyConflict'
-  | 'TrafficDistributionConflict'
-  | 'LabelsConflict'
-  | 'AnnotationsConflict'
-  | 'IPFamilyConflict';
+/** The same reasons as the export side's Conflict condition (mcs-api). */
+export type ImportConflict = ConflictReason;
 
 /** One source cluster's endpoints, ports renamed to the derived Service's port names. */
 export interface SourceEndpoints {
@@ -73,14 +66,6 @@ export interface MergedImport {
   conflicts: ImportConflict[];
 }
 
-const sameMap = (
-  a: Readonly<Record<string, string>>,
-  b: Readonly<Record<string, string>>,
-): boolean => {
-  const ak = Object.keys(a);
-  return ak.length === Object.keys(b).length && ak.every((k) => b[k] === a[k]);
-};
-
 /** Families an export declares, or (AWS Go controller records) those of its endpoints. */
 function familiesOf(e: ClusterExport): IPFamily[] {
   if (e.properties.ipFamilies.length > 0) return e.properties.ipFamilies;
@@ -95,33 +80,6 @@ function familiesOf(e: ClusterExport): IPFamily[] {
  */
 const serves = (m: ServicePort, p: ServicePort): boolean =>
   m.protocol === p.protocol && (m.port === p.port || (m.name !== '' && m.name === p.name));
-
-/** Port union: first by name, then by protocol and port; the oldest export wins clashes. */
-function mergePorts(ordered: readonly ClusterExport[]): {
-  ports: ServicePort[];
-  conflict: boolean;
-} {
-  const ports: ServicePort[] = [];
-  let conflict = false;
-  for (const e of ordered) {
-    for (const p of e.properties.ports) {
-      const byName = ports.find((m) => m.name === p.name);
-      const byNumber = ports.find((m) => m.protocol === p.protocol && m.port === p.port);
-      const same = byName ?? byNumber;
-      if (same === undefined) {
-        ports.push({ ...p });
-      } else if (
-        same.name !== p.name ||
-        same.port !== p.port ||
-        same.protocol !== p.protocol ||
-        same.appProtocol !== p.appProtocol
-      ) {
-        conflict = true;
-      }
-    }
-  }
-  return { ports, conflict };
-}
 
 function serviceNames(ports: readonly ServicePort[]): ImportPort[] {
   const taken = new Set(ports.map((p) => p.name));
@@ -157,10 +115,7 @@ function mapEndpoints(e: ClusterExport, ports: readonly ImportPort[]): Endpoint[
 
 /** Returns undefined when no cluster exports the service (the import must go). */
 export function mergeExports(exports: readonly ClusterExport[]): MergedImport | undefined {
-  // One export per cluster; should a cluster appear twice, its oldest record counts.
-  const ordered = byPrecedence(exports).filter(
-    (e, i, all) => all.findIndex((x) => x.cluster.clusterId === e.cluster.clusterId) === i,
-  );
+  const ordered = oldestPerCluster(exports);
   const oldest = ordered[0];
   if (oldest === undefined) return undefined;
   const props = oldest.properties;
@@ -173,15 +128,17 @@ export function mergeExports(exports: readonly ClusterExport[]): MergedImport | 
   differs((e) => e.properties.sessionAffinityTimeoutSeconds, 'SessionAffinityConfigConflict');
   differs((e) => e.properties.internalTrafficPolicy, 'InternalTrafficPolicyConflict');
   differs((e) => e.properties.trafficDistribution, 'TrafficDistributionConflict');
-  if (ordered.some((e) => !sameMap(e.properties.exportedLabels, props.exportedLabels))) {
+  if (ordered.some((e) => !sameStringMap(e.properties.exportedLabels, props.exportedLabels))) {
     conflicts.add('LabelsConflict');
   }
-  if (ordered.some((e) => !sameMap(e.properties.exportedAnnotations, props.exportedAnnotations))) {
+  if (
+    ordered.some((e) => !sameStringMap(e.properties.exportedAnnotations, props.exportedAnnotations))
+  ) {
     conflicts.add('AnnotationsConflict');
   }
 
-  const merged = mergePorts(ordered);
-  if (merged.conflict) conflicts.add('PortConflict');
+  const merged = unionPorts(ordered);
+  if (merged.clashing.size > 0) conflicts.add('PortConflict');
   const ports = serviceNames(merged.ports);
 
   // Union of families, the oldest export's order first: a family only some clusters have

@@ -1,4 +1,4 @@
-import type { ClusterExport } from '../model/types.js';
+import type { ClusterExport, ServicePort } from '../model/types.js';
 
 /**
  * Conflict precedence shared by the import merge and (if it wishes) the export side's
@@ -19,4 +19,53 @@ export function compareStrings(a: string, b: string): number {
 /** A sorted copy, oldest export first; the input is left untouched. */
 export function byPrecedence(exports: readonly ClusterExport[]): ClusterExport[] {
   return [...exports].sort(compareExportPrecedence);
+}
+
+/** `byPrecedence` with one export per cluster: should a cluster appear twice, its oldest. */
+export function oldestPerCluster(exports: readonly ClusterExport[]): ClusterExport[] {
+  const seen = new Set<string>();
+  return byPrecedence(exports).filter((e) => {
+    if (seen.has(e.cluster.clusterId)) return false;
+    seen.add(e.cluster.clusterId);
+    return true;
+  });
+}
+
+/** Same keys with the same values. */
+export function sameStringMap(
+  a: Readonly<Record<string, string>>,
+  b: Readonly<Record<string, string>>,
+): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
+}
+
+/**
+ * The port union of exports in precedence order (KEP-1645): ports merge first by name, then
+ * by protocol and port number; the older export keeps a clashing port (copies, in first-seen
+ * order), and `clashing` holds the clusters that had a port clash with an older one.
+ */
+export function unionPorts(ordered: readonly ClusterExport[]): {
+  ports: ServicePort[];
+  clashing: Set<string>;
+} {
+  const ports: ServicePort[] = [];
+  const clashing = new Set<string>();
+  for (const e of ordered) {
+    for (const p of e.properties.ports) {
+      const same =
+        ports.find((m) => m.name === p.name) ??
+        ports.find((m) => m.protocol === p.protocol && m.port === p.port);
+      if (same === undefined) ports.push({ ...p });
+      else if (
+        same.name !== p.name ||
+        same.port !== p.port ||
+        same.protocol !== p.protocol ||
+        same.appProtocol !== p.appProtocol
+      ) {
+        clashing.add(e.cluster.clusterId);
+      }
+    }
+  }
+  return { ports, clashing };
 }
