@@ -3,12 +3,15 @@ import {
   decodeHeartbeats,
   decodeServiceInstances,
   derivedServiceName,
+  LABEL_MCS_SERVICE_NAME,
   logFields,
   mergeExports,
   planSlices,
+  realClock,
   trustExport,
   trustInstances,
   type ClusterExport,
+  type Clock,
   type Logger,
   type MergedImport,
   type Reconciler,
@@ -29,7 +32,6 @@ import { LABEL_MANAGED_BY, MANAGED_BY, type ServiceObject } from './k8s-types.js
 import { splitKey, type ImportSources, type ImportWriter } from './ports.js';
 import { createRecentWrites, type RecentWrites, type Used } from './recent-writes.js';
 import { desiredStatus, readyCondition } from './status.js';
-import { LABEL_MCS_SERVICE_NAME, realClock, type Clock } from '@cloudmap-mcs/core';
 
 export interface ImportMetrics {
   refused?(reason: string): void;
