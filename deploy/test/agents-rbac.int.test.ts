@@ -127,16 +127,18 @@ async function install(cluster: E2eCluster, agent: Agent): Promise<Running> {
   }
   const child = spawnSandboxed(trees, agent, pod?.containers[0]?.args ?? [], env);
   const logs: string[] = [];
-  const collect = (chunk: Buffer): void => {
-    logs.push(
-      ...chunk
-        .toString()
-        .split('\n')
-        .filter((l) => l !== ''),
-    );
+  // Chunks do not end at line ends: keep the unfinished tail of each stream until its newline,
+  // so a log line is matched (and reported) whole.
+  const collector = (): ((chunk: Buffer) => void) => {
+    let tail = '';
+    return (chunk) => {
+      const lines = (tail + chunk.toString()).split('\n');
+      tail = lines.pop() ?? '';
+      logs.push(...lines.filter((l) => l !== ''));
+    };
   };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  child.stdout?.on('data', collector());
+  child.stderr?.on('data', collector());
   // Where the chart points the probes and the metrics Service (by port name).
   const ports = new Map(
     (pod?.containers[0]?.ports ?? []).map((p) => [p.name ?? '', p.containerPort]),

@@ -1,7 +1,11 @@
 import { ApiException } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { ConflictRetriesExhaustedError, retryOnConflict } from '../../src/runtime/apply.js';
+import {
+  ConflictRetriesExhaustedError,
+  isNamespaceTerminating,
+  retryOnConflict,
+} from '../../src/runtime/apply.js';
 import { createControllerMetrics } from '../../src/runtime/controller-metrics.js';
 import { createEventRecorder, type EventSink } from '../../src/runtime/events.js';
 import type { RecordedEvent } from '../../src/ports/events.js';
@@ -11,6 +15,42 @@ import { FakeClock } from '../../src/workqueue/clock.js';
 import { advance, settle } from '../helpers/async.js';
 
 const conflict = () => new ApiException(409, 'Conflict', {}, {});
+
+describe('isNamespaceTerminating', () => {
+  // The body as the API server sends it when NamespaceLifecycle refuses a create.
+  const terminating = JSON.stringify({
+    kind: 'Status',
+    status: 'Failure',
+    message:
+      'events "web.1" is forbidden: unable to create new content in namespace app because it is being terminated',
+    reason: 'Forbidden',
+    details: { causes: [{ reason: 'NamespaceTerminating', field: 'metadata.namespace' }] },
+    code: 403,
+  });
+  const rbac = JSON.stringify({
+    kind: 'Status',
+    message: 'events is forbidden: User "x" cannot create resource "events" in API group ""',
+    reason: 'Forbidden',
+    code: 403,
+  });
+  it.each([
+    [
+      'a terminating namespace (string body)',
+      new ApiException(403, 'Forbidden', terminating, {}),
+      true,
+    ],
+    [
+      'a terminating namespace (parsed body)',
+      new ApiException(403, 'Forbidden', JSON.parse(terminating), {}),
+      true,
+    ],
+    ['an RBAC denial', new ApiException(403, 'Forbidden', rbac, {}), false],
+    ['a 409', new ApiException(409, 'Conflict', terminating, {}), false],
+    ['a plain error', new Error('because it is being terminated'), false],
+  ])('%s → %s', (_, error, expected) => {
+    expect(isNamespaceTerminating(error)).toBe(expected);
+  });
+});
 
 describe('retryOnConflict', () => {
   it('re-runs the attempt (which re-reads) until it stops conflicting', async () => {

@@ -6,6 +6,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import type { Logger } from '@cloudmap-mcs/core';
+import { isNamespaceTerminating } from '@cloudmap-mcs/core/runtime';
 import type { Condition, ServiceExportObject } from '../k8s-types.js';
 import type { EventType, ServiceExportWriter } from '../sources.js';
 import { ServiceExportApi } from './api.js';
@@ -93,7 +94,13 @@ export function createKubeWriter(
             count: 1,
           },
         })
-        .catch((error: unknown) => logger.warn('event not written', { err: error, reason }));
+        .catch((error: unknown) => {
+          // An export whose namespace is being deleted cannot get events any more; its
+          // records are cleaned up by the finalizer path, so this is not worth a warning.
+          if (isNamespaceTerminating(error))
+            logger.debug('event dropped: namespace terminating', { reason, namespace });
+          else logger.warn('event not written', { err: error, reason });
+        });
     },
   };
 }
