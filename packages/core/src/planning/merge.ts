@@ -9,8 +9,8 @@ import type {
   ServicePort,
   SessionAffinity,
 } from '../model/types.js';
-import type { ConflictReason } from './conflicts.js';
-import { compareStrings, oldestPerCluster, sameStringMap, unionPorts } from './ordering.js';
+import { detectConflicts, type ConflictReason } from './conflicts.js';
+import { compareStrings, oldestPerCluster, unionPorts } from './ordering.js';
 
 /**
  * Merges every cluster's export of one `<namespace>/<name>` into what the import side needs:
@@ -119,26 +119,11 @@ export function mergeExports(exports: readonly ClusterExport[]): MergedImport | 
   const oldest = ordered[0];
   if (oldest === undefined) return undefined;
   const props = oldest.properties;
-  const conflicts = new Set<ImportConflict>();
-  const differs = (pick: (e: ClusterExport) => unknown, conflict: ImportConflict): void => {
-    if (ordered.some((e) => pick(e) !== pick(oldest))) conflicts.add(conflict);
-  };
-  differs((e) => e.properties.type, 'TypeConflict');
-  differs((e) => e.properties.sessionAffinity, 'SessionAffinityConflict');
-  differs((e) => e.properties.sessionAffinityTimeoutSeconds, 'SessionAffinityConfigConflict');
-  differs((e) => e.properties.internalTrafficPolicy, 'InternalTrafficPolicyConflict');
-  differs((e) => e.properties.trafficDistribution, 'TrafficDistributionConflict');
-  if (ordered.some((e) => !sameStringMap(e.properties.exportedLabels, props.exportedLabels))) {
-    conflicts.add('LabelsConflict');
-  }
-  if (
-    ordered.some((e) => !sameStringMap(e.properties.exportedAnnotations, props.exportedAnnotations))
-  ) {
-    conflicts.add('AnnotationsConflict');
-  }
+  // The same rules as the Conflict condition on every ServiceExport, so an import never reports
+  // a conflict its exports do not (and the other way round).
+  const conflicts = new Set<ImportConflict>(detectConflicts(exports).reasons);
 
   const merged = unionPorts(ordered);
-  if (merged.clashing.size > 0) conflicts.add('PortConflict');
   const ports = serviceNames(merged.ports);
 
   // Union of families, the oldest export's order first: a family only some clusters have
@@ -146,9 +131,6 @@ export function mergeExports(exports: readonly ClusterExport[]): MergedImport | 
   const ipFamilies: IPFamily[] = [];
   for (const e of ordered)
     for (const f of familiesOf(e)) if (!ipFamilies.includes(f)) ipFamilies.push(f);
-  const firstFamilies = familiesOf(oldest).join(',');
-  if (ordered.some((e) => familiesOf(e).join(',') !== firstFamilies))
-    conflicts.add('IPFamilyConflict');
 
   const spec: ImportSpec = {
     type: props.type,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ServicePort } from '../../src/index.js';
-import { mergeExports, type MergedImport } from '../../src/planning/index.js';
+import { detectConflicts, mergeExports, type MergedImport } from '../../src/planning/index.js';
 import { clusterExport, endpoint, frozen } from './fixtures.js';
 
 const tcp = (name: string, port: number) => ({ name, protocol: 'TCP' as const, port });
@@ -192,16 +192,48 @@ describe('mergeExports', () => {
     });
     expect(merged.labels).toEqual({ owner: winner });
     expect(merged.annotations).toEqual({ a: '1' });
+    // The same reasons the ServiceExports carry (detectConflicts): the timeout is only
+    // compared when both clusters use ClientIP, so here only SessionAffinityConflict.
     expect(merged.conflicts).toEqual([
       'AnnotationsConflict',
       'InternalTrafficPolicyConflict',
       'LabelsConflict',
-      'SessionAffinityConfigConflict',
       'SessionAffinityConflict',
       'TrafficDistributionConflict',
       'TypeConflict',
     ]);
+    expect(merged.conflicts).toEqual(detectConflicts(exports).reasons);
     expect(merged.clusters).toEqual([...ages.map(([id]) => id)].sort());
+  });
+
+  it.each([
+    [
+      'both ClientIP, other timeouts',
+      'ClientIP',
+      600,
+      'ClientIP',
+      30,
+      ['SessionAffinityConfigConflict'],
+    ],
+    ['timeout differs without ClientIP', 'None', 600, 'None', 30, []],
+    ['unset internal traffic policy equals Cluster', 'None', undefined, 'None', undefined, []],
+  ] as const)('conflicts agree with the export side: %s', (_n, a1, t1, a2, t2, expected) => {
+    const exports = [
+      clusterExport('c1', {
+        exportCreatedAtMs: 1,
+        sessionAffinity: a1,
+        ...(t1 === undefined ? {} : { sessionAffinityTimeoutSeconds: t1 }),
+        internalTrafficPolicy: 'Cluster',
+      }),
+      clusterExport('c2', {
+        exportCreatedAtMs: 2,
+        sessionAffinity: a2,
+        ...(t2 === undefined ? {} : { sessionAffinityTimeoutSeconds: t2 }),
+      }),
+    ];
+    const merged = mergeExports(exports) as MergedImport;
+    expect(merged.conflicts).toEqual(expected);
+    expect(merged.conflicts).toEqual(detectConflicts(exports).reasons);
   });
 
   it('the session affinity timeout only applies to ClientIP', () => {
