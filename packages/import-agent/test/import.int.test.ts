@@ -18,6 +18,7 @@ import {
 import { waitFor, type TestNamespace } from '@cloudmap-mcs/e2e';
 import { e2eClusters, e2eContext, e2eNamespace, type E2eCluster } from '@cloudmap-mcs/e2e/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { props } from './cloudmap-fixtures.js';
 import { AgentProcess, Publisher, testCloudMap } from './int-helpers.js';
 
 const CLUSTERSET = 'e2e-clusterset';
@@ -29,16 +30,6 @@ let publisher: Publisher;
 let admin: EmulatorAdminClient;
 const agents: AgentProcess[] = [];
 
-const props = (over: Partial<ServiceProperties> = {}): ServiceProperties => ({
-  type: 'ClusterSetIP',
-  ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
-  sessionAffinity: 'None',
-  ipFamilies: ['IPv4'],
-  exportedLabels: {},
-  exportedAnnotations: {},
-  exportCreatedAtMs: 1_000,
-  ...over,
-});
 const eps = (n: number, octet = 1, port = 8080): Endpoint[] =>
   Array.from({ length: n }, (_, i) => ({
     address: `10.${String(octet)}.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`,
