@@ -21,7 +21,8 @@ export interface FakeCluster extends ImportSources, ImportWriter {
   slices: Map<string, EndpointSliceObject>;
   writes: number;
   writeLog: string[];
-  failNextWrites(n: number, message?: string): void;
+  /** The next `n` writes throw: an Error with `message`, or what `error` makes. */
+  failNextWrites(n: number, message?: string | (() => Error)): void;
   /** Families the cluster supports (IPv6 missing → SingleStack IPv6 fails). */
   families: string[];
   /** Reads come from a copy taken now until `thaw` (an informer cache lagging behind). */
@@ -34,7 +35,7 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
   let ip = 0;
   let rv = 0;
   let failures = 0;
-  let failMessage = 'injected';
+  let failMessage: string | (() => Error) = 'injected';
   const key = (ns: string, name: string): string => `${ns}/${name}`;
   const clone = <T>(v: T): T => structuredClone(v);
   let frozen:
@@ -48,7 +49,7 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
   const write = (what: string): void => {
     if (failures > 0) {
       failures--;
-      throw new Error(failMessage);
+      throw typeof failMessage === 'string' ? new Error(failMessage) : failMessage();
     }
     cluster.writes++;
     cluster.writeLog.push(what);

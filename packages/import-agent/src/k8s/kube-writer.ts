@@ -6,14 +6,14 @@ import {
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { isNotFound } from '@cloudmap-mcs/core/runtime';
+import { isNamespaceTerminating, isNotFound } from '@cloudmap-mcs/core/runtime';
 import type {
   EndpointSliceObject,
   ServiceImportObject,
   ServiceImportStatus,
   ServiceObject,
 } from '../reconcile/k8s-types.js';
-import type { ImportWriter } from '../reconcile/ports.js';
+import { NamespaceTerminatingError, type ImportWriter } from '../reconcile/ports.js';
 
 export const FIELD_MANAGER = 'cloudmap-mcs-import-agent';
 
@@ -26,6 +26,19 @@ const API_FOR_KIND = {
 /** Plain JSON of what client-node returns (class instances with Dates) for our readers. */
 const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
 
+/** Rethrows a write error, as NamespaceTerminatingError when the namespace is being deleted. */
+export function translateWriteError(error: unknown, what: string): never {
+  if (isNamespaceTerminating(error)) {
+    throw new NamespaceTerminatingError(`${what}: namespace is being terminated`, {
+      cause: error,
+    });
+  }
+  throw error;
+}
+
+const named = (obj: KubernetesObject): string =>
+  `${obj.kind ?? ''} ${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+
 /**
  * Server-side apply with our field manager (force: we are the only writer of these objects),
  * so repeated applies of the same content are no-ops and "already exists" never happens.
@@ -33,17 +46,22 @@ const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
 export function createKubeWriter(kc: KubeConfig): ImportWriter {
   const objects = KubernetesObjectApi.makeApiClient(kc);
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const apply = async <T>(obj: KubernetesObject): Promise<T> =>
-    plain<T>(
-      await objects.patch(
-        obj,
-        undefined,
-        undefined,
-        FIELD_MANAGER,
-        true,
-        PatchStrategy.ServerSideApply,
-      ),
-    );
+  const apply = async <T>(obj: KubernetesObject): Promise<T> => {
+    try {
+      return plain<T>(
+        await objects.patch(
+          obj,
+          undefined,
+          undefined,
+          FIELD_MANAGER,
+          true,
+          PatchStrategy.ServerSideApply,
+        ),
+      );
+    } catch (error) {
+      translateWriteError(error, `apply ${named(obj)}`);
+    }
+  };
   return {
     applyServiceImport: (obj) => apply<ServiceImportObject>(obj),
     applyService: (obj) => apply<ServiceObject>(obj),

@@ -38,6 +38,15 @@ export interface ImportWriter {
   ): Promise<void>;
 }
 
+/**
+ * A write the API server refused because the namespace is being deleted (the
+ * NamespaceLifecycle admission plugin): a race with the deletion, not a failure. The writer
+ * raises it so the reconciler can drop the key quietly; the namespace's removal re-enqueues.
+ */
+export class NamespaceTerminatingError extends Error {
+  override readonly name = 'NamespaceTerminatingError';
+}
+
 export const splitKey = (key: string): [string, string] => {
   const i = key.indexOf('/');
   return [key.slice(0, i), key.slice(i + 1)];

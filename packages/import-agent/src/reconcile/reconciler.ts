@@ -14,6 +14,7 @@ import {
   type Clock,
   type Logger,
   type MergedImport,
+  type ReconcileResult,
   type Reconciler,
   type Refusal,
   type TrustPolicy,
@@ -29,7 +30,12 @@ import {
   sliceObject,
 } from './desired.js';
 import { LABEL_MANAGED_BY, MANAGED_BY, type ServiceObject } from './k8s-types.js';
-import { splitKey, type ImportSources, type ImportWriter } from './ports.js';
+import {
+  NamespaceTerminatingError,
+  splitKey,
+  type ImportSources,
+  type ImportWriter,
+} from './ports.js';
 import { createRecentWrites, type RecentWrites, type Used } from './recent-writes.js';
 import { desiredStatus, readyCondition } from './status.js';
 
@@ -224,12 +230,8 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     }
   };
 
-  return async (key) => {
+  const reconcileKey = async (key: string, log: Logger): Promise<ReconcileResult | void> => {
     const [namespace, name] = splitKey(key);
-    const log = deps.logger.child({
-      [logFields.controller]: 'serviceimport',
-      [logFields.key]: key,
-    });
     if (!deps.sources.namespaceExists(namespace)) return;
     const used: Used = { untilMs: 0 };
     const sources = view(used);
@@ -335,5 +337,20 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     // We relied on our own recent writes: look again once the informer must have caught up.
     if (used.untilMs > 0) waits.push(Math.max(100, used.untilMs - clock.now() + 100));
     return waits.length === 0 ? undefined : { requeueAfterMs: Math.min(...waits) };
+  };
+
+  return async (key) => {
+    const log = deps.logger.child({
+      [logFields.controller]: 'serviceimport',
+      [logFields.key]: key,
+    });
+    try {
+      return await reconcileKey(key, log);
+    } catch (error) {
+      // The namespace is going away with everything in it; its deletion enqueues the key again.
+      if (!(error instanceof NamespaceTerminatingError)) throw error;
+      log.debug('write dropped: namespace terminating', { [logFields.error]: error.message });
+      return;
+    }
   };
 }
