@@ -1,5 +1,15 @@
-import { FakeClock, createAddressPolicy, derivedServiceName, noopLogger } from '@cloudmap-mcs/core';
-import { createFakeCloudMap, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
+import {
+  FakeClock,
+  createAddressPolicy,
+  derivedServiceName,
+  noopLogger,
+  type Logger,
+} from '@cloudmap-mcs/core';
+import {
+  createFakeCloudMap,
+  createMemoryLogger,
+  type FakeCloudMap,
+} from '@cloudmap-mcs/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createImportController, type ImportController } from '../src/controller.js';
 import {
@@ -29,6 +39,7 @@ async function setup(
   cm: FakeCloudMap = createFakeCloudMap(),
   cluster: FakeCluster = createFakeCluster(),
   wallStart = 1_000_000,
+  extra: { logger?: Logger; refused?: (reason: string) => void } = {},
 ) {
   const clock = new FakeClock();
   const state = { wall: wallStart };
@@ -37,12 +48,13 @@ async function setup(
     sources: cluster,
     writer: cluster,
     clock,
-    logger: noopLogger,
+    logger: extra.logger ?? noopLogger,
     trust: { clustersetId: CLUSTERSET, addresses: createAddressPolicy([]) },
     periods,
     heartbeatTtlMs: 60_000,
     workers: 2,
     now: () => state.wall,
+    ...(extra.refused === undefined ? {} : { metrics: { refused: extra.refused } }),
   });
   running.push(ctl);
   const tick = async (ms: number): Promise<void> => {
@@ -248,6 +260,31 @@ describe('import controller over the fake Cloud Map', () => {
     });
     const { cluster } = await setup(cm);
     expect(addresses(cluster)).toEqual(['c1:10.1.0.1', 'c1:10.1.0.2']);
+  });
+
+  it('a refusal is counted on every reconcile but logged once per interval', async () => {
+    const cm = createFakeCloudMap();
+    const good = endpoints(2, 1);
+    const bad = ['127.0.0.1', '169.254.169.254'].map((address) => ({ ...good[0]!, address }));
+    await publish(cm, exportOf('c1', 'shop', 'cart', [...good, ...bad]));
+    await heartbeat(cm, 'shop', 'c1', 1_000_000);
+    const logger = createMemoryLogger();
+    const counted: string[] = [];
+    const { tick, state } = await setup(cm, createFakeCluster(), 1_000_000, {
+      logger,
+      refused: (reason) => counted.push(reason),
+    });
+    // Each heartbeat renewal re-reconciles every import of the namespace.
+    for (let i = 0; i < 10; i++) {
+      await heartbeat(cm, 'shop', 'c1', state.wall);
+      await tick(3_000);
+    }
+    expect(counted.length).toBeGreaterThanOrEqual(2 * 10);
+    const lines = logger.find('refused cloud map record');
+    expect(lines.map((l) => l.fields['subject']).sort()).toEqual([
+      'shop/cart c1 127.0.0.1',
+      'shop/cart c1 169.254.169.254',
+    ]);
   });
 
   it('a restart with nothing changed writes nothing', async () => {

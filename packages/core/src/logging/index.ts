@@ -1,2 +1,3 @@
 export * from './logger.js';
 export * from './log-fields.js';
+export * from './refusal-log.js';

@@ -1,5 +1,6 @@
 import {
   applyHeartbeats,
+  createRefusalLog,
   decodeHeartbeats,
   decodeServiceInstances,
   derivedServiceName,
@@ -17,6 +18,7 @@ import {
   type ReconcileResult,
   type Reconciler,
   type Refusal,
+  type RefusalLog,
   type TrustPolicy,
 } from '@cloudmap-mcs/core';
 import type { CloudMapSnapshot } from '../poller/snapshot.js';
@@ -60,8 +62,13 @@ export interface ImportReconcilerDeps {
   sliceManagedBy?: string;
   /** Our writes laid over the informer cache until it catches up (see recent-writes.ts). */
   recent?: RecentWrites;
-  /** Monotonic time for `recent` (defaults to the real clock). */
+  /** Monotonic time for `recent` and the refusal log (defaults to the real clock). */
   clock?: Clock;
+  /**
+   * Counts and logs (rate-limited) everything refused; defaults to one over `logger` and
+   * `metrics.refused`. Shared so other refusals (namespace policy) use the same metric and log.
+   */
+  refusals?: RefusalLog;
 }
 
 /** A label value: no '/' allowed, so not a domain-prefixed controller name. */
@@ -80,6 +87,14 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
   const managedBy = deps.sliceManagedBy ?? SLICE_MANAGED_BY;
   const clock = deps.clock ?? realClock;
   const recent = deps.recent ?? createRecentWrites(clock);
+  const refusals =
+    deps.refusals ??
+    createRefusalLog({
+      logger: deps.logger,
+      clock,
+      message: 'refused cloud map record',
+      ...(deps.metrics?.refused === undefined ? {} : { count: deps.metrics.refused }),
+    });
   // Every write is remembered so the next reconcile sees it before the informer does.
   const writer: ImportWriter = {
     applyServiceImport: async (obj) => {
@@ -122,15 +137,16 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       ),
   });
 
-  const report = (log: Logger, refusals: readonly Refusal[]): void => {
-    for (const r of refusals) {
-      deps.metrics?.refused?.(r.reason);
-      log.warn('refused cloud map record', {
-        [logFields.reason]: r.reason,
-        [logFields.clusterId]: r.cluster,
-        subject: r.subject,
-        detail: r.detail,
-      });
+  const report = (log: Logger, list: readonly Refusal[]): void => {
+    for (const r of list) {
+      refusals.refused(
+        {
+          reason: r.reason,
+          subject: `${r.service} ${r.cluster ?? '-'} ${r.subject}`,
+          fields: { [logFields.clusterId]: r.cluster, detail: r.detail },
+        },
+        log,
+      );
     }
   };
 
