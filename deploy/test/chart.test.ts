@@ -380,7 +380,7 @@ describe('RBAC', () => {
     );
   });
 
-  it('gives the import agent its own objects (apply, delete) and nothing of the export side', () => {
+  it('gives the import agent its own objects (apply, delete), Events, and nothing of the export side', () => {
     const role = one<V1ClusterRole>(out(), 'ClusterRole', 'import-agent');
     expect(grants(role.rules)).toEqual(
       [
@@ -390,6 +390,7 @@ describe('RBAC', () => {
         'core/namespaces:get',
         'core/namespaces:list',
         'core/namespaces:watch',
+        'events.k8s.io/events:create',
         ...[
           'multicluster.x-k8s.io/serviceimports',
           'core/services',

@@ -5,6 +5,7 @@ import {
   runWorkers,
   type CloudMapPort,
   type Clock,
+  type EventRecorder,
   type Logger,
   type ReconcileOutcome,
   type TrustPolicy,
@@ -34,6 +35,8 @@ export interface ImportControllerOptions {
   workers: number;
   now: () => number;
   maxEndpointsPerSlice?: number;
+  /** Warning Events (name collisions); none when absent. */
+  events?: EventRecorder;
   metrics?: ImportMetrics &
     PollerMetrics & {
       queueDepth?(depth: number): void;
@@ -100,6 +103,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     now: opts.now,
     logger: opts.logger,
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+    ...(opts.events === undefined ? {} : { events: opts.events }),
     ...(opts.maxEndpointsPerSlice === undefined
       ? {}
       : { maxEndpointsPerSlice: opts.maxEndpointsPerSlice }),

@@ -18,11 +18,13 @@ import {
 import {
   createChecks,
   createClusterIdentityWatcher,
+  createEventRecorder,
   createKubeLeaseStore,
   createLeaderElector,
   createLogger,
   createShutdown,
   kubeClusterPropertySource,
+  kubeEventSink,
   startHealthServer,
 } from '@cloudmap-mcs/core/runtime';
 import { ConfigError, parseConfig, type ImportAgentConfig } from './config.js';
@@ -202,6 +204,12 @@ async function main(): Promise<void> {
       now: () => Date.now(),
       maxEndpointsPerSlice: config.maxEndpointsPerSlice,
       metrics,
+      events: createEventRecorder({
+        sink: kubeEventSink(kc),
+        controller: 'cloudmap-mcs.io/import-agent',
+        instance: config.identity,
+        logger,
+      }),
     });
     const ctl = controller;
     readiness.add('cloud-map', () => {

@@ -80,6 +80,12 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
     labelNames: ['namespace', 'name'],
     registers,
   });
+  const collisions = new Gauge({
+    name: `${prefix}name_collisions`,
+    help: 'Objects not created by the import agent holding a name an import needs (the import is blocked), per import.',
+    labelNames: ['namespace', 'name'],
+    registers,
+  });
   return {
     reconciled: (outcome, ms) => {
       reconciles.inc({ outcome });
@@ -98,6 +104,10 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
       synced.set(isSynced ? 1 : 0);
       failing.set(h.failingServices);
       if (h.lastGoodMs !== undefined) lastGood.set(h.lastGoodMs / 1000);
+    },
+    nameCollisions: (namespace, name, count) => {
+      if (count === 0) collisions.remove({ namespace, name });
+      else collisions.set({ namespace, name }, count);
     },
     staleClusters: (namespace, name, count) => {
       if (count === 0) stale.remove({ namespace, name });

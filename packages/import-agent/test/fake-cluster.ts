@@ -21,6 +21,8 @@ export interface FakeCluster extends ImportSources, ImportWriter {
   slices: Map<string, EndpointSliceObject>;
   writes: number;
   writeLog: string[];
+  /** GETs that bypassed the caches (getLive). */
+  liveReads: number;
   /** The next `n` writes throw: an Error with `message`, or what `error` makes. */
   failNextWrites(n: number, message?: string | (() => Error)): void;
   /** Families the cluster supports (IPv6 missing → SingleStack IPv6 fails). */
@@ -61,6 +63,7 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
     slices: new Map(),
     writes: 0,
     writeLog: [],
+    liveReads: 0,
     families: ['IPv4', 'IPv6'],
     failNextWrites(n, message = 'injected') {
       failures = n;
@@ -78,7 +81,21 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
       frozen = undefined;
     },
     serviceImport: (ns, name) => clone(reads().imports.get(key(ns, name))),
-    service: (ns, name) => clone(reads().services.get(key(ns, name))),
+    // Like the real informer, filtered by our managed-by label: a user's Service is not seen.
+    service: (ns, name) => {
+      const svc = reads().services.get(key(ns, name));
+      return svc?.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY ? clone(svc) : undefined;
+    },
+    async getLive(kind, ns, name) {
+      cluster.liveReads++;
+      const store =
+        kind === 'ServiceImport'
+          ? cluster.imports
+          : kind === 'Service'
+            ? cluster.services
+            : cluster.slices;
+      return clone(store.get(key(ns, name))) as never;
+    },
     endpointSlices: (ns, importName) =>
       [...reads().slices.values()]
         .filter(

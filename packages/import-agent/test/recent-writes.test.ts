@@ -57,13 +57,18 @@ describe('our recent writes over a lagging informer cache', () => {
     expect(cluster.writes).toBe(writes);
   });
 
-  it('without it the same lag doubles the writes (what the overlay saves)', async () => {
+  it('without it the same lag writes every slice again (what the overlay saves)', async () => {
     const { cluster, reconcile } = setup(false);
     cluster.freezeReads();
     await reconcile('shop/cart');
     const writes = cluster.writes;
     await reconcile('shop/cart');
-    expect(cluster.writes).toBeGreaterThanOrEqual(2 * writes - 1);
+    // The ServiceImport and Service absent from the cache are read live before any create
+    // (ownership.ts) and found up to date; the slices are planned from the stale cache.
+    expect(cluster.writeLog.slice(writes)).toEqual([
+      expect.stringMatching(/^apply EndpointSlice /),
+      expect.stringMatching(/^apply EndpointSlice /),
+    ]);
   });
 
   it('an entry ends when the cache shows the version we wrote, or after the TTL', () => {

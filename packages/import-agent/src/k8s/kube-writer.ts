@@ -87,6 +87,21 @@ export function createKubeWriter(kc: KubeConfig): ImportWriter {
       );
       return plain<ServiceImportObject>(stored);
     },
+    async getLive(kind, namespace, name) {
+      try {
+        // One object, read when about to create it: no cache of every Service in the cluster.
+        return plain(
+          await objects.read({
+            apiVersion: API_FOR_KIND[kind],
+            kind,
+            metadata: { name, namespace },
+          }),
+        );
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+    },
     async delete(kind, namespace, name, uid) {
       try {
         await objects.delete(

@@ -5,6 +5,12 @@ import type {
   ServiceObject,
 } from './k8s-types.js';
 
+export interface LiveKinds {
+  ServiceImport: ServiceImportObject;
+  Service: ServiceObject;
+  EndpointSlice: EndpointSliceObject;
+}
+
 /** Read side: informer caches, as the reconciler sees them. */
 export interface ImportSources {
   namespaceExists(namespace: string): boolean;
@@ -29,6 +35,16 @@ export interface ImportWriter {
   ): Promise<ServiceImportObject>;
   applyService(obj: ServiceObject): Promise<ServiceObject>;
   applyEndpointSlice(obj: EndpointSliceObject): Promise<EndpointSliceObject>;
+  /**
+   * The object as stored now, straight from the API server (not an informer cache, which only
+   * holds objects with our labels), or undefined when there is none. Used before creating an
+   * object, to find someone else's under the same name.
+   */
+  getLive<K extends keyof LiveKinds>(
+    kind: K,
+    namespace: string,
+    name: string,
+  ): Promise<LiveKinds[K] | undefined>;
   /** Deletes; a missing object is success. `uid` is a precondition when given. */
   delete(
     kind: 'ServiceImport' | 'Service' | 'EndpointSlice',

@@ -13,6 +13,7 @@ import {
   trustInstances,
   type ClusterExport,
   type Clock,
+  type EventRecorder,
   type Logger,
   type MergedImport,
   type ReconcileResult,
@@ -31,17 +32,26 @@ import {
   observedSlice,
   sliceObject,
 } from './desired.js';
-import { LABEL_MANAGED_BY, MANAGED_BY, type ServiceObject } from './k8s-types.js';
+import { createCollisionReporter, type CollisionMetrics } from './collisions.js';
+import type { ServiceObject } from './k8s-types.js';
+import {
+  collisionOf,
+  describeCollisions,
+  missingMarker,
+  type NameCollision,
+  type OwnedKind,
+} from './ownership.js';
 import {
   NamespaceTerminatingError,
   splitKey,
   type ImportSources,
   type ImportWriter,
+  type LiveKinds,
 } from './ports.js';
 import { createRecentWrites, type RecentWrites, type Used } from './recent-writes.js';
 import { desiredStatus, readyCondition } from './status.js';
 
-export interface ImportMetrics {
+export interface ImportMetrics extends CollisionMetrics {
   refused?(reason: string): void;
   written?(kind: string, verb: 'apply' | 'delete'): void;
   staleClusters?(namespace: string, name: string, count: number): void;
@@ -69,6 +79,8 @@ export interface ImportReconcilerDeps {
    * `metrics.refused`. Shared so other refusals (namespace policy) use the same metric and log.
    */
   refusals?: RefusalLog;
+  /** Warning Events about name collisions (none recorded when absent). */
+  events?: EventRecorder;
 }
 
 /** A label value: no '/' allowed, so not a domain-prefixed controller name. */
@@ -76,6 +88,13 @@ export const SLICE_MANAGED_BY = 'cloudmap-mcs-import-agent';
 
 /** Re-check a key this long after a change we could not observe yet (derived Service IPs). */
 const PENDING_RECHECK_MS = 1_000;
+
+/**
+ * Re-check an import blocked by someone else's object this often (one GET each time): the
+ * Service and slice informers only see our own objects, so the other's removal is not an
+ * event here. Documented in docs/import-agent.md ("Name collisions").
+ */
+export const COLLISION_RECHECK_MS = 10_000;
 
 /**
  * One key, `<namespace>/<name>`: reads the Cloud Map snapshot and the informer caches, and
@@ -95,8 +114,13 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       message: 'refused cloud map record',
       ...(deps.metrics?.refused === undefined ? {} : { count: deps.metrics.refused }),
     });
+  const collisions = createCollisionReporter({
+    ...(deps.events === undefined ? {} : { events: deps.events }),
+    ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
+  });
   // Every write is remembered so the next reconcile sees it before the informer does.
   const writer: ImportWriter = {
+    getLive: (kind, ns, name) => deps.writer.getLive(kind, ns, name),
     applyServiceImport: async (obj) => {
       const stored = await deps.writer.applyServiceImport(obj);
       recent.applied('ServiceImport', stored);
@@ -179,44 +203,74 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
   };
 
   type View = ReturnType<typeof view>;
+  /** Slices labelled as ours that also point at our derived Service (the full markers). */
+  const ownedSlices = (sources: View, namespace: string, name: string, derivedName: string) =>
+    sources
+      .endpointSlices(namespace, name)
+      .filter(
+        (s) =>
+          missingMarker('EndpointSlice', s.metadata, { importName: name, derivedName }) ===
+          undefined,
+      );
+
+  /**
+   * What stands under a name we need: our object (from the cache, or read live when the cache
+   * has none — the Service and slice caches only hold objects with our labels), someone
+   * else's (a collision: never modified), or nothing.
+   */
+  const observe = async <K extends OwnedKind>(
+    kind: K,
+    namespace: string,
+    objName: string,
+    cached: LiveKinds[K] | undefined,
+    owner: { importName: string; derivedName: string },
+  ): Promise<{ object?: LiveKinds[K]; collision?: NameCollision }> => {
+    const found = cached ?? (await writer.getLive(kind, namespace, objName));
+    if (found === undefined) return {};
+    const collision = collisionOf(kind, found.metadata, owner);
+    return collision === undefined ? { object: found } : { collision };
+  };
+
   const deleteAll = async (
     log: Logger,
     sources: View,
     namespace: string,
     name: string,
   ): Promise<void> => {
-    // Only what we own: slices and Service carry our managed-by label, the import too.
-    for (const slice of sources.endpointSlices(namespace, name)) {
+    // Only what carries all our ownership markers (ownership.ts); anything else stays.
+    const derivedName = derivedServiceName(namespace, name);
+    const owner = { importName: name, derivedName };
+    collisions.clear(log, { namespace, name });
+    for (const slice of ownedSlices(sources, namespace, name, derivedName)) {
       await writer.delete('EndpointSlice', namespace, slice.metadata.name, slice.metadata.uid);
       deps.metrics?.written?.('EndpointSlice', 'delete');
     }
-    const derived = sources.service(namespace, derivedServiceName(namespace, name));
-    if (derived !== undefined && derived.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY) {
+    const derived = sources.service(namespace, derivedName);
+    if (derived !== undefined && missingMarker('Service', derived.metadata, owner) === undefined) {
       await writer.delete('Service', namespace, derived.metadata.name, derived.metadata.uid);
       deps.metrics?.written?.('Service', 'delete');
     }
     const si = sources.serviceImport(namespace, name);
-    if (si !== undefined && si.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY) {
+    if (si !== undefined && missingMarker('ServiceImport', si.metadata, owner) === undefined) {
       await writer.delete('ServiceImport', namespace, name, si.metadata.uid);
       deps.metrics?.written?.('ServiceImport', 'delete');
       log.info('service import deleted: no cluster exports it any more');
     }
   };
 
+  /** Creates or updates the derived Service, which `observed` (when set) shows to be ours. */
   const ensureDerived = async (
     m: MergedImport,
     derivedName: string,
     owner: { name: string; uid: string },
     sources: View,
-  ): Promise<{ service?: ServiceObject; ipFamilyError?: string; recheck: boolean }> => {
-    let observed = sources.service(m.namespace, derivedName);
-    if (observed !== undefined && observed.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY) {
-      throw new Error(`service ${m.namespace}/${derivedName} exists and is not ours`);
-    }
+    ours: ServiceObject | undefined,
+  ): Promise<{ service?: ServiceObject; ipFamilyError?: string }> => {
+    let observed = ours;
     if (derivedServiceTypeChanged(m, observed) && observed !== undefined) {
       // Its slices go too (explicitly, not by garbage collection, so the overlay of our
       // recent writes knows they are gone and the plan re-creates them).
-      for (const slice of sources.endpointSlices(m.namespace, m.name)) {
+      for (const slice of ownedSlices(sources, m.namespace, m.name, derivedName)) {
         await writer.delete('EndpointSlice', m.namespace, slice.metadata.name, slice.metadata.uid);
         deps.metrics?.written?.('EndpointSlice', 'delete');
       }
@@ -225,12 +279,11 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       observed = undefined;
     }
     const desired = desiredDerivedService(m, derivedName, owner, observed);
-    if (!needsApply(desired, observed))
-      return observed === undefined ? { recheck: false } : { service: observed, recheck: false };
+    if (!needsApply(desired, observed)) return observed === undefined ? {} : { service: observed };
     try {
       const applied = await writer.applyService(desired);
       deps.metrics?.written?.('Service', 'apply');
-      return { service: applied, recheck: false };
+      return { service: applied };
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
       if (
@@ -239,7 +292,6 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       ) {
         return {
           ipFamilyError: `the derived Service cannot have IP families ${m.spec.ipFamilies.join(',')}: ${text.slice(0, 300)}`,
-          recheck: false,
         };
       }
       throw error;
@@ -266,14 +318,33 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       return;
     }
     const derivedName = derivedServiceName(namespace, name);
+    const markers = { importName: name, derivedName };
+    const blocked: NameCollision[] = [];
 
-    // 1. The ServiceImport (its uid owns the derived Service).
-    let observedSi = sources.serviceImport(namespace, name);
-    if (observedSi !== undefined && observedSi.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY) {
-      log.warn('service import exists and is not ours; leaving it alone');
+    // 1. The ServiceImport (its uid owns the derived Service). A user's ServiceImport of the
+    // same name blocks the import; it is not written, not even its status. Its deletion comes
+    // through the (unfiltered) ServiceImport informer, so no re-check is needed.
+    const siSeen = await observe(
+      'ServiceImport',
+      namespace,
+      name,
+      sources.serviceImport(namespace, name),
+      markers,
+    );
+    if (siSeen.collision !== undefined) {
+      collisions.blocked(log, { namespace, name }, [siSeen.collision], undefined);
       return;
     }
-    let derived = sources.service(namespace, derivedName);
+    let observedSi = siSeen.object;
+    const svcSeen = await observe(
+      'Service',
+      namespace,
+      derivedName,
+      sources.service(namespace, derivedName),
+      markers,
+    );
+    if (svcSeen.collision !== undefined) blocked.push(svcSeen.collision);
+    let derived = svcSeen.object;
     let desiredSi = desiredServiceImport(
       merged,
       derivedName,
@@ -285,8 +356,10 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     }
     const owner = { name, uid: observedSi?.metadata.uid ?? '' };
 
-    // 2. The derived Service; its ClusterIPs become the clusterset IPs.
-    const ensured = await ensureDerived(merged, derivedName, owner, sources);
+    // 2. The derived Service; its ClusterIPs become the clusterset IPs. Not when a user's
+    // Service has its name: the import stays without IPs and says why.
+    const ensured =
+      blocked.length > 0 ? {} : await ensureDerived(merged, derivedName, owner, sources, derived);
     derived = ensured.service;
     desiredSi = desiredServiceImport(merged, derivedName, derived);
     if (needsApply(desiredSi, observedSi)) {
@@ -294,9 +367,9 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       deps.metrics?.written?.('ServiceImport', 'apply');
     }
 
-    // 3. EndpointSlices, only those that differ.
+    // 3. EndpointSlices, only those that differ; a name taken by someone else's slice is skipped.
     if (derived?.metadata.uid !== undefined) {
-      const observedSlices = sources.endpointSlices(namespace, name);
+      const observedSlices = ownedSlices(sources, namespace, name, derivedName);
       const plan = planSlices({
         namespace,
         importName: name,
@@ -309,7 +382,15 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
           : { maxEndpointsPerSlice: deps.maxEndpointsPerSlice }),
       });
       const svcOwner = { name: derivedName, uid: derived.metadata.uid };
+      const known = new Set(observedSlices.map((s) => s.metadata.name));
       for (const slice of plan.apply) {
+        if (!known.has(slice.name)) {
+          const seen = await observe('EndpointSlice', namespace, slice.name, undefined, markers);
+          if (seen.collision !== undefined) {
+            blocked.push(seen.collision);
+            continue;
+          }
+        }
         await writer.applyEndpointSlice(sliceObject(namespace, slice, svcOwner));
         deps.metrics?.written?.('EndpointSlice', 'apply');
       }
@@ -328,6 +409,7 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       stale: live.stale,
       cloudMapReachable: snapshot.health().reachable,
       ...(ensured.ipFamilyError === undefined ? {} : { ipFamilyError: ensured.ipFamilyError }),
+      ...(blocked.length === 0 ? {} : { collisions: describeCollisions(blocked) }),
     });
     const status = desiredStatus(
       observedSi?.status,
@@ -341,10 +423,18 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     }
 
     const waits: number[] = [];
+    if (blocked.length > 0) {
+      collisions.blocked(log, { namespace, name }, blocked, observedSi?.metadata);
+      // Our caches do not see the other object go away (they hold only ours): look again.
+      waits.push(COLLISION_RECHECK_MS);
+    } else {
+      collisions.clear(log, { namespace, name });
+    }
     if (
       merged.spec.type === 'ClusterSetIP' &&
       ips.length === 0 &&
-      ensured.ipFamilyError === undefined
+      ensured.ipFamilyError === undefined &&
+      blocked.length === 0
     ) {
       waits.push(PENDING_RECHECK_MS);
     }

@@ -1,5 +1,6 @@
 import type { MergedImport } from '@cloudmap-mcs/core';
 import type { Condition, ServiceImportStatus } from './k8s-types.js';
+import { REASON_NAME_COLLISION } from './ownership.js';
 
 /** What the Ready condition of a ServiceImport says (mcs-api v1beta1 reasons). */
 export interface ReadyInput {
@@ -9,6 +10,8 @@ export interface ReadyInput {
   cloudMapReachable: boolean;
   /** Set when the derived Service could not be created for its IP families. */
   ipFamilyError?: string;
+  /** Set when someone else's object holds a name the import needs (ownership.ts). */
+  collisions?: string;
 }
 
 export function readyCondition(input: ReadyInput): Omit<Condition, 'lastTransitionTime'> {
@@ -23,6 +26,14 @@ export function readyCondition(input: ReadyInput): Omit<Condition, 'lastTransiti
     notes.push(`endpoints of ${input.stale.join(', ')} removed: heartbeat older than the TTL`);
   if (!input.cloudMapReachable) notes.push('Cloud Map unreachable: serving the last good state');
   const message = notes.join('; ');
+  if (input.collisions !== undefined) {
+    return {
+      type: 'Ready',
+      status: 'False',
+      reason: REASON_NAME_COLLISION,
+      message: `${input.collisions}; ${message}`,
+    };
+  }
   if (input.ipFamilyError !== undefined) {
     return {
       type: 'Ready',

@@ -1,0 +1,86 @@
+import {
+  LABEL_MANAGED_BY,
+  MANAGED_BY,
+  SERVICE_IMPORT_API,
+  type ObjectMeta,
+  type OwnerReference,
+} from './k8s-types.js';
+
+/**
+ * Which objects the import agent may modify or delete (GUIDE.md rule 7, issue 11 item 2): only
+ * those carrying all of its ownership markers. A name match is never enough — a user's
+ * Service may already use the derived name (the mcs-api reference scheme is the same), and a
+ * user's ServiceImport the imported name. Such an object is left byte-for-byte alone and the
+ * import is blocked until the user deletes or renames it.
+ */
+
+export type OwnedKind = 'ServiceImport' | 'Service' | 'EndpointSlice';
+
+/** Someone else's object sits where the import needs one of its own. */
+export interface NameCollision {
+  kind: OwnedKind;
+  namespace: string;
+  name: string;
+  /** What marker is missing, for the condition and the Event. */
+  detail: string;
+}
+
+/** The `Ready` reason of a ServiceImport blocked by a collision (docs/import-agent.md). */
+export const REASON_NAME_COLLISION = 'NameCollision';
+
+const labelled = (meta: ObjectMeta): boolean => meta.labels?.[LABEL_MANAGED_BY] === MANAGED_BY;
+
+const refersTo = (
+  refs: readonly OwnerReference[] | undefined,
+  apiVersion: string,
+  kind: string,
+  name: string,
+): boolean =>
+  (refs ?? []).some((r) => r.apiVersion === apiVersion && r.kind === kind && r.name === name);
+
+/**
+ * The marker `meta` lacks to be ours, or undefined when it is ours:
+ * - ServiceImport: our managed-by label;
+ * - derived Service: our label and an owner reference to the ServiceImport `importName`;
+ * - EndpointSlice: our label and an owner reference to the derived Service `derivedName`.
+ */
+export function missingMarker(
+  kind: OwnedKind,
+  meta: ObjectMeta,
+  owner: { importName: string; derivedName: string },
+): string | undefined {
+  if (!labelled(meta)) return `no ${LABEL_MANAGED_BY}=${MANAGED_BY} label`;
+  if (
+    kind === 'Service' &&
+    !refersTo(meta.ownerReferences, SERVICE_IMPORT_API, 'ServiceImport', owner.importName)
+  )
+    return `no owner reference to ServiceImport ${owner.importName}`;
+  if (
+    kind === 'EndpointSlice' &&
+    !refersTo(meta.ownerReferences, 'v1', 'Service', owner.derivedName)
+  )
+    return `no owner reference to Service ${owner.derivedName}`;
+  return undefined;
+}
+
+export function collisionOf(
+  kind: OwnedKind,
+  meta: ObjectMeta,
+  owner: { importName: string; derivedName: string },
+): NameCollision | undefined {
+  const detail = missingMarker(kind, meta, owner);
+  return detail === undefined
+    ? undefined
+    : { kind, namespace: meta.namespace, name: meta.name, detail };
+}
+
+/** One line a user can act on: what is in the way, why it is not ours, how to unblock. */
+export function describeCollisions(collisions: readonly NameCollision[]): string {
+  const what = collisions
+    .map(
+      (c) =>
+        `${c.kind} ${c.namespace}/${c.name} exists and is not managed by ${MANAGED_BY} (${c.detail})`,
+    )
+    .join('; ');
+  return `blocked: ${what}; it is left untouched — delete or rename it and the import proceeds on its own`;
+}
