@@ -93,6 +93,21 @@ DEMO_ARGS ?=
 demo: build controlplane ## Two local clusters + Cloud Map emulator + both agents, a service exported from both; Ctrl-C stops (CI=true: exit once verified)
 	@node e2e/dist/src/demo/main.js --state $(DEMO_STATE) $(DEMO_ARGS)
 
+.PHONY: peer
+peer: ## Build (or reuse) the AWS Cloud Map MCS controller from the Go module proxy (e2e/peer, the benchmark peer)
+	@e2e/peer/build.sh >/dev/null
+
+BENCH_STATE ?= .state/bench
+
+.PHONY: bench
+bench: build controlplane peer ## Our agents vs the AWS controller on the harness (BENCH_MATRIX=NxMxK,... BENCH_UNRELATED=5000 ...); writes docs/benchmarks.md
+	@node e2e/dist/src/bench/main.js --state $(BENCH_STATE) --docs
+
+.PHONY: bench-smoke
+bench-smoke: build controlplane peer ## A short bench (10 services x 2 endpoints x 2 clusters, 20 s idle): figures only
+	@BENCH_MATRIX=10x2x2 BENCH_IDLE_SECONDS=20 BENCH_SETTLE_SECONDS=5 BENCH_CHANGES=5 BENCH_NEW_SERVICES=1 \
+	  node e2e/dist/src/bench/main.js --state $(BENCH_STATE)-smoke
+
 .PHONY: clean
 clean: ## Remove build output (keeps the toolchain and control-plane caches)
 	rm -rf packages/*/dist e2e/dist packages/*/tsconfig.tsbuildinfo e2e/tsconfig.tsbuildinfo

@@ -43,7 +43,22 @@ export interface StartClusterOptions {
   readonly detached: boolean;
   readonly progress: Progress;
   readonly readyTimeoutMs?: number;
+  /** Write an audit log of every write request to `<dir>/logs/audit.log` (benchmarks). */
+  readonly auditWrites?: boolean;
 }
+
+/**
+ * Audit policy of `auditWrites`: metadata (who, verb, resource, time, status) of every
+ * mutating request, nothing for reads, one event per request (ResponseComplete).
+ */
+export const auditWritesPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+  - level: Metadata
+    verbs: [create, update, patch, delete, deletecollection]
+  - level: None
+`;
 
 export interface StartedCluster {
   readonly info: ClusterInfo;
@@ -56,6 +71,19 @@ const token = (): string => randomBytes(24).toString('base64url');
 function tail(file: string, lines = 15): string {
   if (!existsSync(file)) return '';
   return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/** kube-apiserver flags of `auditWrites` (JSON lines, written synchronously, never rotated). */
+function auditArgs(enabled: boolean, sub: (p: string) => string): string[] {
+  if (!enabled) return [];
+  writeFileSync(sub('audit-policy.yaml'), auditWritesPolicy);
+  return [
+    `--audit-policy-file=${sub('audit-policy.yaml')}`,
+    `--audit-log-path=${sub('logs/audit.log')}`,
+    '--audit-log-format=json',
+    '--audit-log-mode=blocking',
+    '--audit-log-maxsize=0',
+  ];
 }
 
 /**
@@ -166,6 +194,7 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
     '--allow-privileged=true',
     '--profiling=false',
     '--v=1',
+    ...auditArgs(opts.auditWrites === true, sub),
   ]);
   opts.progress(`${opts.name}: kube-apiserver on ${server}`);
   const caFile = join(certDir, 'apiserver.crt');

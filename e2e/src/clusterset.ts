@@ -46,6 +46,8 @@ export interface ClustersetOptions {
   readonly detached?: boolean;
   /** Directory with the binaries; default: build or reuse them with e2e/controlplane/build.sh. */
   readonly binDir?: string;
+  /** Audit log of every write in each cluster, `<stateDir>/cN/logs/audit.log`. Default false. */
+  readonly auditWrites?: boolean;
   readonly progress?: Progress;
 }
 
@@ -147,6 +149,7 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
           overlapPodCidrs: opts.overlapPodCidrs ?? false,
           detached,
           progress,
+          auditWrites: opts.auditWrites ?? false,
         }).then((c) => {
           started.push(c);
           progress(`${c.info.name}: ready (${c.info.server})`);

@@ -1,0 +1,47 @@
+/**
+ * The benchmark matrix: cells of N services × M endpoints × K clusters, written `NxMxK` and
+ * comma-separated (`BENCH_MATRIX=10x2x2,100x2x3`). Pure, unit-tested.
+ */
+
+export interface Cell {
+  readonly services: number;
+  readonly endpoints: number;
+  readonly clusters: number;
+}
+
+/**
+ * The default of `make bench`: 10, 100 and 1,000 services on 2 clusters and 100 on 3. On a
+ * 2-core machine the 1,000-service cell dominates (the Go controller exports one service
+ * at a time and waits on each operation), see docs/benchmarks.md for measured durations.
+ */
+export const defaultMatrix = '10x2x2,100x2x2,100x2x3,1000x2x2';
+
+/** The short run `.ci/run` can afford (`make bench-smoke`). */
+export const smokeMatrix = '10x2x2';
+
+const limits = { services: [1, 5_000], endpoints: [1, 1_000], clusters: [2, 9] } as const;
+
+export const cellName = (c: Cell): string => `${c.services}x${c.endpoints}x${c.clusters}`;
+
+/** Parses `NxMxK[,NxMxK...]`; throws with the offending entry and the accepted ranges. */
+export function parseMatrix(text: string): Cell[] {
+  const entries = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (entries.length === 0) throw new Error('benchmark matrix is empty (expected NxMxK,...)');
+  return entries.map((entry) => {
+    const m = /^(\d+)x(\d+)x(\d+)$/.exec(entry);
+    if (m === null)
+      throw new Error(
+        `benchmark matrix entry "${entry}" is not NxMxK (services x endpoints x clusters)`,
+      );
+    const cell: Cell = { services: Number(m[1]), endpoints: Number(m[2]), clusters: Number(m[3]) };
+    for (const key of ['services', 'endpoints', 'clusters'] as const) {
+      const [lo, hi] = limits[key];
+      if (cell[key] < lo || cell[key] > hi)
+        throw new Error(`benchmark matrix entry "${entry}": ${key} must be ${lo}..${hi}`);
+    }
+    return cell;
+  });
+}

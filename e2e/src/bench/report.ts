@@ -1,0 +1,274 @@
+/**
+ * Turns phase results into the side-by-side table (ours, peer, ours/peer) printed by
+ * `make bench`, the markdown of docs/benchmarks.md and a bar chart as SVG. Pure, unit-tested.
+ */
+import { ratio } from './measure.js';
+import type { BenchReport, PhaseResult } from './results.js';
+
+export interface Row {
+  readonly metric: string;
+  readonly ours?: number;
+  readonly peer?: number;
+  /** Digits after the point. */
+  readonly digits: number;
+}
+
+const sum = (xs: readonly number[]): number => xs.reduce((a, x) => a + x, 0);
+const maxOf = (xs: readonly number[]): number => (xs.length === 0 ? Number.NaN : Math.max(...xs));
+
+/** The figures compared for one cell, one row each. */
+export function rowsOf(ours: PhaseResult | undefined, peer: PhaseResult | undefined): Row[] {
+  const both = <T>(f: (r: PhaseResult) => T): { ours?: T; peer?: T } => ({
+    ...(ours !== undefined ? { ours: f(ours) } : {}),
+    ...(peer !== undefined ? { peer: f(peer) } : {}),
+  });
+  return [
+    { metric: 'cold sync (s)', digits: 1, ...both((r) => r.coldSyncSeconds) },
+    { metric: 'endpoint change p50 (s)', digits: 2, ...both((r) => r.propagation.p50) },
+    { metric: 'endpoint change p99 (s)', digits: 2, ...both((r) => r.propagation.p99) },
+    { metric: 'new service p50 (s)', digits: 1, ...both((r) => r.newService.p50) },
+    {
+      metric: 'idle Cloud Map calls/min',
+      digits: 0,
+      ...both((r) => r.idle.cloudMapCallsPerMinute),
+    },
+    {
+      metric: 'idle Cloud Map writes/min',
+      digits: 1,
+      ...both((r) => r.idle.cloudMapWritesPerMinute),
+    },
+    {
+      metric: 'idle k8s writes/min (no Leases)',
+      digits: 1,
+      ...both((r) => r.idle.k8sWritesPerMinuteExclLeases),
+    },
+    { metric: 'idle Lease writes/min', digits: 1, ...both((r) => r.idle.leaseWritesPerMinute) },
+    {
+      metric: 'RSS, all processes (MiB)',
+      digits: 0,
+      ...both((r) => sum(r.processes.map((p) => p.rssMiB))),
+    },
+    {
+      metric: 'RSS, largest process (MiB)',
+      digits: 0,
+      ...both((r) => maxOf(r.processes.map((p) => p.rssMiB))),
+    },
+    {
+      metric: 'peak RSS, largest process (MiB)',
+      digits: 0,
+      ...both((r) => maxOf(r.processes.map((p) => p.peakRssMiB))),
+    },
+    {
+      metric: 'idle CPU s/min, all processes',
+      digits: 2,
+      ...both((r) => r.idle.cpuSecondsPerMinute),
+    },
+    { metric: 'processes', digits: 0, ...both((r) => r.processes.length) },
+  ];
+}
+
+export const fmt = (n: number | undefined, digits: number): string =>
+  n === undefined || !Number.isFinite(n)
+    ? '–'
+    : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+const fmtRatio = (r: Row): string => {
+  const x = ratio(r.ours, r.peer);
+  return x === undefined ? '–' : `${fmt(x, x < 10 ? 2 : 1)}×`;
+};
+
+/** Cells in the order first measured, with each side's result. */
+export function cellsOf(
+  report: BenchReport,
+): [string, PhaseResult | undefined, PhaseResult | undefined][] {
+  const names = [...new Set(report.results.map((r) => r.cell))];
+  return names.map((cell) => [
+    cell,
+    report.results.find((r) => r.cell === cell && r.side === 'ours'),
+    report.results.find((r) => r.cell === cell && r.side === 'peer'),
+  ]);
+}
+
+const loadOf = (r: PhaseResult | undefined): string =>
+  r === undefined ? '–' : r.idle.loadavg.map((x) => x.toFixed(2)).join(' / ');
+
+const cellTitle = (cell: string, unrelated: number): string => {
+  const [n, m, k] = cell.split('x');
+  return `${n} services × ${m} endpoints × ${k} clusters${unrelated > 0 ? `, ${unrelated.toLocaleString('en-US')} unrelated Services + EndpointSlices per cluster` : ''}`;
+};
+
+/** Plain-text table for the terminal. */
+export function textTable(report: BenchReport): string {
+  const out: string[] = [];
+  for (const [cell, ours, peer] of cellsOf(report)) {
+    const rows = rowsOf(ours, peer);
+    out.push(`\n== ${cellTitle(cell, (ours ?? peer)?.unrelatedObjects ?? 0)}`);
+    const table = [
+      ['metric', 'ours', 'AWS controller', 'ours/peer'],
+      ...rows.map((r) => [r.metric, fmt(r.ours, r.digits), fmt(r.peer, r.digits), fmtRatio(r)]),
+      ['load average during idle (1/5/15)', loadOf(ours), loadOf(peer), ''],
+    ];
+    const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+    for (const row of table)
+      out.push(
+        row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '),
+      );
+  }
+  for (const f of report.failures) out.push(`\nFAILED ${f.cell} ${f.side}: ${f.error}`);
+  return `${out.join('\n')}\n`;
+}
+
+const topOperations = (r: PhaseResult | undefined): string =>
+  r === undefined
+    ? '–'
+    : Object.entries(r.idle.cloudMapPerMinute)
+        .sort((a, b) => b[1] - a[1])
+        .map(([op, n]) => `${op} ${fmt(n, 0)}`)
+        .join(', ') || 'none';
+
+/** The static part of docs/benchmarks.md: how to run it and what each figure means. */
+const runningIt = [
+  '## Running it',
+  '',
+  '| target | what |',
+  '|---|---|',
+  '| `make bench` | the matrix below, both sides, writes `docs/benchmarks.md`, `docs/benchmarks.svg` and `.state/bench/results.json` |',
+  '| `make bench-smoke` | 10 services × 2 endpoints × 2 clusters, 20 s idle, 5 changes (`.ci/run` runs it): figures only |',
+  '| `make peer` | builds (or reuses) the AWS controller from the Go module proxy (`e2e/peer`), cached in `~/.cache/cloudmap-mcs/aws-mcs-controller/` |',
+  '',
+  'Options (flag of `node e2e/dist/src/bench/main.js`, or the `BENCH_*` variable):',
+  '',
+  '| variable | default | |',
+  '|---|---|---|',
+  '| `BENCH_MATRIX` | `10x2x2,100x2x2,100x2x3,1000x2x2` | cells `services x endpoints x clusters`, services exported from c1 |',
+  '| `BENCH_SIDES` | `ours,peer` | which sides run |',
+  '| `BENCH_IDLE_SECONDS` | 120 | idle window (after cold sync and 10 s of settling) |',
+  '| `BENCH_CHANGES` | 20 | endpoint changes timed, one after the other |',
+  '| `BENCH_NEW_SERVICES` | 3 | new exports timed |',
+  '| `BENCH_UNRELATED` | 0 | Services + EndpointSlices nothing exports, created in every cluster first (memory) |',
+  '| `BENCH_CONVERGE_TIMEOUT_SECONDS` | 300 + 3 × services | a side that has not imported everything by then fails the run |',
+  '| `BENCH_CHANGE_TIMEOUT_SECONDS` | 180 | the same for one change or new service |',
+  '',
+  "What the figures are: cold sync runs from the processes' start until every service shows",
+  'exactly its addresses in the imported EndpointSlices of every cluster (the exporting one',
+  'too); an endpoint change replaces one address of one EndpointSlice in c1 and waits until',
+  'every cluster shows the new set (p99 is nearest-rank: with 20 changes, the slowest);',
+  "Cloud Map calls are the emulator's counts (one emulator per side); Kubernetes writes come",
+  "from the API servers' audit logs, by the identity each process runs as; RSS is VmRSS at",
+  'the end of the idle window, peak RSS is VmHWM; CPU is utime + stime over the idle window.',
+  'Our agents run with leader election on (their default), so they renew a Lease; the AWS',
+  'controller cannot elect a leader outside a pod, hence Leases in their own row.',
+  '',
+];
+
+/** The markdown of docs/benchmarks.md. */
+export function markdown(report: BenchReport, svgFile: string): string {
+  const out: string[] = [
+    '# Benchmarks: our agents vs the AWS Cloud Map MCS controller',
+    '',
+    '<!-- Generated by `make bench` (e2e/src/bench); do not edit by hand. -->',
+    '',
+    `Run ${report.startedAt} on ${report.host.cpus} CPUs, ${report.host.memGiB.toFixed(1)} GiB, Node ${report.host.node};`,
+    `both sides in the same run, one after the other, each on a fresh harness clusterset and emulator.`,
+    'How it measures, and why: [ADR 0009](adr/0009-benchmark-method.md). Reproduce:',
+    '',
+    '```sh',
+    report.command,
+    '```',
+    '',
+    `Settings: ${Object.entries(report.settings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}.`,
+    '',
+    `![ours vs AWS controller](${svgFile})`,
+    '',
+  ];
+  for (const [cell, ours, peer] of cellsOf(report)) {
+    out.push(`## ${cellTitle(cell, (ours ?? peer)?.unrelatedObjects ?? 0)}`, '');
+    out.push('| | ours (defaults) | AWS controller v0.3.1 | ours/peer |', '|---|---:|---:|---:|');
+    for (const r of rowsOf(ours, peer))
+      out.push(
+        `| ${r.metric} | ${fmt(r.ours, r.digits)} | ${fmt(r.peer, r.digits)} | ${fmtRatio(r)} |`,
+      );
+    out.push(
+      `| load average at end of idle (1/5/15 min) | ${loadOf(ours)} | ${loadOf(peer)} | |`,
+      '',
+    );
+    out.push(
+      `Idle Cloud Map calls/min by operation — ours: ${topOperations(ours)}; AWS controller: ${topOperations(peer)}.`,
+      '',
+    );
+  }
+  out.push(...runningIt);
+  if (report.failures.length > 0) {
+    out.push('## Failures', '');
+    for (const f of report.failures) out.push(`- ${f.cell} ${f.side}: ${f.error.split('\n')[0]}`);
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+const escapeXml = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * Grouped horizontal bars, one panel per metric, one pair of bars (ours, peer) per cell,
+ * each panel scaled to its own maximum.
+ */
+export function svgChart(report: BenchReport): string {
+  const metrics: { title: string; pick: (r: PhaseResult) => number; digits: number }[] = [
+    { title: 'idle Cloud Map calls/min', pick: (r) => r.idle.cloudMapCallsPerMinute, digits: 0 },
+    {
+      title: 'RSS of all processes (MiB)',
+      pick: (r) => sum(r.processes.map((p) => p.rssMiB)),
+      digits: 0,
+    },
+    { title: 'idle CPU s/min', pick: (r) => r.idle.cpuSecondsPerMinute, digits: 2 },
+    { title: 'cold sync (s)', pick: (r) => r.coldSyncSeconds, digits: 1 },
+    { title: 'endpoint change p50 (s)', pick: (r) => r.propagation.p50, digits: 2 },
+  ];
+  const cells = cellsOf(report);
+  const barH = 12;
+  const label = 150;
+  const width = 640;
+  const barMax = width - label - 80;
+  const colors = { ours: '#2b7bb9', peer: '#d9822b' };
+  const parts: string[] = [];
+  let y = 30;
+  parts.push(
+    `<rect x="${label}" y="8" width="10" height="10" fill="${colors.ours}"/><text x="${label + 14}" y="17">ours</text>`,
+    `<rect x="${label + 70}" y="8" width="10" height="10" fill="${colors.peer}"/><text x="${label + 84}" y="17">AWS controller</text>`,
+  );
+  for (const m of metrics) {
+    parts.push(`<text x="4" y="${y + 12}" font-weight="bold">${escapeXml(m.title)}</text>`);
+    y += 18;
+    const values = cells
+      .flatMap(([, o, p]) => [o, p])
+      .filter((r): r is PhaseResult => r !== undefined);
+    const max = Math.max(1e-9, ...values.map(m.pick).filter(Number.isFinite));
+    for (const [cell, ours, peer] of cells) {
+      parts.push(`<text x="4" y="${y + barH + 2}">${escapeXml(cell)}</text>`);
+      for (const [side, r] of [
+        ['ours', ours],
+        ['peer', peer],
+      ] as const) {
+        const v = r === undefined ? Number.NaN : m.pick(r);
+        const w = Number.isFinite(v) ? Math.max(1, (v / max) * barMax) : 0;
+        parts.push(
+          `<rect x="${label}" y="${y}" width="${w.toFixed(1)}" height="${barH - 2}" fill="${colors[side]}"/>`,
+          `<text x="${(label + w + 4).toFixed(1)}" y="${y + barH - 3}">${escapeXml(Number.isFinite(v) ? v.toFixed(m.digits) : 'n/a')}</text>`,
+        );
+        y += barH;
+      }
+      y += 4;
+    }
+    y += 8;
+  }
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" font-family="sans-serif" font-size="11">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    ...parts,
+    '</svg>',
+    '',
+  ].join('\n');
+}

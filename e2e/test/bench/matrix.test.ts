@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { cellName, defaultMatrix, parseMatrix, smokeMatrix } from '../../src/bench/matrix.js';
+
+describe('parseMatrix', () => {
+  it('reads NxMxK cells, comma-separated, spaces allowed', () => {
+    expect(parseMatrix(' 10x2x2, 1000x10x3 ')).toEqual([
+      { services: 10, endpoints: 2, clusters: 2 },
+      { services: 1000, endpoints: 10, clusters: 3 },
+    ]);
+  });
+
+  it('the default covers 10, 100 and 1,000 services and 2 and 3 clusters', () => {
+    const cells = parseMatrix(defaultMatrix);
+    expect(new Set(cells.map((c) => c.services))).toEqual(new Set([10, 100, 1000]));
+    expect(new Set(cells.map((c) => c.clusters))).toEqual(new Set([2, 3]));
+    expect(parseMatrix(smokeMatrix).map(cellName)).toEqual(['10x2x2']);
+  });
+
+  it('names the bad entry and the accepted range', () => {
+    expect(() => parseMatrix('10x2')).toThrow(/"10x2" is not NxMxK/);
+    expect(() => parseMatrix('10x2x1')).toThrow(/clusters must be 2\.\.9/);
+    expect(() => parseMatrix('10x0x2')).toThrow(/endpoints must be 1\.\.1000/);
+    expect(() => parseMatrix(' , ')).toThrow(/empty/);
+  });
+});
