@@ -57,7 +57,12 @@ export interface ClustersetState {
   readonly stateDir: string;
   readonly clusters: readonly ClusterInfo[];
   readonly clustersetName: string;
-  readonly emulator?: { readonly url: string; readonly port: number };
+  readonly emulator?: {
+    readonly url: string;
+    readonly port: number;
+    /** DNS server for the DNS namespaces (UDP and TCP); absent in state from older runs. */
+    readonly dnsPort?: number;
+  };
   /** Environment for AWS SDK clients (cloudmap.env), when the emulator runs. */
   readonly cloudMapEnv?: Record<string, string>;
   readonly startedAt: string;
@@ -173,7 +178,7 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
         await setClusterProperty(kc, clustersetProperty, clustersetName);
       }
     }
-    const env = emulator !== undefined ? cloudMapEnv(emulator.url) : undefined;
+    const env = emulator !== undefined ? cloudMapEnv(emulator.url, emulator.dnsAddress) : undefined;
     if (env !== undefined) writeFileSync(join(stateDir, 'cloudmap.env'), envFile(env));
     else rmSync(join(stateDir, 'cloudmap.env'), { force: true });
     const state: ClustersetState = {
@@ -181,7 +186,9 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
       stateDir,
       clusters: started.map((c) => c.info),
       clustersetName,
-      ...(emulator !== undefined ? { emulator: { url: emulator.url, port: emulator.port } } : {}),
+      ...(emulator !== undefined
+        ? { emulator: { url: emulator.url, port: emulator.port, dnsPort: emulator.dnsPort } }
+        : {}),
       ...(env !== undefined ? { cloudMapEnv: env } : {}),
       startedAt: new Date(t0).toISOString(),
       startMs: Date.now() - t0,
@@ -256,6 +263,7 @@ function recordedPorts(stateDir: string): number[] {
   return [
     ...state.clusters.flatMap((c) => Object.values(c.ports)),
     ...(state.emulator !== undefined ? [state.emulator.port] : []),
+    ...(state.emulator?.dnsPort !== undefined ? [state.emulator.dnsPort] : []),
   ];
 }
 

@@ -11,6 +11,9 @@ import { waitFor } from './wait.js';
 export interface RunningEmulator {
   readonly url: string;
   readonly port: number;
+  /** The emulator's DNS server (UDP and TCP), `127.0.0.1:<port>`. */
+  readonly dnsAddress: string;
+  readonly dnsPort: number;
   /** Set when it runs as a separate process (the CLI); absent when in-process. */
   readonly process?: ProcessRecord;
   stop(): Promise<void>;
@@ -21,15 +24,20 @@ interface EmulatorModule {
   startEmulator(opts: {
     port: number;
     host: string;
-  }): Promise<{ url: string; stop(): Promise<void> }>;
+    dnsPort: number;
+  }): Promise<{ url: string; dns?: { address: string; port: number }; stop(): Promise<void> }>;
 }
 
 export type EmulatorMode = 'auto' | 'required' | 'off';
 
-/** Environment for AWS SDK v3 clients pointed at the emulator. */
-export function cloudMapEnv(url: string): Record<string, string> {
+/**
+ * Environment for AWS SDK v3 clients pointed at the emulator, plus where its DNS server
+ * answers for the DNS namespaces (`CLOUDMAP_EMULATOR_DNS=127.0.0.1:<port>`, UDP and TCP).
+ */
+export function cloudMapEnv(url: string, dnsAddress?: string): Record<string, string> {
   return {
     AWS_ENDPOINT_URL_SERVICEDISCOVERY: url,
+    ...(dnsAddress !== undefined ? { CLOUDMAP_EMULATOR_DNS: dnsAddress } : {}),
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'test',
     AWS_SECRET_ACCESS_KEY: 'test',
@@ -64,10 +72,18 @@ export async function startInProcessEmulator(
       '@cloudmap-mcs/cloudmap-emulator exports no startEmulator yet',
       progress,
     );
-  const emu = await mod.startEmulator({ port: 0, host: loopback });
+  const emu = await mod.startEmulator({ port: 0, host: loopback, dnsPort: 0 });
   const port = Number(new URL(emu.url).port);
-  progress(`Cloud Map emulator on ${emu.url}`);
-  return { url: emu.url, port, stop: () => emu.stop() };
+  if (emu.dns === undefined)
+    return unavailable(mode, 'the emulator started no DNS server', progress);
+  progress(`Cloud Map emulator on ${emu.url}, DNS on ${emu.dns.address}`);
+  return {
+    url: emu.url,
+    port,
+    dnsAddress: emu.dns.address,
+    dnsPort: emu.dns.port,
+    stop: () => emu.stop(),
+  };
 }
 
 function tcpOpen(port: number): Promise<boolean> {
@@ -94,11 +110,11 @@ export async function startEmulatorProcess(
     return unavailable(mode, `${cli} not built (packages/cloudmap-emulator)`, progress);
   const dir = join(stateDir, 'emulator');
   mkdirSync(join(dir, 'pids'), { recursive: true });
-  const [port] = await allocatePorts(1, dir);
+  const [port, dnsPort] = await allocatePorts(2, dir);
   const record = spawnProcess({
     name: 'cloudmap-emulator',
     command: process.execPath,
-    args: [cli, '--port', String(port!)],
+    args: [cli, '--port', String(port!), '--dns-port', String(dnsPort!)],
     logFile: join(dir, 'emulator.log'),
     pidFile: join(dir, 'pids', 'emulator.pid'),
     detached,
@@ -111,10 +127,13 @@ export async function startEmulatorProcess(
     throw err;
   }
   const url = `http://${loopback}:${port!}`;
-  progress(`Cloud Map emulator on ${url}`);
+  const dnsAddress = `${loopback}:${dnsPort!}`;
+  progress(`Cloud Map emulator on ${url}, DNS on ${dnsAddress}`);
   return {
     url,
     port: port!,
+    dnsAddress,
+    dnsPort: dnsPort!,
     process: record,
     stop: async () => {
       await stopProcesses([record]);

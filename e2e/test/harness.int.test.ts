@@ -1,5 +1,6 @@
 // The harness itself: a detached clusterset (as `make clusterset-up` starts it) with
 // overlapping pod CIDRs, its identity objects, and a teardown that leaves nothing behind.
+import { Resolver } from 'node:dns/promises';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,6 +92,7 @@ describe('harness lifecycle', () => {
     );
     expect(env).toEqual({
       AWS_ENDPOINT_URL_SERVICEDISCOVERY: clusterset.state.emulator?.url,
+      CLOUDMAP_EMULATOR_DNS: `127.0.0.1:${clusterset.state.emulator?.dnsPort}`,
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
@@ -105,6 +107,12 @@ describe('harness lifecycle', () => {
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ Namespaces: [] });
+    // The DNS server answers too: nothing is in its zones yet, so a name is REFUSED.
+    const resolver = new Resolver({ timeout: 2_000, tries: 1 });
+    resolver.setServers([env['CLOUDMAP_EMULATOR_DNS']!]);
+    await expect(resolver.resolve4('web.example.internal')).rejects.toMatchObject({
+      code: 'EREFUSED',
+    });
   });
 
   it('serves a version-stamped API on 127.0.0.1 with distinct service ranges and shared pod ranges', async () => {
@@ -176,9 +184,10 @@ describe('harness lifecycle', () => {
     const ports = [
       ...clusterset.clusters.flatMap((c) => Object.values(c.ports)),
       clusterset.state.emulator!.port,
+      clusterset.state.emulator!.dnsPort!,
     ];
-    expect(ports).toHaveLength(11);
-    expect(new Set(ports).size).toBe(11);
+    expect(ports).toHaveLength(12);
+    expect(new Set(ports).size).toBe(12);
     for (const port of ports) expect(await isPortFree(port)).toBe(false);
 
     const report = await stopClusterset(stateDir);

@@ -48,7 +48,7 @@ export default async function setup(
       stateDir: null,
       cloudMapEnv:
         emulator !== undefined
-          ? cloudMapEnv(emulator.url)
+          ? cloudMapEnv(emulator.url, emulator.dnsAddress)
           : cloudMapEndpoint !== undefined
             ? { AWS_ENDPOINT_URL_SERVICEDISCOVERY: cloudMapEndpoint }
             : null,

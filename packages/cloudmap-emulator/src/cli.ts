@@ -12,13 +12,15 @@ export class UsageError extends Error {
 }
 
 const USAGE = `Usage: cloudmap-emulator --port N [--host 127.0.0.1] [--state-file F] [--operation-delay-ms N]
-                         [--gateway-port N [--gateway-ca-dir D]]
+                         [--gateway-port N [--gateway-ca-dir D]] [--dns-port N]
 
 Serves the AWS Cloud Map API (AWS JSON 1.1) and the admin API under /_emulator/.
 Point the AWS SDK at the printed URL (AWS_ENDPOINT_URL_SERVICEDISCOVERY=<url>, and
 disableHostPrefix: true for DiscoverInstances). With --gateway-port, also an HTTPS CONNECT
 proxy that serves servicediscovery.<region>.amazonaws.com and data-servicediscovery.<region>
 .amazonaws.com with a local CA (HTTPS_PROXY=<gateway url>, AWS_CA_BUNDLE=<ca file>).
+With --dns-port, also a DNS server (UDP and TCP, same host) answering A/AAAA/SRV/CNAME
+queries for the DNS namespaces' services as Route 53 would (0 picks a free port).
 Stops cleanly on SIGTERM and SIGINT.`;
 
 function int(name: string, value: string | undefined): number | undefined {
@@ -38,6 +40,7 @@ export function parseCli(argv: string[]): EmulatorOptions & { help: boolean } {
       'operation-delay-ms': { type: 'string' },
       'gateway-port': { type: 'string' },
       'gateway-ca-dir': { type: 'string' },
+      'dns-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -45,6 +48,7 @@ export function parseCli(argv: string[]): EmulatorOptions & { help: boolean } {
   const port = int('port', values.port);
   const delay = int('operation-delay-ms', values['operation-delay-ms']);
   const gatewayPort = int('gateway-port', values['gateway-port']);
+  const dnsPort = int('dns-port', values['dns-port']);
   if (values['gateway-ca-dir'] !== undefined && gatewayPort === undefined) {
     throw new UsageError('--gateway-ca-dir needs --gateway-port');
   }
@@ -58,6 +62,7 @@ export function parseCli(argv: string[]): EmulatorOptions & { help: boolean } {
     ...(delay !== undefined ? { operationDelayMs: delay } : {}),
     ...(gatewayPort !== undefined ? { gatewayPort } : {}),
     ...(values['gateway-ca-dir'] !== undefined ? { gatewayCaDir: values['gateway-ca-dir'] } : {}),
+    ...(dnsPort !== undefined ? { dnsPort } : {}),
   };
 }
 
@@ -81,6 +86,10 @@ async function main(): Promise<void> {
     console.error(
       `cloudmap-emulator: gateway: HTTPS_PROXY=${emu.gateway.url} AWS_CA_BUNDLE=${emu.gateway.caFile}`,
     );
+  }
+  if (emu.dns) {
+    // Scripts read this line for the resolver address (`--dns-port 0` included).
+    console.error(`cloudmap-emulator: dns: ${emu.dns.address} (UDP and TCP)`);
   }
   const shutdown = (signal: string): void => {
     console.error(`cloudmap-emulator: ${signal}, stopping`);

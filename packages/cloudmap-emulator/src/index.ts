@@ -15,3 +15,4 @@ export type { EmulatorState, Quotas } from './model.js';
 export { DEFAULT_QUOTAS } from './model.js';
 export { HANDLERS, WRITE_OPERATIONS } from './handlers/index.js';
 export { StateFileError } from './persistence.js';
+export type { DnsServerInfo } from './dns/server.js';

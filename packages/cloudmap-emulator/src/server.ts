@@ -13,6 +13,7 @@ import { LocalCa } from './gateway/ca.js';
 import { startGateway } from './gateway/proxy.js';
 import type { Quotas } from './model.js';
 import { StateFile } from './persistence.js';
+import { startDnsServer, type DnsServerInfo, type RunningDnsServer } from './dns/server.js';
 import { handleAwsCall } from './protocol.js';
 import { Stats } from './stats.js';
 
@@ -32,6 +33,11 @@ export interface EmulatorOptions {
   gatewayPort?: number;
   /** Keep the gateway's CA in this directory (ca.pem, ca-key.pem) and reuse it on restart. */
   gatewayCaDir?: string;
+  /**
+   * Also answer DNS queries (UDP and TCP) for the DNS namespaces on this port of `host`;
+   * 0 picks a free one. Absent: no DNS server.
+   */
+  dnsPort?: number;
 }
 
 export interface GatewayInfo {
@@ -52,6 +58,8 @@ export interface RunningEmulator {
   server: Server;
   /** Present when started with `gatewayPort`. */
   gateway: GatewayInfo | undefined;
+  /** Present when started with `dnsPort`: where A/AAAA/SRV queries are answered. */
+  dns: DnsServerInfo | undefined;
   stop: () => Promise<void>;
 }
 
@@ -125,10 +133,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   let gateway: Awaited<ReturnType<typeof openGateway>> | undefined;
+  let dns: RunningDnsServer | undefined;
   try {
     gateway = options.gatewayPort === undefined ? undefined : await openGateway(server, options);
+    dns =
+      options.dnsPort === undefined
+        ? undefined
+        : await startDnsServer(engine, { port: options.dnsPort, host });
   } catch (err) {
-    // A gateway that cannot start (port taken) must not leave the API server listening.
+    // A gateway or DNS server that cannot start (port taken) must not leave the others open.
+    await gateway?.stop();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     throw err;
@@ -136,7 +150,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
-    (stopped ??= Promise.resolve(gateway?.stop())
+    (stopped ??= Promise.all([gateway?.stop(), dns?.stop()])
       .then(
         () =>
           new Promise<void>((resolve) => {
@@ -152,7 +166,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         }
       }));
 
-  return { url, port, admin: new EmulatorAdminClient(url), server, gateway: gateway?.info, stop };
+  return {
+    url,
+    port,
+    admin: new EmulatorAdminClient(url),
+    server,
+    gateway: gateway?.info,
+    dns: dns?.info,
+    stop,
+  };
 }
 
 async function openGateway(

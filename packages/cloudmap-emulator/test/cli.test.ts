@@ -1,3 +1,4 @@
+import { Resolver } from 'node:dns/promises';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,8 @@ describe('cloudmap-emulator CLI', () => {
         '5',
         '--gateway-port',
         '7',
+        '--dns-port',
+        '0',
       ]),
     ).toEqual({
       help: false,
@@ -31,7 +34,9 @@ describe('cloudmap-emulator CLI', () => {
       stateFile: 's.json',
       operationDelayMs: 5,
       gatewayPort: 7,
+      dnsPort: 0,
     });
+    expect(() => parseCli(['--port', '1', '--dns-port', 'x'])).toThrow(UsageError);
     expect(() => parseCli([])).toThrow(UsageError);
     expect(() => parseCli(['--port', 'x'])).toThrow(UsageError);
     expect(() => parseCli(['--port', '1', '--gateway-ca-dir', 'd'])).toThrow(UsageError);
@@ -44,7 +49,7 @@ describe('cloudmap-emulator CLI', () => {
     const stateFile = join(mkdtempSync(join(tmpdir(), 'emu-cli-')), 'state.json');
     const child = spawn(
       process.execPath,
-      [cli, '--port', '0', '--state-file', stateFile, '--gateway-port', '0'],
+      [cli, '--port', '0', '--state-file', stateFile, '--gateway-port', '0', '--dns-port', '0'],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -69,6 +74,14 @@ describe('cloudmap-emulator CLI', () => {
       });
       expect(res.status).toBe(200);
       expect(stderr).toMatch(/HTTPS_PROXY=http:\/\/127\.0\.0\.1:\d+ AWS_CA_BUNDLE=\S+ca\.pem/);
+      // The DNS address line, and a server behind it (nothing in its zones: REFUSED).
+      const dns = /dns: (127\.0\.0\.1:\d+) \(UDP and TCP\)/.exec(stderr)?.[1];
+      expect(dns).toBeDefined();
+      const resolver = new Resolver({ timeout: 2_000, tries: 1 });
+      resolver.setServers([dns!]);
+      await expect(resolver.resolve4('x.none.internal')).rejects.toMatchObject({
+        code: 'EREFUSED',
+      });
     } finally {
       child.kill('SIGTERM');
     }

@@ -53,8 +53,16 @@ export function readHealthCheckCustom(
   return { FailureThreshold: 1 };
 }
 
-/** The allowed record type combinations: A, AAAA, A+AAAA, SRV, CNAME (API doc). */
-const ALLOWED_COMBINATIONS = new Set(['A', 'AAAA', 'A,AAAA', 'SRV', 'CNAME']);
+/**
+ * At most one A, one AAAA and one SRV record, in any combination, or a CNAME alone. The Cloud
+ * Map DnsRecord page lists only A, AAAA, A+AAAA, SRV and CNAME, but the Route 53 auto naming
+ * reference it grew from says "a maximum of one A, one AAAA, and one SRV record ... in any
+ * combination", and ECS service discovery services are created with A+SRV (ADR 0010).
+ */
+function validCombination(types: string[]): boolean {
+  if (types.length === 0 || new Set(types).size !== types.length) return false;
+  return types.includes('CNAME') ? types.length === 1 : true;
+}
 
 export function checkServiceRules(
   ns: NamespaceRecord,
@@ -72,7 +80,7 @@ export function checkServiceRules(
   }
   if (s.dnsConfig) {
     const types = s.dnsConfig.DnsRecords.map((r) => r.Type).sort();
-    if (!ALLOWED_COMBINATIONS.has(types.join(','))) {
+    if (!validCombination(types)) {
       throw new InvalidInput(
         `DNS record types ${types.join(', ') || '(none)'} are not a valid combination`,
       );

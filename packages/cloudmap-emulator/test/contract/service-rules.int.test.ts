@@ -1,4 +1,4 @@
-import { CreateServiceCommand } from '@aws-sdk/client-servicediscovery';
+import { CreateServiceCommand, GetServiceCommand } from '@aws-sdk/client-servicediscovery';
 import { expect, it } from 'vitest';
 import { httpNamespace, httpService, privateDnsNamespace } from '../sdk.js';
 import { contractSuite, expectAws, failure } from './harness.js';
@@ -55,7 +55,7 @@ contractSuite('service rules', (target) => {
         new CreateServiceCommand({
           Name: 'b',
           NamespaceId: dns,
-          DnsConfig: { DnsRecords: records('A', 'SRV') },
+          DnsConfig: { DnsRecords: records('A', 'CNAME'), RoutingPolicy: 'WEIGHTED' },
         }),
       ),
       client.send(
@@ -63,6 +63,13 @@ contractSuite('service rules', (target) => {
           Name: 'c',
           NamespaceId: dns,
           DnsConfig: { DnsRecords: records('CNAME') },
+        }),
+      ),
+      client.send(
+        new CreateServiceCommand({
+          Name: 'd',
+          NamespaceId: dns,
+          DnsConfig: { DnsRecords: records('SRV', 'SRV') },
         }),
       ),
     ];
@@ -86,6 +93,23 @@ contractSuite('service rules', (target) => {
       }),
     );
     expect(ok.Service?.DnsConfig?.DnsRecords?.map((r) => r.Type)).toEqual(['A', 'AAAA']);
+    // One A, one AAAA and one SRV in any combination (Route 53 auto naming reference; the
+    // record set ECS service discovery uses): ADR 0010.
+    const srv = await client.send(
+      new CreateServiceCommand({
+        Name: 'with-srv',
+        NamespaceId: dns,
+        DnsConfig: { RoutingPolicy: 'MULTIVALUE', DnsRecords: records('A', 'SRV') },
+        HealthCheckCustomConfig: {},
+      }),
+    );
+    const { Service } = await client.send(new GetServiceCommand({ Id: srv.Service!.Id! }));
+    expect(Service?.DnsConfig?.RoutingPolicy).toBe('MULTIVALUE');
+    expect(Service?.DnsConfig?.DnsRecords).toEqual([
+      { Type: 'A', TTL: 10 },
+      { Type: 'SRV', TTL: 10 },
+    ]);
+    expect(Service?.HealthCheckCustomConfig).toBeDefined();
   });
 
   it('HealthCheckConfig and HealthCheckCustomConfig together are InvalidInput', async () => {
