@@ -20,7 +20,8 @@ const args = await yargs(hideBin(process.argv))
   .option('matrix', {
     type: 'string',
     default: defaultMatrix,
-    describe: 'cells NxMxK (services x endpoints x clusters), comma-separated',
+    describe:
+      'cells NxMxK[:U] (services x endpoints x clusters[:unrelated objects]), comma-separated',
   })
   .option('sides', { type: 'string', default: 'ours,peer', describe: 'ours, peer or both' })
   .option('idle-seconds', { type: 'number', default: 120, describe: 'idle window' })
@@ -94,6 +95,13 @@ const command = [
   ...(args.unrelated > 0 ? [`BENCH_UNRELATED=${args.unrelated}`] : []),
 ].join(' ');
 
+/** docs/benchmarks.md and the chart it shows. */
+function writeDocs(r: BenchReport): void {
+  const docs = join(repoRoot(), 'docs');
+  writeFileSync(join(docs, 'benchmarks.svg'), svgChart(r));
+  writeFileSync(join(docs, 'benchmarks.md'), markdown(r, 'benchmarks.svg'));
+}
+
 const results: PhaseResult[] = [];
 const failures: PhaseFailure[] = [];
 const startedAt = new Date().toISOString();
@@ -127,17 +135,13 @@ for (const cell of cells) {
     }
     // Written after every phase: a long run that is cut short keeps what it measured.
     writeFileSync(out, `${JSON.stringify(report(), null, 2)}\n`);
+    if (args.docs) writeDocs(report());
   }
 }
 
 process.stdout.write(textTable(report()));
 process.stdout.write(`\nresults: ${relative(process.cwd(), out)}\n`);
-if (args.docs) {
-  const docs = join(repoRoot(), 'docs');
-  writeFileSync(join(docs, 'benchmarks.svg'), svgChart(report()));
-  writeFileSync(join(docs, 'benchmarks.md'), markdown(report(), 'benchmarks.svg'));
-  process.stdout.write('wrote docs/benchmarks.md and docs/benchmarks.svg\n');
-}
+if (args.docs) process.stdout.write('wrote docs/benchmarks.md and docs/benchmarks.svg\n');
 if (failures.length > 0) {
   process.stderr.write(`${failures.length} phase(s) failed (see above); the run fails.\n`);
   process.exitCode = 1;

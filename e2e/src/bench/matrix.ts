@@ -1,27 +1,32 @@
 /**
  * The benchmark matrix: cells of N services × M endpoints × K clusters, written `NxMxK` and
- * comma-separated (`BENCH_MATRIX=10x2x2,100x2x3`). Pure, unit-tested.
+ * comma-separated (`BENCH_MATRIX=10x2x2,100x2x3`); `NxMxK:U` also creates U unrelated
+ * Services + EndpointSlices in every cluster first (memory). Pure, unit-tested.
  */
 
 export interface Cell {
   readonly services: number;
   readonly endpoints: number;
   readonly clusters: number;
+  /** Unrelated Services + EndpointSlices per cluster (`:U`); unset: the run's default. */
+  readonly unrelated?: number;
 }
 
 /**
- * The default of `make bench`: 10, 100 and 1,000 services on 2 clusters and 100 on 3. On a
+ * The default of `make bench`: 10, 100 and 1,000 services on 2 clusters, 100 on 3, and 100 with
+ * 5,000 unrelated Services + EndpointSlices per cluster (memory). On a
  * 2-core machine the 1,000-service cell dominates (the Go controller exports one service
  * at a time and waits on each operation), see docs/benchmarks.md for measured durations.
  */
-export const defaultMatrix = '10x2x2,100x2x2,100x2x3,1000x2x2';
+export const defaultMatrix = '10x2x2,100x2x2,100x2x3,100x2x2:5000,1000x2x2';
 
 /** The short run `.ci/run` can afford (`make bench-smoke`). */
 export const smokeMatrix = '10x2x2';
 
 const limits = { services: [1, 5_000], endpoints: [1, 1_000], clusters: [2, 9] } as const;
 
-export const cellName = (c: Cell): string => `${c.services}x${c.endpoints}x${c.clusters}`;
+export const cellName = (c: Cell): string =>
+  `${c.services}x${c.endpoints}x${c.clusters}${c.unrelated !== undefined ? `:${c.unrelated}` : ''}`;
 
 /** Parses `NxMxK[,NxMxK...]`; throws with the offending entry and the accepted ranges. */
 export function parseMatrix(text: string): Cell[] {
@@ -31,12 +36,17 @@ export function parseMatrix(text: string): Cell[] {
     .filter((s) => s !== '');
   if (entries.length === 0) throw new Error('benchmark matrix is empty (expected NxMxK,...)');
   return entries.map((entry) => {
-    const m = /^(\d+)x(\d+)x(\d+)$/.exec(entry);
+    const m = /^(\d+)x(\d+)x(\d+)(?::(\d+))?$/.exec(entry);
     if (m === null)
       throw new Error(
-        `benchmark matrix entry "${entry}" is not NxMxK (services x endpoints x clusters)`,
+        `benchmark matrix entry "${entry}" is not NxMxK[:U] (services x endpoints x clusters, unrelated objects)`,
       );
-    const cell: Cell = { services: Number(m[1]), endpoints: Number(m[2]), clusters: Number(m[3]) };
+    const cell: Cell = {
+      services: Number(m[1]),
+      endpoints: Number(m[2]),
+      clusters: Number(m[3]),
+      ...(m[4] !== undefined ? { unrelated: Number(m[4]) } : {}),
+    };
     for (const key of ['services', 'endpoints', 'clusters'] as const) {
       const [lo, hi] = limits[key];
       if (cell[key] < lo || cell[key] > hi)

@@ -207,10 +207,11 @@ async function timedChange(
 
 export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Promise<PhaseResult> {
   const t0 = Date.now();
+  const unrelated = cell.unrelated ?? opts.unrelated;
   const loadavgAtStart = loadAverage();
   const name = `${cellName(cell)} ${side}`;
   const say = (msg: string): void => opts.progress(`bench ${name}: ${msg}`);
-  const stateDir = join(opts.stateRoot, `${cellName(cell)}-${side}`);
+  const stateDir = join(opts.stateRoot, `${cellName(cell).replace(':', '-u')}-${side}`);
   const cs = await startClusterset({
     clusters: cell.clusters,
     stateDir,
@@ -228,9 +229,9 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
     await emu.admin.setConfig({ quotas: { instancesPerNamespace: 1_000_000 } });
     const kcs: KubeConfig[] = cs.clusters.map((c) => loadKubeconfig(c.kubeconfig));
     for (const kc of kcs) await ensureNamespace(kc, benchNamespace);
-    if (opts.unrelated > 0) {
-      say(`creating ${opts.unrelated} unrelated Services + EndpointSlices in each cluster`);
-      for (const kc of kcs) await createUnrelatedObjects(kc, opts.unrelated);
+    if (unrelated > 0) {
+      say(`creating ${unrelated} unrelated Services + EndpointSlices in each cluster`);
+      for (const kc of kcs) await createUnrelatedObjects(kc, unrelated);
     }
     const exporter = kcs[0]!;
     const pool = new AddressPool(1);
@@ -324,8 +325,10 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
     return {
       side,
       cell: cellName(cell),
-      ...cell,
-      unrelatedObjects: opts.unrelated,
+      services: cell.services,
+      endpoints: cell.endpoints,
+      clusters: cell.clusters,
+      unrelatedObjects: unrelated,
       coldSyncSeconds,
       propagation: latency(propagation),
       newService: latency(newService),

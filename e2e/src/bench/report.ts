@@ -92,17 +92,21 @@ export function cellsOf(
 const loadOf = (r: PhaseResult | undefined): string =>
   r === undefined ? '–' : r.idle.loadavg.map((x) => x.toFixed(2)).join(' / ');
 
-const cellTitle = (cell: string, unrelated: number): string => {
-  const [n, m, k] = cell.split('x');
-  return `${n} services × ${m} endpoints × ${k} clusters${unrelated > 0 ? `, ${unrelated.toLocaleString('en-US')} unrelated Services + EndpointSlices per cluster` : ''}`;
-};
+const cellTitle = (r: PhaseResult | undefined, cell: string): string =>
+  r === undefined
+    ? cell
+    : `${r.services.toLocaleString('en-US')} services × ${r.endpoints} endpoints × ${r.clusters} clusters${
+        r.unrelatedObjects > 0
+          ? `, ${r.unrelatedObjects.toLocaleString('en-US')} unrelated Services + EndpointSlices per cluster`
+          : ''
+      }`;
 
 /** Plain-text table for the terminal. */
 export function textTable(report: BenchReport): string {
   const out: string[] = [];
   for (const [cell, ours, peer] of cellsOf(report)) {
     const rows = rowsOf(ours, peer);
-    out.push(`\n== ${cellTitle(cell, (ours ?? peer)?.unrelatedObjects ?? 0)}`);
+    out.push(`\n== ${cellTitle(ours ?? peer, cell)}`);
     const table = [
       ['metric', 'ours', 'AWS controller', 'ours/peer'],
       ...rows.map((r) => [r.metric, fmt(r.ours, r.digits), fmt(r.peer, r.digits), fmtRatio(r)]),
@@ -140,7 +144,7 @@ const runningIt = [
   '',
   '| variable | default | |',
   '|---|---|---|',
-  '| `BENCH_MATRIX` | `10x2x2,100x2x2,100x2x3,1000x2x2` | cells `services x endpoints x clusters`, services exported from c1 |',
+  '| `BENCH_MATRIX` | `10x2x2,100x2x2,100x2x3,100x2x2:5000,1000x2x2` | cells `services x endpoints x clusters[:unrelated objects per cluster]`, services exported from c1 |',
   '| `BENCH_SIDES` | `ours,peer` | which sides run |',
   '| `BENCH_IDLE_SECONDS` | 120 | idle window (after cold sync and 10 s of settling) |',
   '| `BENCH_CHANGES` | 20 | endpoint changes timed, one after the other |',
@@ -184,7 +188,7 @@ export function markdown(report: BenchReport, svgFile: string): string {
     '',
   ];
   for (const [cell, ours, peer] of cellsOf(report)) {
-    out.push(`## ${cellTitle(cell, (ours ?? peer)?.unrelatedObjects ?? 0)}`, '');
+    out.push(`## ${cellTitle(ours ?? peer, cell)}`, '');
     out.push('| | ours (defaults) | AWS controller v0.3.1 | ours/peer |', '|---|---:|---:|---:|');
     for (const r of rowsOf(ours, peer))
       out.push(

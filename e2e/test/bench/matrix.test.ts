@@ -23,3 +23,12 @@ describe('parseMatrix', () => {
     expect(() => parseMatrix(' , ')).toThrow(/empty/);
   });
 });
+
+describe('unrelated objects per cell', () => {
+  it('NxMxK:U sets them for that cell only', () => {
+    const [a, b] = parseMatrix('100x2x2:5000,10x2x2');
+    expect(a).toEqual({ services: 100, endpoints: 2, clusters: 2, unrelated: 5000 });
+    expect(b!.unrelated).toBeUndefined();
+    expect([a, b].map((c) => cellName(c!))).toEqual(['100x2x2:5000', '10x2x2']);
+  });
+});
