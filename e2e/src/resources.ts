@@ -20,7 +20,10 @@ export function statusOf(err: unknown): number | undefined {
   return undefined;
 }
 
-/** Creates or replaces the CRDs in deploy/crds and waits until they are Established. */
+/**
+ * Creates or replaces the CRDs in deploy/crds and waits until they are Established and every
+ * served version answers a list (waitForCrdApis).
+ */
 export async function installCrds(kc: KubeConfig, dir = crdDir()): Promise<string[]> {
   const api = kc.makeApiClient(ApiextensionsV1Api);
   const crds: V1CustomResourceDefinition[] = readdirSync(dir)
@@ -56,7 +59,45 @@ export async function installCrds(kc: KubeConfig, dir = crdDir()): Promise<strin
       return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
     });
   }
+  await waitForCrdApis(kc, crds);
   return names;
+}
+
+/** group/version/plural of every served version of the CRDs. */
+export function servedResources(
+  crds: readonly V1CustomResourceDefinition[],
+): { group: string; version: string; plural: string }[] {
+  return crds.flatMap((crd) =>
+    crd.spec.versions
+      .filter((v) => v.served)
+      .map((v) => ({ group: crd.spec.group, version: v.name, plural: crd.spec.names.plural })),
+  );
+}
+
+/**
+ * Established is not "answers": the API server builds a CRD's storage and watch cache on the
+ * first request for it, and until that cache has loaded, requests it serves (a list at
+ * resourceVersion 0, as informers start with, and watches) fail with
+ * `429 storage is (re)initializing`. A caller that starts right after `up` (an agent's
+ * informer, a conformance suite) would see that, so ready means a cache-served list of every
+ * served version succeeds.
+ */
+export async function waitForCrdApis(
+  kc: KubeConfig,
+  crds: readonly V1CustomResourceDefinition[],
+  timeoutMs = 60_000,
+): Promise<void> {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  for (const r of servedResources(crds)) {
+    await waitFor(
+      `a list of ${r.plural}.${r.group}/${r.version} to succeed`,
+      async () => {
+        await api.listClusterCustomObject({ ...r, resourceVersion: '0' });
+        return true;
+      },
+      { timeoutMs, intervalMs: 100 },
+    );
+  }
 }
 
 export const clusterIdProperty = 'cluster.clusterset.k8s.io';

@@ -1,14 +1,24 @@
 // The harness itself: a detached clusterset (as `make clusterset-up` starts it) with
 // overlapping pod CIDRs, its identity objects, and a teardown that leaves nothing behind.
+import { randomBytes } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  dumpYaml,
+  loadAllYaml,
+  type V1CustomResourceDefinition,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   clusterIdProperty,
   clustersetProperty,
+  installCrds,
   isPortFree,
   isRunning,
   loadClusterset,
@@ -20,6 +30,8 @@ import {
   type ProcessRecord,
 } from '../src/index.js';
 import { httpGet } from '../src/http.js';
+import { crdDir } from '../src/paths.js';
+import { servedResources, statusOf } from '../src/resources.js';
 import { findPidFiles, readPidFile } from '../src/processes.js';
 import '../src/vitest/context.js';
 
@@ -43,6 +55,7 @@ describe('harness lifecycle', () => {
   let stateDir: string;
   let clusterset: Clusterset;
   let records: ProcessRecord[];
+  let firstLists: string[];
 
   beforeAll(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-e2e-harness-'));
@@ -54,6 +67,8 @@ describe('harness lifecycle', () => {
       emulator: 'required',
       detached: true,
     });
+    // First thing after `up` returns, before anything else can give the API server time.
+    firstLists = await listCrdResources(clusterset, 5);
     records = findPidFiles(stateDir)
       .map(readPidFile)
       .filter((r): r is ProcessRecord => r !== undefined);
@@ -81,6 +96,62 @@ describe('harness lifecycle', () => {
         .concat('cloudmap-emulator')
         .sort(),
     );
+  });
+
+  it('answers lists of every CRD-backed resource (each served version) as soon as up returns', () => {
+    // 2 clusters x 5 rounds x (ServiceExport, ServiceImport, ClusterProperty) x 2 versions
+    expect(firstLists).toHaveLength(2 * 5 * 3 * 2);
+    expect(firstLists.filter((r) => !r.endsWith(': ok'))).toEqual([]);
+  });
+
+  it('installCrds returns only once a cache-served list of each version of a new CRD answers', async () => {
+    // A CRD nobody has requested yet: its storage and watch cache are built on the first
+    // request, and a list at resourceVersion 0 right after Established used to get 429.
+    const group = `probe${randomBytes(4).toString('hex')}.e2e.cloudmap-mcs.io`;
+    const dir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-crd-'));
+    const schema = {
+      openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+    };
+    const crd: V1CustomResourceDefinition = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `widgets.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+        versions: [
+          { name: 'v1alpha1', served: true, storage: false, schema },
+          { name: 'v1', served: true, storage: true, schema },
+        ],
+      },
+    };
+    writeFileSync(join(dir, 'widgets.yaml'), dumpYaml(crd));
+    const kc = loadKubeconfig(clusterset.clusters[0]!.kubeconfig);
+    try {
+      await installCrds(kc, dir);
+      const api = kc.makeApiClient(CustomObjectsApi);
+      const results: string[] = [];
+      for (const version of ['v1alpha1', 'v1', 'v1alpha1', 'v1']) {
+        try {
+          await api.listClusterCustomObject({
+            group,
+            version,
+            plural: 'widgets',
+            resourceVersion: '0',
+          });
+          results.push(`${version}: ok`);
+        } catch (err) {
+          results.push(`${version}: ${statusOf(err)}`);
+        }
+      }
+      expect(results).toEqual(['v1alpha1: ok', 'v1: ok', 'v1alpha1: ok', 'v1: ok']);
+    } finally {
+      await kc
+        .makeApiClient(ApiextensionsV1Api)
+        .deleteCustomResourceDefinition({ name: `widgets.${group}` });
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('runs the Cloud Map emulator as a process and writes cloudmap.env for the AWS SDK', async () => {
@@ -208,4 +279,34 @@ async function fetchVersion(kubeconfig: string): Promise<{ gitVersion: string }>
   });
   expect(res.status).toBe(200);
   return JSON.parse(res.body) as { gitVersion: string };
+}
+
+/**
+ * Lists every served version of every CRD-backed resource in each cluster, `rounds` times
+ * back to back, and returns one "cluster group/version/plural: ok|<error>" line per list.
+ */
+async function listCrdResources(cs: Clusterset, rounds: number): Promise<string[]> {
+  const crds = readdirSync(crdDir())
+    .filter((f) => f.endsWith('.yaml'))
+    .flatMap(
+      (f) => loadAllYaml(readFileSync(join(crdDir(), f), 'utf8')) as V1CustomResourceDefinition[],
+    );
+  const resources = servedResources(crds);
+  const lines: string[] = [];
+  for (let round = 0; round < rounds; round++) {
+    for (const c of cs.clusters) {
+      const api = loadKubeconfig(c.kubeconfig).makeApiClient(CustomObjectsApi);
+      for (const r of resources) {
+        const what = `${c.name} ${r.group}/${r.version}/${r.plural}`;
+        try {
+          // resourceVersion 0: served from the watch cache, as an informer's first list is.
+          await api.listClusterCustomObject({ ...r, resourceVersion: '0' });
+          lines.push(`${what}: ok`);
+        } catch (err) {
+          lines.push(`${what}: ${err instanceof Error ? err.message.slice(0, 200) : String(err)}`);
+        }
+      }
+    }
+  }
+  return lines;
 }
