@@ -108,6 +108,22 @@ bench-smoke: build controlplane peer ## A short bench (10 services x 2 endpoints
 	@BENCH_MATRIX=10x2x2 BENCH_IDLE_SECONDS=20 BENCH_SETTLE_SECONDS=5 BENCH_CHANGES=5 BENCH_NEW_SERVICES=1 \
 	  node e2e/dist/src/bench/main.js --state $(BENCH_STATE)-smoke
 
+NODES ?= fake
+CONFORMANCE_STATE ?= .state/conformance
+
+.PHONY: conformance-suite
+conformance-suite: ## Build (or reuse) the upstream MCS conformance suite from MCS_API_UPSTREAM (default ../shared/upstream/mcs-api), cached outside the clone
+	@e2e/conformance/build.sh >/dev/null
+
+.PHONY: conformance
+conformance: build controlplane ## Upstream MCS conformance suite on 2 local clusters running both agents (NODES=fake|real); report in CONFORMANCE_STATE/report
+	@suite=$$(e2e/conformance/build.sh) && \
+	  node e2e/dist/src/conformance/main.js --suite "$$suite" --nodes $(NODES) --state $(CONFORMANCE_STATE)
+
+.PHONY: conformance-doc
+conformance-doc: build ## Regenerate docs/conformance.md from the last `make conformance` report (runs nothing)
+	@node e2e/dist/src/conformance/doc.js --report-dir $(CONFORMANCE_STATE)/report --out docs/conformance.md
+
 .PHONY: clean
 clean: ## Remove build output (keeps the toolchain and control-plane caches)
 	rm -rf packages/*/dist e2e/dist packages/*/tsconfig.tsbuildinfo e2e/tsconfig.tsbuildinfo

@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { dumpYaml, KubeConfig } from '@kubernetes/client-node';
+import { dumpYaml, KubeConfig, loadYaml } from '@kubernetes/client-node';
 
 export interface KubeconfigSpec {
   readonly name: string;
@@ -48,4 +48,34 @@ export function loadKubeconfig(path: string): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromFile(path);
   return kc;
+}
+
+interface KubeconfigDoc {
+  clusters?: { name: string }[];
+  users?: { name: string }[];
+  contexts?: { name: string }[];
+}
+
+/**
+ * One kubeconfig holding the clusters, users and contexts of several (each harness kubeconfig
+ * has one context named after its cluster), for tools that take `--contexts=c1,c2`. The first
+ * document's context is the current one. Duplicate names are refused: they would silently
+ * point a context at another cluster's credentials.
+ */
+export function mergeKubeconfigYaml(docs: readonly string[]): string {
+  const parsed = docs.map((d) => loadYaml<KubeconfigDoc & { 'current-context'?: string }>(d));
+  const merged = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: parsed.flatMap((d) => d.clusters ?? []),
+    users: parsed.flatMap((d) => d.users ?? []),
+    contexts: parsed.flatMap((d) => d.contexts ?? []),
+    'current-context': parsed[0]?.['current-context'] ?? '',
+  };
+  for (const key of ['clusters', 'users', 'contexts'] as const) {
+    const names = merged[key].map((e) => e.name);
+    const dup = names.find((n, i) => names.indexOf(n) !== i);
+    if (dup !== undefined) throw new Error(`cannot merge kubeconfigs: two ${key} named ${dup}`);
+  }
+  return dumpYaml(merged);
 }

@@ -72,16 +72,23 @@ async function readyz(url: string): Promise<boolean> {
   }
 }
 
-/** Starts one agent and resolves once its /readyz answers 200. */
+export type AgentArgs = (ports: { health: number; metrics: number }) => string[];
+
+/**
+ * Starts one agent and resolves once its /readyz answers 200. `argsFor` gives its flags for
+ * the two free ports picked here (default: the demo's flags, agentArgs).
+ */
 export async function startAgent(
   kind: AgentKind,
   cluster: ClusterInfo,
   env: Readonly<Record<string, string>>,
   timeoutMs: number,
+  argsFor: AgentArgs = (ports) =>
+    agentArgs(kind, cluster, env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] ?? '', ports),
 ): Promise<RunningAgent> {
   const main = agentMain(kind);
   if (!existsSync(main)) throw new Error(`${main} is missing: build first (make build)`);
-  const [health = 0, metrics = 0] = await allocatePorts(2, `demo ${cluster.name} ${kind}-agent`);
+  const [health = 0, metrics = 0] = await allocatePorts(2, `${cluster.name} ${kind}-agent`);
   const logs = join(cluster.dir, 'logs');
   const pids = join(cluster.dir, 'pids');
   mkdirSync(logs, { recursive: true });
@@ -90,13 +97,7 @@ export async function startAgent(
   const record = spawnProcess({
     name: `${kind}-agent`,
     command: process.execPath,
-    args: [
-      main,
-      ...agentArgs(kind, cluster, env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] ?? '', {
-        health,
-        metrics,
-      }),
-    ],
+    args: [main, ...argsFor({ health, metrics })],
     logFile,
     pidFile: join(pids, `${kind}-agent.pid`),
     env: { ...env },
