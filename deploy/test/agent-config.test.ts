@@ -94,6 +94,9 @@ const everything = {
     requestBudget: 25,
     heartbeatTtlSeconds: 180,
     allowedCidrs: ['10.0.0.0/8', 'fd00::/8'],
+    namespaces: { allowed: ['shop', 'default'], denied: ['kube-system'] },
+    maxImportsPerNamespace: 20,
+    maxImports: 300,
     leaderElection: { leaseName: 'imp-lease' },
   },
 };
@@ -170,6 +173,11 @@ describe('import agent', () => {
       pollResyncMs: 600_000,
       heartbeatTtlMs: 120_000,
       allowedCidrs: [],
+      namespaces: {
+        allowed: [],
+        denied: ['kube-system', 'kube-public', 'kube-node-lease', 'default'],
+      },
+      caps: { perNamespace: 1000, total: 5000 },
     });
   });
 
@@ -189,6 +197,8 @@ describe('import agent', () => {
       requestBudgetPerSecond: 25,
       heartbeatTtlMs: 180_000,
       allowedCidrs: ['10.0.0.0/8', 'fd00::/8'],
+      namespaces: { allowed: ['shop', 'default'], denied: ['kube-system'] },
+      caps: { perNamespace: 20, total: 300 },
       leaderElect: true,
       leaseNamespace: 'mcs-system',
       leaseName: 'imp-lease',

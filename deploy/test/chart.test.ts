@@ -200,8 +200,15 @@ describe('values', () => {
     expect(expEnv.get('MCS_POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
     expect(expEnv.get('MCS_REGISTER_RATE')?.value).toBe('5');
     // Each agent parses strictly: it gets only the variables it knows.
+    expect(impEnv.get('MCS_DENIED_NAMESPACES')?.value).toBe(
+      'kube-system,kube-public,kube-node-lease,default',
+    );
+    expect(impEnv.has('MCS_ALLOWED_NAMESPACES')).toBe(false);
+    expect(impEnv.get('MCS_MAX_IMPORTS_PER_NAMESPACE')?.value).toBe('1000');
+    expect(impEnv.get('MCS_MAX_IMPORTS')?.value).toBe('5000');
     for (const name of [
       'MCS_ALLOWED_CIDRS',
+      'MCS_DENIED_NAMESPACES',
       'MCS_POLL_FAST_SECONDS',
       'MCS_METRICS_PORT',
       'MCS_LOG_FORMAT',
@@ -456,6 +463,12 @@ describe('values schema', () => {
       { importAgent: { allowedCidrs: ['10.0.0.0'] } },
       '/importAgent/allowedCidrs/0',
     ],
+    [
+      'a namespace that is not a DNS label',
+      { importAgent: { namespaces: { denied: ['Kube_System'] } } },
+      '/importAgent/namespaces/denied/0',
+    ],
+    ['a zero import cap', { importAgent: { maxImports: 0 } }, '/importAgent/maxImports'],
     [
       'a period that is not a whole number of seconds',
       { importAgent: { poll: { fastSeconds: '2s' } } },

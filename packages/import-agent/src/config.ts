@@ -1,5 +1,11 @@
 import yargs from 'yargs';
 import { parseCidr, type LogLevel } from '@cloudmap-mcs/core';
+import {
+  DEFAULT_DENIED_NAMESPACES,
+  DEFAULT_IMPORT_CAPS,
+  type ImportCaps,
+  type NamespacePolicy,
+} from './reconcile/scope.js';
 
 /**
  * The import agent's one typed configuration (DESIGN.md §6): built in main.ts from flags and
@@ -25,6 +31,10 @@ export interface ImportAgentConfig {
   requestBudgetPerSecond?: number;
   heartbeatTtlMs: number;
   allowedCidrs: string[];
+  /** Where imports may be created (reconcile/scope.ts). */
+  namespaces: NamespacePolicy;
+  /** Caps on imports per namespace and per agent (reconcile/scope.ts). */
+  caps: ImportCaps;
   workers: number;
   maxEndpointsPerSlice: number;
   metricsPort: number;
@@ -59,6 +69,10 @@ const FLAGS = [
   'request-budget',
   'heartbeat-ttl-seconds',
   'allowed-cidrs',
+  'allowed-namespaces',
+  'denied-namespaces',
+  'max-imports-per-namespace',
+  'max-imports',
   'workers',
   'max-endpoints-per-slice',
   'metrics-port',
@@ -158,6 +172,27 @@ export function parseConfig(
       describe:
         'comma-separated CIDRs endpoint addresses must fall in (empty: any but the always-refused)',
     })
+    .option('allowed-namespaces', {
+      type: 'string',
+      default: '',
+      describe:
+        'comma-separated namespaces imports may be created in (empty: any not denied); listing a denied one allows it',
+    })
+    .option('denied-namespaces', {
+      type: 'string',
+      default: DEFAULT_DENIED_NAMESPACES.join(','),
+      describe: 'comma-separated namespaces imports are never created in (unless allowed by name)',
+    })
+    .option('max-imports-per-namespace', {
+      type: 'number',
+      default: DEFAULT_IMPORT_CAPS.perNamespace,
+      describe: 'most ServiceImports this agent creates in one namespace',
+    })
+    .option('max-imports', {
+      type: 'number',
+      default: DEFAULT_IMPORT_CAPS.total,
+      describe: 'most ServiceImports this agent manages in all',
+    })
     .option('workers', { type: 'number', default: 4 })
     .option('max-endpoints-per-slice', { type: 'number', default: 100 })
     .option('metrics-port', { type: 'number', default: 8080 })
@@ -195,6 +230,17 @@ export function parseConfig(
       );
     }
   }
+  const namespaceList = (flag: string, value: string): string[] => {
+    const names = value
+      .split(',')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
+    for (const n of names) {
+      if (n.length > 63 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n))
+        throw new ConfigError(`--${flag}: "${n}" is not a namespace name (RFC 1123 label)`);
+    }
+    return names;
+  };
   if (args.pollJitter < 0 || args.pollJitter > 1)
     throw new ConfigError('--poll-jitter must be within 0..1');
   const maxPerSlice = positive('max-endpoints-per-slice', args.maxEndpointsPerSlice);
@@ -208,6 +254,14 @@ export function parseConfig(
     pollMaxBackoffMs: positive('poll-max-backoff-seconds', args.pollMaxBackoffSeconds) * 1000,
     heartbeatTtlMs: positive('heartbeat-ttl-seconds', args.heartbeatTtlSeconds) * 1000,
     allowedCidrs,
+    namespaces: {
+      allowed: namespaceList('allowed-namespaces', args.allowedNamespaces),
+      denied: namespaceList('denied-namespaces', args.deniedNamespaces),
+    },
+    caps: {
+      perNamespace: Math.floor(positive('max-imports-per-namespace', args.maxImportsPerNamespace)),
+      total: Math.floor(positive('max-imports', args.maxImports)),
+    },
     workers: Math.floor(positive('workers', args.workers)),
     maxEndpointsPerSlice: Math.floor(maxPerSlice),
     metricsPort: args.metricsPort,

@@ -1,4 +1,5 @@
 import {
+  createRefusalLog,
   createWorkQueue,
   defaultControllerRateLimiter,
   logFields,
@@ -16,6 +17,12 @@ import type { PollPeriods } from './poller/schedule.js';
 import type { SnapshotHealth } from './poller/snapshot.js';
 import type { ImportSources, ImportWriter } from './reconcile/ports.js';
 import { createImportReconciler, type ImportMetrics } from './reconcile/reconciler.js';
+import {
+  defaultNamespacePolicy,
+  namespaceDecision,
+  type ImportCaps,
+  type NamespacePolicy,
+} from './reconcile/scope.js';
 
 /**
  * Wires the poller, the work queue and the reconciler (GUIDE.md rules 1–3). Workers start only
@@ -37,6 +44,10 @@ export interface ImportControllerOptions {
   maxEndpointsPerSlice?: number;
   /** Warning Events (name collisions); none when absent. */
   events?: EventRecorder;
+  /** Where imports may be created; default: all but kube-system, kube-public, kube-node-lease, default. */
+  namespaces?: NamespacePolicy;
+  /** Caps on imports per namespace and per agent. */
+  caps?: ImportCaps;
   metrics?: ImportMetrics &
     PollerMetrics & {
       queueDepth?(depth: number): void;
@@ -65,6 +76,22 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     ...(opts.metrics?.queueDepth === undefined ? {} : { onDepthChange: opts.metrics.queueDepth }),
   });
   let started = false;
+  const policy = opts.namespaces ?? defaultNamespacePolicy;
+  // One refusal log for the poller's scope and the reconciler: one metric, one rate limit.
+  const refusals = createRefusalLog({
+    logger: opts.logger,
+    clock: opts.clock,
+    message: 'refused cloud map record',
+    ...(opts.metrics?.refused === undefined ? {} : { count: opts.metrics.refused }),
+  });
+  /** A local namespace the policy allows: only those are polled (no Cloud Map calls for the rest). */
+  const inScope = (ns: string): boolean => {
+    if (!opts.sources.namespaceExists(ns)) return false;
+    const decision = namespaceDecision(policy, ns);
+    if (decision.allowed) return true;
+    refusals.refused({ reason: 'namespace-denied', subject: ns, fields: { detail: decision.why } });
+    return false;
+  };
   const enqueueNamespace = (namespace: string): void => {
     for (const s of poller.services(namespace)) queue.add(`${namespace}/${s.name}`);
     for (const key of opts.sources.managedImportKeys())
@@ -79,7 +106,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     ...(opts.requestBudgetPerSecond === undefined
       ? {}
       : { requestBudgetPerSecond: opts.requestBudgetPerSecond }),
-    isLocalNamespace: (ns) => opts.sources.namespaceExists(ns),
+    isLocalNamespace: inScope,
     onServiceChange: (ns, name) => {
       if (started) queue.add(`${ns}/${name}`);
     },
@@ -104,6 +131,9 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     logger: opts.logger,
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
     ...(opts.events === undefined ? {} : { events: opts.events }),
+    namespaces: policy,
+    refusals,
+    ...(opts.caps === undefined ? {} : { caps: opts.caps }),
     ...(opts.maxEndpointsPerSlice === undefined
       ? {}
       : { maxEndpointsPerSlice: opts.maxEndpointsPerSlice }),

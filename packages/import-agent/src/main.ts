@@ -203,6 +203,8 @@ async function main(): Promise<void> {
       workers: config.workers,
       now: () => Date.now(),
       maxEndpointsPerSlice: config.maxEndpointsPerSlice,
+      namespaces: config.namespaces,
+      caps: config.caps,
       metrics,
       events: createEventRecorder({
         sink: kubeEventSink(kc),

@@ -14,6 +14,26 @@ describe('import agent config', () => {
       workers: 4,
     });
     expect(c.identity).toMatch(/^host-\d+$/);
+    expect(c.namespaces).toEqual({
+      allowed: [],
+      denied: ['kube-system', 'kube-public', 'kube-node-lease', 'default'],
+    });
+    expect(c.caps).toEqual({ perNamespace: 1000, total: 5000 });
+  });
+
+  it('reads the namespace policy and caps from flags and MCS_* variables', () => {
+    const c = parseConfig(
+      ['--max-imports', '50'],
+      {
+        MCS_ALLOWED_NAMESPACES: 'shop, default',
+        MCS_DENIED_NAMESPACES: 'kube-system',
+        MCS_MAX_IMPORTS_PER_NAMESPACE: '7',
+      },
+      'h',
+    );
+    expect(c.namespaces).toEqual({ allowed: ['shop', 'default'], denied: ['kube-system'] });
+    expect(c.caps).toEqual({ perNamespace: 7, total: 50 });
+    expect(parseConfig(['--denied-namespaces', ''], {}, 'h').namespaces.denied).toEqual([]);
   });
 
   it('reads MCS_* variables of known flags only; flags win over them', () => {
@@ -36,6 +56,10 @@ describe('import agent config', () => {
     [['--poll-jitter', '2'], /poll-jitter/],
     [['--max-endpoints-per-slice', '5000'], /at most 1000/],
     [['--assume-role-external-id', 'x'], /needs --assume-role-arn/],
+    [['--allowed-namespaces', 'Shop'], /allowed-namespaces: "Shop" is not a namespace name/],
+    [['--denied-namespaces', 'a/b'], /denied-namespaces/],
+    [['--max-imports-per-namespace', '0'], /max-imports-per-namespace/],
+    [['--max-imports', '-1'], /max-imports/],
   ])('refuses %j', (argv, message) => {
     expect(() => parseConfig(argv, {}, 'h')).toThrow(ConfigError);
     expect(() => parseConfig(argv, {}, 'h')).toThrow(message);

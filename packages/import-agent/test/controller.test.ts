@@ -331,3 +331,31 @@ describe('import controller over the fake Cloud Map', () => {
     expect(cluster.imports.has('elsewhere/cart')).toBe(true);
   });
 });
+
+describe('import scope over the fake Cloud Map', () => {
+  it('does not poll, nor import, services of a denied namespace; counts the refusal per round, logs it once', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'kube-system', 'kubernetes', endpoints(1, 1)));
+    await publish(cm, exportOf('c1', 'default', 'kubernetes', endpoints(1, 1)));
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(1, 1)));
+    const cluster = createFakeCluster(['kube-system', 'default', 'shop']);
+    const logger = createMemoryLogger();
+    const counted: string[] = [];
+    const { tick } = await setup(cm, cluster, 1_000_000, {
+      logger,
+      refused: (r) => counted.push(r),
+    });
+    await tick(70_000); // a second slow round
+    expect([...cluster.imports.keys()]).toEqual(['shop/cart']);
+    // Only shop's service is read: one DiscoverInstances for it, none for the denied two.
+    expect(cm.calls('discoverInstances')).toBe(1);
+    expect(counted.filter((r) => r === 'namespace-denied').length).toBeGreaterThanOrEqual(4);
+    expect(
+      logger
+        .find('refused cloud map record')
+        .filter((e) => e.fields['reason'] === 'namespace-denied')
+        .map((e) => e.fields['subject'])
+        .sort(),
+    ).toEqual(['default', 'kube-system']);
+  });
+});

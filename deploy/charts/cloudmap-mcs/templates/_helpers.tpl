@@ -173,6 +173,16 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 - name: MCS_ALLOWED_CIDRS
   value: {{ join "," . | quote }}
 {{- end }}
+{{- with .agent.namespaces.allowed }}
+- name: MCS_ALLOWED_NAMESPACES
+  value: {{ join "," . | quote }}
+{{- end }}
+- name: MCS_DENIED_NAMESPACES
+  value: {{ join "," .agent.namespaces.denied | quote }}
+- name: MCS_MAX_IMPORTS_PER_NAMESPACE
+  value: {{ .agent.maxImportsPerNamespace | quote }}
+- name: MCS_MAX_IMPORTS
+  value: {{ .agent.maxImports | quote }}
 {{- end }}
 {{- with .agent.extraEnv }}
 {{ toYaml . }}

@@ -48,6 +48,14 @@ import {
   type ImportWriter,
   type LiveKinds,
 } from './ports.js';
+import {
+  createImportAdmission,
+  DEFAULT_IMPORT_CAPS,
+  defaultNamespacePolicy,
+  namespaceDecision,
+  type ImportCaps,
+  type NamespacePolicy,
+} from './scope.js';
 import { createRecentWrites, type RecentWrites, type Used } from './recent-writes.js';
 import { desiredStatus, readyCondition } from './status.js';
 
@@ -81,6 +89,10 @@ export interface ImportReconcilerDeps {
   refusals?: RefusalLog;
   /** Warning Events about name collisions (none recorded when absent). */
   events?: EventRecorder;
+  /** Where imports may exist (scope.ts); default: all but the four built-in denied ones. */
+  namespaces?: NamespacePolicy;
+  /** Caps on imports per namespace and per agent (scope.ts); default DEFAULT_IMPORT_CAPS. */
+  caps?: ImportCaps;
 }
 
 /** A label value: no '/' allowed, so not a domain-prefixed controller name. */
@@ -95,6 +107,9 @@ const PENDING_RECHECK_MS = 1_000;
  * event here. Documented in docs/import-agent.md ("Name collisions").
  */
 export const COLLISION_RECHECK_MS = 10_000;
+
+/** Re-check an import refused by a cap this often, to take a slot freed meanwhile. */
+export const CAP_RECHECK_MS = 60_000;
 
 /**
  * One key, `<namespace>/<name>`: reads the Cloud Map snapshot and the informer caches, and
@@ -114,6 +129,10 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       message: 'refused cloud map record',
       ...(deps.metrics?.refused === undefined ? {} : { count: deps.metrics.refused }),
     });
+  const policy = deps.namespaces ?? defaultNamespacePolicy;
+  const admission = createImportAdmission(deps.caps ?? DEFAULT_IMPORT_CAPS, () =>
+    deps.sources.managedImportKeys(),
+  );
   const collisions = createCollisionReporter({
     ...(deps.events === undefined ? {} : { events: deps.events }),
     ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
@@ -241,6 +260,7 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     const derivedName = derivedServiceName(namespace, name);
     const owner = { importName: name, derivedName };
     collisions.clear(log, { namespace, name });
+    admission.release(`${namespace}/${name}`);
     for (const slice of ownedSlices(sources, namespace, name, derivedName)) {
       await writer.delete('EndpointSlice', namespace, slice.metadata.name, slice.metadata.uid);
       deps.metrics?.written?.('EndpointSlice', 'delete');
@@ -303,6 +323,18 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     if (!deps.sources.namespaceExists(namespace)) return;
     const used: Used = { untilMs: 0 };
     const sources = view(used);
+    const decision = namespaceDecision(policy, namespace);
+    if (!decision.allowed) {
+      // Nothing is created here; an import of ours left from before the policy (the
+      // namespace's consent withdrawn) is removed like an unexported one.
+      if (snapshot.get(namespace, name) !== undefined)
+        refusals.refused(
+          { reason: 'namespace-denied', subject: key, fields: { detail: decision.why } },
+          log,
+        );
+      await deleteAll(log, sources, namespace, name);
+      return;
+    }
 
     const live = applyHeartbeats(
       readExports(log, namespace, name),
@@ -320,18 +352,27 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     const derivedName = derivedServiceName(namespace, name);
     const markers = { importName: name, derivedName };
     const blocked: NameCollision[] = [];
+    const cachedSi = sources.serviceImport(namespace, name);
+    if (
+      cachedSi === undefined ||
+      missingMarker('ServiceImport', cachedSi.metadata, markers) !== undefined
+    ) {
+      const admitted = admission.admit(key);
+      if (!admitted.admitted) {
+        refusals.refused(
+          { reason: 'import-cap', subject: key, fields: { detail: admitted.why } },
+          log,
+        );
+        return { requeueAfterMs: CAP_RECHECK_MS };
+      }
+    }
 
     // 1. The ServiceImport (its uid owns the derived Service). A user's ServiceImport of the
     // same name blocks the import; it is not written, not even its status. Its deletion comes
     // through the (unfiltered) ServiceImport informer, so no re-check is needed.
-    const siSeen = await observe(
-      'ServiceImport',
-      namespace,
-      name,
-      sources.serviceImport(namespace, name),
-      markers,
-    );
+    const siSeen = await observe('ServiceImport', namespace, name, cachedSi, markers);
     if (siSeen.collision !== undefined) {
+      admission.release(key);
       collisions.blocked(log, { namespace, name }, [siSeen.collision], undefined);
       return;
     }
