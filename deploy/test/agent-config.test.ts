@@ -81,6 +81,7 @@ const everything = {
     resyncSeconds: 90,
     heartbeatSeconds: 20,
     registerRate: 7,
+    dns: { records: true, ttlSeconds: 30, namespaceVpc: 'vpc-0abc123' },
     leaderElection: {
       leaseName: 'exp-lease',
       leaseDurationSeconds: 30,
@@ -137,7 +138,17 @@ describe('export agent', () => {
       healthPort: 9091,
       logLevel: 'debug',
       podName: POD,
+      dns: { ttl: 30, namespaceVpc: 'vpc-0abc123' },
     });
+  });
+
+  it('passes no DNS options by default, and refuses a namespace VPC without records', async () => {
+    const parse = await agentParseConfig('export-agent');
+    const cfg = await parseWith(parse, processEnv(deployment({}, 'export-agent')));
+    expect(cfg['dns']).toBeUndefined();
+    expect(render({ values: { exportAgent: { dns: { namespaceVpc: 'vpc-1' } } } }).stderr).toMatch(
+      /namespaceVpc needs exportAgent\.dns\.records=true/,
+    );
   });
 
   it('parses the external ID and a single replica without election', async () => {

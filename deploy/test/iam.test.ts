@@ -43,17 +43,23 @@ const of = (agent: 'export-agent' | 'import-agent'): Derived => {
   return d;
 };
 
+/**
+ * Cloud Map actions only the DNS-namespace option causes (`--dns-namespace-vpc`, ADR 0010):
+ * they live in the add-on policy, so a default install does not grant them.
+ */
+const DNS_ONLY_ACTIONS = ['servicediscovery:CreatePrivateDnsNamespace'];
+
 describe.each([
-  ['export-agent', 'export-agent.json'],
-  ['import-agent', 'import-agent.json'],
-] as const)('%s', (agent, file) => {
+  ['export-agent', 'export-agent.json', DNS_ONLY_ACTIONS],
+  ['import-agent', 'import-agent.json', []],
+] as const)('%s', (agent, file, addOnActions: readonly string[]) => {
   it('hands the CloudMapPort only to code the analysis sees', () => {
     expect(of(agent).usage.escapes).toEqual([]);
     expect(of(agent).usage.portMethods.size).toBeGreaterThan(0);
   });
 
   it(`${file} allows every Cloud Map action the agent can cause, and nothing else`, () => {
-    const need = [...of(agent).actions.keys()].sort();
+    const need = [...of(agent).actions.keys()].filter((a) => !addOnActions.includes(a)).sort();
     const have = allowed(policy(file), 'servicediscovery:');
     const missing = need.filter((a) => !have.includes(a));
     const extra = have.filter((a) => !need.includes(a));
@@ -67,6 +73,36 @@ describe.each([
     // Only servicediscovery actions; no wildcards.
     expect(allowed(policy(file), '')).toEqual(have);
     expect(have.some((a) => a.includes('*'))).toBe(false);
+  });
+});
+
+describe('export-agent-dns-namespaces.json', () => {
+  it('holds the Cloud Map actions only the DNS option causes, which the code does cause', () => {
+    const exportActions = [...of('export-agent').actions.keys()];
+    for (const a of DNS_ONLY_ACTIONS) expect(exportActions).toContain(a);
+    expect(allowed(policy('export-agent-dns-namespaces.json'), 'servicediscovery:')).toEqual(
+      [...DNS_ONLY_ACTIONS].sort(),
+    );
+    expect(allowed(policy('export-agent.json'), 'servicediscovery:')).not.toContain(
+      'servicediscovery:CreatePrivateDnsNamespace',
+    );
+  });
+
+  it('grants the Route 53 and EC2 actions Cloud Map performs for DNS namespaces', () => {
+    const have = allowed(policy('export-agent-dns-namespaces.json'), '');
+    // RegisterInstance/DeregisterInstance in DNS namespaces, and CreatePrivateDnsNamespace
+    // (Cloud Map API permissions reference).
+    for (const a of [
+      'route53:ChangeResourceRecordSets',
+      'route53:CreateHealthCheck',
+      'route53:GetHostedZone',
+      'route53:CreateHostedZone',
+      'route53:ListHostedZonesByName',
+      'ec2:DescribeVpcs',
+      'ec2:DescribeRegions',
+    ]) {
+      expect(have).toContain(a);
+    }
   });
 });
 

@@ -115,6 +115,7 @@ export async function runExportAgent(
     pendingRequeueMs: 1000,
     heartbeatPeriodMs: config.heartbeatSeconds * 1000,
     tags: { 'cloudmap-mcs:managed-by': 'cloudmap-mcs-export-agent' },
+    ...(config.dns === undefined ? {} : { dns: config.dns }),
     onReconcile: (outcome, ms) => {
       metrics.reconcile(outcome, ms);
       metrics.exports(controller.reconciler.exportedCount());

@@ -2,7 +2,11 @@ import {
   isCloudMapError,
   type CloudMapNamespace,
   type CloudMapPort,
+  type CloudMapService,
+  type IPFamily,
   type Logger,
+  type ServiceDnsConfig,
+  type ServiceSpec,
   type Tags,
 } from '@cloudmap-mcs/core';
 
@@ -12,6 +16,18 @@ export interface CloudMapTarget {
   namespaceName: string;
   serviceId: string;
   serviceName: string;
+  /** The service's Route 53 records as Cloud Map has them: what every instance must carry. */
+  dnsConfig?: ServiceDnsConfig;
+  /** The service has HealthCheckCustomConfig (instances carry AWS_INIT_HEALTH_STATUS). */
+  customHealth?: boolean;
+}
+
+/** DNS namespaces (ADR 0010): services with DnsConfig in DNS_PRIVATE namespaces. */
+export interface DnsOptions {
+  /** TTL of the A/AAAA and SRV records, seconds. */
+  ttl: number;
+  /** Create absent namespaces as DNS_PRIVATE in this VPC instead of HTTP. */
+  namespaceVpc?: string;
 }
 
 export type EnsureResult =
@@ -22,8 +38,13 @@ export type EnsureResult =
   | { state: 'unsupported'; message: string };
 
 export interface TargetResolver {
-  /** Finds or creates the namespace (HTTP) and the service (tagged, no DnsConfig). */
-  ensure(namespace: string, name: string): Promise<EnsureResult>;
+  /**
+   * Finds or creates the namespace (HTTP, or DNS_PRIVATE with `dns.namespaceVpc`) and the
+   * service (tagged). With DNS options and `dnsFamily`, a service created in a DNS_PRIVATE
+   * namespace gets DnsConfig (A for IPv4 or AAAA for IPv6, plus SRV, MULTIVALUE) and a custom
+   * health check; otherwise no DnsConfig (the heartbeat service passes no family).
+   */
+  ensure(namespace: string, name: string, dnsFamily?: IPFamily): Promise<EnsureResult>;
   /** Finds without creating; undefined when either does not exist. */
   find(namespace: string, name: string): Promise<CloudMapTarget | undefined>;
 }
@@ -35,6 +56,22 @@ export interface TargetResolverOptions {
   now: () => number;
   /** A namespace creation older than this is assumed lost and submitted again. */
   namespaceCreateTimeoutMs?: number;
+  /** Absent: HTTP namespaces and services without DnsConfig (the default). */
+  dns?: DnsOptions;
+}
+
+/** The CreateService spec for an exported Service in a DNS_PRIVATE namespace. */
+export function dnsServiceSpec(dns: DnsOptions, family: IPFamily): ServiceSpec {
+  return {
+    dnsConfig: {
+      routingPolicy: 'MULTIVALUE',
+      records: [
+        { type: family === 'IPv6' ? 'AAAA' : 'A', ttl: dns.ttl },
+        { type: 'SRV', ttl: dns.ttl },
+      ],
+    },
+    customHealth: true,
+  };
 }
 
 /**
@@ -53,11 +90,16 @@ export function createTargetResolver(opts: TargetResolverOptions): TargetResolve
   const findService = async (ns: CloudMapNamespace, name: string) =>
     (await cloudMap.listServices(ns.id)).find((s) => s.name === name);
 
-  const toTarget = (ns: CloudMapNamespace, svc: { id: string; name: string }): CloudMapTarget => ({
+  const toTarget = (
+    ns: CloudMapNamespace,
+    svc: Pick<CloudMapService, 'id' | 'name' | 'dnsConfig' | 'customHealth'>,
+  ): CloudMapTarget => ({
     namespaceId: ns.id,
     namespaceName: ns.name,
     serviceId: svc.id,
     serviceName: svc.name,
+    ...(svc.dnsConfig === undefined ? {} : { dnsConfig: svc.dnsConfig }),
+    ...(svc.customHealth === true ? { customHealth: true } : {}),
   });
 
   async function ensureNamespace(name: string): Promise<CloudMapNamespace | EnsureResult> {
@@ -77,8 +119,13 @@ export function createTargetResolver(opts: TargetResolverOptions): TargetResolve
       return { state: 'pending', message: `Creating Cloud Map namespace ${name}.` };
     }
     try {
-      await cloudMap.createHttpNamespace(name, tags);
-      logger.info('cloud map namespace creation submitted', { cloudMapNamespace: name });
+      const vpc = opts.dns?.namespaceVpc;
+      if (vpc === undefined) await cloudMap.createHttpNamespace(name, tags);
+      else await cloudMap.createPrivateDnsNamespace(name, vpc, tags);
+      logger.info('cloud map namespace creation submitted', {
+        cloudMapNamespace: name,
+        type: vpc === undefined ? 'HTTP' : 'DNS_PRIVATE',
+      });
     } catch (error) {
       // Someone (another cluster) created it meanwhile: it will be listed shortly.
       if (
@@ -93,16 +140,21 @@ export function createTargetResolver(opts: TargetResolverOptions): TargetResolve
   }
 
   return {
-    async ensure(namespace, name) {
+    async ensure(namespace, name, dnsFamily) {
       const ns = await ensureNamespace(namespace);
       if ('state' in ns) return ns;
       const existing = await findService(ns, name);
       if (existing !== undefined) return { state: 'ready', target: toTarget(ns, existing) };
+      const spec =
+        opts.dns !== undefined && dnsFamily !== undefined && ns.type === 'DNS_PRIVATE'
+          ? dnsServiceSpec(opts.dns, dnsFamily)
+          : undefined;
       try {
-        const created = await cloudMap.createService(ns.id, name, tags);
+        const created = await cloudMap.createService(ns.id, name, tags, undefined, spec);
         logger.info('cloud map service created', {
           cloudMapNamespace: namespace,
           cloudMapService: name,
+          dnsRecords: spec?.dnsConfig?.records.map((r) => r.type).join(',') ?? 'none',
         });
         return { state: 'ready', target: toTarget(ns, created) };
       } catch (error) {
@@ -110,7 +162,9 @@ export function createTargetResolver(opts: TargetResolverOptions): TargetResolve
           ? error.details['ServiceId']
           : undefined;
         if (id === undefined) throw error;
-        return { state: 'ready', target: toTarget(ns, { id, name }) };
+        // Another cluster created it: its DnsConfig decides what instances carry, so read it.
+        const raced = await findService(ns, name);
+        return { state: 'ready', target: toTarget(ns, raced ?? { id, name }) };
       }
     },
     async find(namespace, name) {

@@ -24,6 +24,11 @@ export interface ExportAgentConfig {
   logLevel: LogLevel;
   podName: string;
   registerRatePerSecond: number;
+  /**
+   * DNS namespaces (`--dns-records`, ADR 0010): services created in DNS_PRIVATE namespaces get
+   * DnsConfig; absent when off (the default).
+   */
+  dns?: { ttl: number; namespaceVpc?: string };
   /** MCS_* variables that are not flags of this agent (logged with the config). */
   ignoredEnvironment: string[];
 }
@@ -85,6 +90,18 @@ const OPTIONS = {
     default: 20,
     describe: 'RegisterInstance/DeregisterInstance calls per second',
   },
+  'dns-records': {
+    type: 'boolean',
+    default: false,
+    describe:
+      'create services in DNS_PRIVATE namespaces with A/AAAA and SRV records (MULTIVALUE, custom health), so VPC clients resolve <service>.<namespace>',
+  },
+  'dns-ttl': { type: 'number', default: 10, describe: 'TTL of those records, seconds' },
+  'dns-namespace-vpc': {
+    type: 'string',
+    describe:
+      'with --dns-records: create absent Cloud Map namespaces as DNS_PRIVATE in this VPC (vpc-…) instead of HTTP',
+  },
 } as const;
 
 export class ConfigError extends Error {
@@ -145,6 +162,15 @@ export async function parseConfig(
     config.renewDeadlineSeconds > config.retryPeriodSeconds
   )) {
     throw new ConfigError('leader election needs lease-duration > renew-deadline > retry-period');
+  }
+  if (args.dnsNamespaceVpc !== undefined && args.dnsNamespaceVpc !== '' && !args.dnsRecords)
+    throw new ConfigError('--dns-namespace-vpc needs --dns-records');
+  if (args.dnsRecords) {
+    const ttl = args.dnsTtl;
+    if (!Number.isInteger(ttl) || ttl < 0 || ttl > 2147483647)
+      throw new ConfigError(`--dns-ttl must be a whole number of seconds, got ${ttl}`);
+    const vpc = args.dnsNamespaceVpc;
+    config.dns = { ttl, ...(vpc === undefined || vpc === '' ? {} : { namespaceVpc: vpc }) };
   }
   const optional = {
     kubeconfig: args.kubeconfig,

@@ -10,7 +10,7 @@ import {
   type TimerHandle,
   type WorkQueue,
 } from '@cloudmap-mcs/core';
-import { createTargetResolver } from './cloudmap-target.js';
+import { createTargetResolver, type DnsOptions } from './cloudmap-target.js';
 import { createHeartbeats, type Heartbeats } from './heartbeat.js';
 import { createPendingWrites, type PendingWrites } from './pending-writes.js';
 import { createExportReconciler, type ExportReconciler } from './reconciler.js';
@@ -44,6 +44,8 @@ export interface ExportControllerOptions {
   pendingRequeueMs: number;
   heartbeatPeriodMs: number;
   tags: Record<string, string>;
+  /** DNS namespaces (ADR 0010); absent: HTTP namespaces, services without DnsConfig. */
+  dns?: DnsOptions;
   onReconcile?: (outcome: ReconcileOutcome, durationMs: number) => void;
   onQueueDepth?: (depth: number) => void;
 }
@@ -78,6 +80,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     tags: opts.tags,
     logger,
     now: () => clock.now(),
+    ...(opts.dns === undefined ? {} : { dns: opts.dns }),
   });
   let heartbeatTimer: TimerHandle | undefined;
   let stopped = false;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   Attr,
+  checkInstances,
   logFields,
   decodeServiceInstances,
   detectConflicts,
@@ -21,6 +22,7 @@ import { applyPlan } from './apply.js';
 import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
 import { findCondition, mergeConditions } from './conditions.js';
 import { buildDesiredExport } from './desired.js';
+import { fitInstancesToService } from './dns-attributes.js';
 import { conditionsFor, type ExportOutcome } from './export-status.js';
 import type { ServiceExportObject } from './k8s-types.js';
 import type { PendingWrites } from './pending-writes.js';
@@ -171,15 +173,38 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     }
   }
 
+  /**
+   * The encoded instances as the Cloud Map service needs them: unchanged for a service without
+   * records; with DnsConfig/custom health the attributes Route 53 needs (ADR 0010). Undefined,
+   * after a Failed condition, when the result no longer fits Cloud Map's limits.
+   */
+  async function fitToService(
+    se: ServiceExportObject,
+    target: CloudMapTarget,
+    encoded: readonly CloudMapInstance[],
+    log: Logger,
+  ): Promise<CloudMapInstance[] | undefined> {
+    const fit = fitInstancesToService(encoded, target);
+    for (const s of fit.skipped) log.warn('endpoint not exported to a DNS service', s);
+    const changed = target.dnsConfig !== undefined || target.customHealth === true;
+    const problems = changed ? checkInstances(fit.instances) : [];
+    if (problems.length === 0) return fit.instances;
+    const message = `Cannot export: ${problems.map((p) => p.message).join('; ')}`;
+    await writeStatus(se, { kind: 'failed', message: message.slice(0, 32_000) }, log);
+    return undefined;
+  }
+
   async function exportToCloudMap(
     se: ServiceExportObject,
     identity: ClusterIdentity,
     desiredExport: ClusterExport,
-    instances: readonly CloudMapInstance[],
+    encodedInstances: readonly CloudMapInstance[],
     log: Logger,
   ): Promise<ReconcileResult> {
     const { namespace, name } = se.metadata;
-    const ensured = await resolver.ensure(namespace, name);
+    // The Service's first family picks A or AAAA if the agent creates a DNS service.
+    const family = desiredExport.properties.ipFamilies[0] ?? 'IPv4';
+    const ensured = await resolver.ensure(namespace, name, family);
     if (ensured.state !== 'ready') {
       const failed = ensured.state === 'unsupported';
       await writeStatus(se, { kind: failed ? 'failed' : 'pending', message: ensured.message }, log);
@@ -191,6 +216,9 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
       exported.set(`${namespace}/${name}`, namespace);
       deps.onNamespaceExported?.(namespace);
     }
+    const fitted = await fitToService(se, target, encodedInstances, log);
+    if (fitted === undefined) return { requeueAfterMs: deps.resyncMs };
+    const instances = fitted;
     const observed = await discover(target, { [Attr.ClustersetId]: identity.clustersetId });
     const others: CloudMapInstance[] = observed.filter((i) => !isOwnInstance(i, identity));
     if (others.length + instances.length > Limits.maxInstancesPerService) {

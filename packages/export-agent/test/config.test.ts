@@ -12,6 +12,27 @@ describe('parseConfig', () => {
       logLevel: 'info',
     });
     expect(c.clusterId).toBeUndefined();
+    // DNS namespaces are opt-in: HTTP namespaces and services without DnsConfig by default.
+    expect(c.dns).toBeUndefined();
+  });
+
+  it('reads the DNS namespace options (ADR 0010) and refuses inconsistent ones', async () => {
+    expect((await parseConfig(['--dns-records'], {})).dns).toEqual({ ttl: 10 });
+    expect(
+      (
+        await parseConfig([], {
+          MCS_DNS_RECORDS: 'true',
+          MCS_DNS_TTL: '60',
+          MCS_DNS_NAMESPACE_VPC: 'vpc-0abc',
+        })
+      ).dns,
+    ).toEqual({ ttl: 60, namespaceVpc: 'vpc-0abc' });
+    await expect(parseConfig(['--dns-namespace-vpc', 'vpc-1'], {})).rejects.toThrow(
+      /needs --dns-records/,
+    );
+    await expect(parseConfig(['--dns-records', '--dns-ttl', '1.5'], {})).rejects.toThrow(
+      ConfigError,
+    );
   });
 
   it('reads MCS_* environment variables, flags win', async () => {

@@ -21,7 +21,12 @@ export interface Agent {
 export function startAgent(
   k8s: FakeK8s,
   fake: FakeCloudMap,
-  over: { heartbeatPeriodMs?: number; resyncMs?: number; wallNow?: () => number } = {},
+  over: {
+    heartbeatPeriodMs?: number;
+    resyncMs?: number;
+    wallNow?: () => number;
+    dns?: { ttl: number; namespaceVpc?: string };
+  } = {},
 ): Agent {
   const client = createCloudMapClient(fake, {
     clock: realClock,
@@ -42,6 +47,7 @@ export function startAgent(
     pendingRequeueMs: 10,
     heartbeatPeriodMs: over.heartbeatPeriodMs ?? 60_000,
     tags: { 'cloudmap-mcs:managed-by': 'export-agent' },
+    ...(over.dns === undefined ? {} : { dns: over.dns }),
   });
   k8s.onChange = (key) => controller.enqueue(key);
   const running = controller.run();

@@ -152,6 +152,18 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.heartbeatSeconds | quote }}
 - name: MCS_REGISTER_RATE
   value: {{ .agent.registerRate | quote }}
+{{- with .agent.dns }}
+{{- if .records }}
+- name: MCS_DNS_RECORDS
+  value: "true"
+- name: MCS_DNS_TTL
+  value: {{ .ttlSeconds | quote }}
+{{- with .namespaceVpc }}
+- name: MCS_DNS_NAMESPACE_VPC
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- else }}
 - name: MCS_IDENTITY
   valueFrom:

@@ -174,7 +174,8 @@ export function createCloudMapClient(
   tracker.onComplete((r) => {
     metrics.operationCompleted(r.kind, r.status, r.durationMs / 1000);
     // The change becomes visible when the operation ends; drop what was read meanwhile.
-    if (r.kind === 'createHttpNamespace') namespaces.clear();
+    if (r.kind === 'createHttpNamespace' || r.kind === 'createPrivateDnsNamespace')
+      namespaces.clear();
     if (r.serviceId !== undefined) evictService(r.serviceId);
   });
   const track = (ref: OperationRef, op: Omit<TrackedOperation, 'operationId'>): OperationRef => {
@@ -198,6 +199,14 @@ export function createCloudMapClient(
       namespaces.clear();
       return track(ref, { kind: 'createHttpNamespace', namespaceName: name });
     },
+    createPrivateDnsNamespace: async (name, vpc, tags, creatorRequestId = randomUUID()) => {
+      namespaces.clear();
+      const ref = await call('createPrivateDnsNamespace', () =>
+        port.createPrivateDnsNamespace(name, vpc, tags, creatorRequestId),
+      );
+      namespaces.clear();
+      return track(ref, { kind: 'createPrivateDnsNamespace', namespaceName: name });
+    },
     listServices: (namespaceId) =>
       services.get(namespaceId, async () => {
         const list = await call('listServices', () => port.listServices(namespaceId));
@@ -205,10 +214,10 @@ export function createCloudMapClient(
         return list;
       }),
     // A generated creator request ID makes a retried create idempotent.
-    createService: async (namespaceId, name, tags, creatorRequestId = randomUUID()) => {
+    createService: async (namespaceId, name, tags, creatorRequestId = randomUUID(), spec) => {
       services.evict(namespaceId);
       const svc = await call('createService', () =>
-        port.createService(namespaceId, name, tags, creatorRequestId),
+        port.createService(namespaceId, name, tags, creatorRequestId, spec),
       );
       svcInfo.set(svc.id, { namespaceId: svc.namespaceId, name: svc.name });
       services.evict(namespaceId);

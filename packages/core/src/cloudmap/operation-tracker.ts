@@ -9,7 +9,7 @@ export interface TrackedOperation {
   operationId: string;
   kind: Extract<
     CloudMapOperationName,
-    'createHttpNamespace' | 'registerInstance' | 'deregisterInstance'
+    'createHttpNamespace' | 'createPrivateDnsNamespace' | 'registerInstance' | 'deregisterInstance'
   >;
   serviceId?: string;
   instanceId?: string;

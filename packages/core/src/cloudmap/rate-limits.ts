@@ -20,6 +20,7 @@ export interface RateLimit {
 export const defaultRateLimits: Readonly<Record<CloudMapOperationName, RateLimit>> = {
   listNamespaces: { perSecond: 0.5, burst: 5 },
   createHttpNamespace: { perSecond: 0.2, burst: 2 },
+  createPrivateDnsNamespace: { perSecond: 0.2, burst: 2 },
   listServices: { perSecond: 2, burst: 10 },
   createService: { perSecond: 2, burst: 10 },
   deleteService: { perSecond: 2, burst: 10 },

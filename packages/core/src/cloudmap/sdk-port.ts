@@ -1,5 +1,6 @@
 import {
   CreateHttpNamespaceCommand,
+  CreatePrivateDnsNamespaceCommand,
   CreateServiceCommand,
   DeleteServiceCommand,
   DeregisterInstanceCommand,
@@ -24,6 +25,7 @@ import type {
 } from '../ports/cloudmap-port.js';
 import { cloudMapLimits } from '../ports/cloudmap-limits.js';
 import type { CloudMapOperationName } from '../ports/operations.js';
+import { fromSdkDnsConfig, toSdkServiceSpec } from './sdk-dns-config.js';
 import { toCloudMapError } from './sdk-errors.js';
 
 const toTagList = (tags: Tags) => Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
@@ -75,6 +77,20 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
         );
         return { operationId: required(res.OperationId, 'OperationId', 'createHttpNamespace') };
       }),
+    createPrivateDnsNamespace: (name, vpc, tags, creatorRequestId) =>
+      call('createPrivateDnsNamespace', async () => {
+        const res = await sd.send(
+          new CreatePrivateDnsNamespaceCommand({
+            Name: name,
+            Vpc: vpc,
+            Tags: toTagList(tags),
+            ...(creatorRequestId === undefined ? {} : { CreatorRequestId: creatorRequestId }),
+          }),
+        );
+        return {
+          operationId: required(res.OperationId, 'OperationId', 'createPrivateDnsNamespace'),
+        };
+      }),
     listServices: (namespaceId) =>
       call('listServices', async () => {
         const out: CloudMapService[] = [];
@@ -84,17 +100,20 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
         for await (const page of paginateListServices({ client: sd }, { Filters: filters })) {
           for (const s of page.Services ?? []) {
             // ServiceSummary has no NamespaceId; it is the one we filtered on.
+            const dnsConfig = fromSdkDnsConfig(s.DnsConfig);
             out.push({
               id: required(s.Id, 'service Id', 'listServices'),
               name: required(s.Name, 'service Name', 'listServices'),
               namespaceId,
               ...(s.Arn === undefined ? {} : { arn: s.Arn }),
+              ...(dnsConfig === undefined ? {} : { dnsConfig }),
+              ...(s.HealthCheckCustomConfig === undefined ? {} : { customHealth: true }),
             });
           }
         }
         return out;
       }),
-    createService: (namespaceId, name, tags, creatorRequestId) =>
+    createService: (namespaceId, name, tags, creatorRequestId, spec) =>
       call('createService', async () => {
         const res = await sd.send(
           new CreateServiceCommand({
@@ -102,14 +121,18 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
             NamespaceId: namespaceId,
             Tags: toTagList(tags),
             ...(creatorRequestId === undefined ? {} : { CreatorRequestId: creatorRequestId }),
+            ...toSdkServiceSpec(spec),
           }),
         );
         const s = res.Service;
+        const dnsConfig = fromSdkDnsConfig(s?.DnsConfig);
         return {
           id: required(s?.Id, 'Service.Id', 'createService'),
           name: s?.Name ?? name,
           namespaceId: s?.NamespaceId ?? namespaceId,
           ...(s?.Arn === undefined ? {} : { arn: s.Arn }),
+          ...(dnsConfig === undefined ? {} : { dnsConfig }),
+          ...(s?.HealthCheckCustomConfig === undefined ? {} : { customHealth: true }),
         };
       }),
     deleteService: (serviceId) =>

@@ -13,11 +13,30 @@ export interface CloudMapNamespace {
   arn?: string;
 }
 
+export type DnsRecordType = 'A' | 'AAAA' | 'SRV' | 'CNAME';
+
+/** A service's Route 53 records (DNS namespaces only): what each instance must carry. */
+export interface ServiceDnsConfig {
+  routingPolicy: 'MULTIVALUE' | 'WEIGHTED';
+  records: { type: DnsRecordType; ttl: number }[];
+}
+
+/** How a service is created beyond its name; absent: no DnsConfig, no health check. */
+export interface ServiceSpec {
+  dnsConfig?: ServiceDnsConfig;
+  /** HealthCheckCustomConfig: instances' health comes from AWS_INIT_HEALTH_STATUS. */
+  customHealth?: boolean;
+}
+
 export interface CloudMapService {
   id: string;
   name: string;
   namespaceId: string;
   arn?: string;
+  /** Present for services with Route 53 records (ListServices' ServiceSummary has it). */
+  dnsConfig?: ServiceDnsConfig;
+  /** The service has HealthCheckCustomConfig. */
+  customHealth?: boolean;
 }
 
 export interface CloudMapInstance {
@@ -45,12 +64,20 @@ export type Tags = Record<string, string>;
 export interface CloudMapPort {
   listNamespaces(): Promise<CloudMapNamespace[]>;
   createHttpNamespace(name: string, tags: Tags, creatorRequestId?: string): Promise<OperationRef>;
+  /** A DNS_PRIVATE namespace (a Route 53 private hosted zone `name`) in `vpc`. */
+  createPrivateDnsNamespace(
+    name: string,
+    vpc: string,
+    tags: Tags,
+    creatorRequestId?: string,
+  ): Promise<OperationRef>;
   listServices(namespaceId: string): Promise<CloudMapService[]>;
   createService(
     namespaceId: string,
     name: string,
     tags: Tags,
     creatorRequestId?: string,
+    spec?: ServiceSpec,
   ): Promise<CloudMapService>;
   deleteService(serviceId: string): Promise<void>;
   /** Every instance of a service (paginated ListInstances, control plane). */

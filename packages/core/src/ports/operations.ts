@@ -7,6 +7,7 @@ export type CloudMapOperationName = keyof CloudMapPort;
 export const cloudMapOperations: readonly CloudMapOperationName[] = [
   'listNamespaces',
   'createHttpNamespace',
+  'createPrivateDnsNamespace',
   'listServices',
   'createService',
   'deleteService',
@@ -24,6 +25,7 @@ export const cloudMapOperations: readonly CloudMapOperationName[] = [
  */
 export const cloudMapWriteOperations: ReadonlySet<CloudMapOperationName> = new Set([
   'createHttpNamespace',
+  'createPrivateDnsNamespace',
   'createService',
   'deleteService',
   'registerInstance',

@@ -9,6 +9,7 @@ import {
   type OperationRef,
   type OperationState,
   type OperationStatus,
+  type ServiceSpec,
   type Tags,
 } from '../ports/cloudmap-port.js';
 import {
@@ -39,7 +40,12 @@ export interface FakeCloudMapOptions {
 export interface FakeCloudMap extends CloudMapPort, FaultInjector, CallCounters {
   /** Seeds state without counting a call. */
   seedNamespace(name: string, type?: NamespaceType, tags?: Tags): CloudMapNamespace;
-  seedService(namespaceName: string, name: string, tags?: Tags): CloudMapService;
+  seedService(
+    namespaceName: string,
+    name: string,
+    tags?: Tags,
+    spec?: ServiceSpec,
+  ): CloudMapService;
   seedInstance(serviceId: string, instanceId: string, attributes: Record<string, string>): void;
   /** Inspects state without counting a call. */
   namespaceByName(name: string): CloudMapNamespace | undefined;
@@ -131,12 +137,36 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
           NAMESPACE: store.addNamespace(name, 'HTTP', tags, creatorRequestId).id,
         }));
       }),
+    createPrivateDnsNamespace: (name, vpc, tags, creatorRequestId) =>
+      call('createPrivateDnsNamespace', () => {
+        invalid('createPrivateDnsNamespace', checkHttpNamespaceName(name));
+        if (vpc === '') err('InvalidInput', 'createPrivateDnsNamespace', 'Vpc is required');
+        const existing = store.namespaceByName(name);
+        if (existing !== undefined)
+          err(
+            'NamespaceAlreadyExists',
+            'createPrivateDnsNamespace',
+            `Namespace ${name} already exists`,
+            {
+              NamespaceId: existing.id,
+              ...(existing.creatorRequestId === undefined
+                ? {}
+                : { CreatorRequestId: existing.creatorRequestId }),
+            },
+          );
+        return startOperation(() => ({
+          NAMESPACE: store.addNamespace(name, 'DNS_PRIVATE', tags, creatorRequestId).id,
+        }));
+      }),
     listServices: (namespaceId) => call('listServices', () => store.services(namespaceId)),
-    createService: (namespaceId, name, tags, creatorRequestId) =>
+    createService: (namespaceId, name, tags, creatorRequestId, spec) =>
       call('createService', () => {
         invalid('createService', checkServiceName(name));
-        if (store.namespace(namespaceId) === undefined)
+        const ns = store.namespace(namespaceId);
+        if (ns === undefined)
           err('NamespaceNotFound', 'createService', `Namespace not found: ${namespaceId}`);
+        if (spec?.dnsConfig !== undefined && ns?.type === 'HTTP')
+          err('InvalidInput', 'createService', 'DnsConfig is not supported in HTTP namespaces');
         const existing = store.serviceByName(namespaceId, name);
         if (existing !== undefined) {
           // A retry with the same token returns the service it created (idempotency token).
@@ -150,7 +180,7 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
               : { CreatorRequestId: existing.creatorRequestId }),
           });
         }
-        return store.summary(store.addService(namespaceId, name, tags, creatorRequestId));
+        return store.summary(store.addService(namespaceId, name, tags, creatorRequestId, spec));
       }),
     deleteService: (serviceId) =>
       call('deleteService', () => {
@@ -234,10 +264,10 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
     snapshot: faults.snapshot,
     resetCounters: faults.resetCounters,
     seedNamespace: (name, type = 'HTTP', tags = {}) => store.addNamespace(name, type, tags),
-    seedService: (namespaceName, name, tags = {}) => {
+    seedService: (namespaceName, name, tags = {}, spec) => {
       const ns = store.namespaceByName(namespaceName);
       if (ns === undefined) throw new Error(`seedService: no namespace ${namespaceName}`);
-      return store.summary(store.addService(ns.id, name, tags));
+      return store.summary(store.addService(ns.id, name, tags, undefined, spec));
     },
     seedInstance: (serviceId, instanceId, attributes) => {
       const svc = store.service(serviceId);

@@ -3,6 +3,7 @@ import type {
   CloudMapNamespace,
   CloudMapService,
   NamespaceType,
+  ServiceSpec,
   Tags,
 } from '../ports/cloudmap-port.js';
 
@@ -40,6 +41,7 @@ export interface FakeStore {
     name: string,
     tags: Tags,
     creatorRequestId?: string,
+    spec?: ServiceSpec,
   ): FakeServiceRecord;
   deleteService(id: string): void;
   summary(svc: FakeServiceRecord): CloudMapService;
@@ -48,6 +50,16 @@ export interface FakeStore {
   removeInstance(svc: FakeServiceRecord, id: string): void;
   tagsOf(id: string): Tags | undefined;
 }
+
+/** What ListServices/CreateService return: identity plus the DNS and health configuration. */
+const summaryOf = (svc: FakeServiceRecord): CloudMapService => ({
+  id: svc.id,
+  name: svc.name,
+  namespaceId: svc.namespaceId,
+  arn: svc.arn,
+  ...(svc.dnsConfig === undefined ? {} : { dnsConfig: structuredClone(svc.dnsConfig) }),
+  ...(svc.customHealth === true ? { customHealth: true } : {}),
+});
 
 export function createFakeStore(region: string, accountId: string): FakeStore {
   const namespaces = new Map<string, FakeNamespaceRecord>();
@@ -84,17 +96,19 @@ export function createFakeStore(region: string, accountId: string): FakeStore {
     services: (namespaceId) =>
       [...services.values()]
         .filter((s) => s.namespaceId === namespaceId)
-        .map(({ id, name, namespaceId: n, arn: a }) => ({ id, name, namespaceId: n, arn: a })),
+        .map((svc) => summaryOf(svc)),
     service: (id) => services.get(id),
     serviceByName: (namespaceId, name) =>
       [...services.values()].find((s) => s.namespaceId === namespaceId && s.name === name),
-    addService(namespaceId, name, tags, creatorRequestId) {
+    addService(namespaceId, name, tags, creatorRequestId, spec) {
       const id = nextId('srv');
       const rec: FakeServiceRecord = {
         id,
         name,
         namespaceId,
         arn: arn('service', id),
+        ...(spec?.dnsConfig === undefined ? {} : { dnsConfig: structuredClone(spec.dnsConfig) }),
+        ...(spec?.customHealth === true ? { customHealth: true } : {}),
         tags: { ...tags },
         instances: new Map(),
         revision: ++revision,
@@ -104,7 +118,7 @@ export function createFakeStore(region: string, accountId: string): FakeStore {
       return rec;
     },
     deleteService: (id) => void services.delete(id),
-    summary: ({ id, name, namespaceId, arn: a }) => ({ id, name, namespaceId, arn: a }),
+    summary: (svc) => summaryOf(svc),
     instances: (svc) => [...svc.instances].map(([id, attrs]) => copyInstance(id, attrs)),
     putInstance(svc, id, attributes) {
       svc.instances.set(id, { ...attributes });
