@@ -64,12 +64,21 @@ function entry(spec: GinkgoSpecReport, name: string): string {
   return e.Value.Representation ?? '';
 }
 
-/** The first meaningful line of a Gomega failure message. */
+/**
+ * One line from a Gomega failure message: its first line, except for a timed-out Eventually
+ * or Consistently, whose first line only says "Timed out after 20.001s." and whose next lines
+ * say what was awaited ("ServiceImport was not found on cluster "c1"").
+ */
 export function failureSummary(message: string): string {
   const lines = message
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '');
+  const timeout = /^Timed out after ([\d.]+)s\.$/.exec(lines[0] ?? '');
+  if (timeout !== null) {
+    const what = lines.slice(1).find((l) => !l.startsWith('The function passed to'));
+    if (what !== undefined) return `${what} (timed out after ${timeout[1]} s)`.slice(0, 300);
+  }
   return (lines[0] ?? '').slice(0, 300);
 }
 
@@ -98,7 +107,9 @@ export function testResults(report: GinkgoReport, sel: SuiteSelection): TestResu
       reason = excluded ? (exclusion?.reason ?? '') : failure || 'skipped';
     } else if (nonConformant !== '' || s.ReportEntries?.some((r) => r.Name === 'non-conformant')) {
       verdict = 'non-conformant';
-      reason = [nonConformant, failure].filter((r) => r !== '').join(': ');
+      reason = failure.includes(nonConformant)
+        ? failure
+        : [nonConformant, failure].filter((r) => r !== '').join(': ');
     } else {
       verdict = 'unknown';
       reason = `${s.State}: ${failure}`;

@@ -36,7 +36,8 @@ const report: GinkgoReport = {
       LeafNodeText: 'should report a Conflict condition on each ServiceExport',
       State: 'failed',
       Failure: {
-        Message: 'The Conflict condition was not set to True\nExpected\n    <bool>: false',
+        Message:
+          'Timed out after 20.023s.\nThe Conflict condition was not set to True\nExpected\n    <bool>: false',
       },
       ReportEntries: [
         ref('https://kep/#conflict'),
@@ -95,8 +96,7 @@ describe('testResults', () => {
   it('tells non-conformance (the suite says so) from an unexpected failure', () => {
     expect(results[1]).toMatchObject({
       verdict: 'non-conformant',
-      reason:
-        'The Conflict condition was not set to True: The Conflict condition was not set to True',
+      reason: 'The Conflict condition was not set to True (timed out after 20.023 s)',
     });
     expect(results[2]).toMatchObject({ verdict: 'unknown', reason: 'failed: Unexpected error:' });
   });
@@ -134,6 +134,19 @@ describe('failureSummary', () => {
   it('takes the first non-empty line, trimmed', () => {
     expect(failureSummary('\n  first line  \nsecond')).toBe('first line');
     expect(failureSummary('')).toBe('');
+  });
+
+  it('says what a timed-out Eventually awaited', () => {
+    const message = [
+      'Timed out after 20.001s.',
+      'The function passed to Eventually failed at sigs.k8s.io/mcs-api/conformance/conformance_suite.go:273 with:',
+      'ServiceImport was not found on cluster "c1"',
+      'Expected',
+    ].join('\n');
+    expect(failureSummary(message)).toBe(
+      'ServiceImport was not found on cluster "c1" (timed out after 20.001 s)',
+    );
+    expect(failureSummary('Timed out after 5.000s.')).toBe('Timed out after 5.000s.');
   });
 });
 
