@@ -5,6 +5,8 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   EventsV1Api,
+  PatchStrategy,
+  setHeaderOptions,
   type KubeConfig,
   type V1Service,
 } from '@kubernetes/client-node';
@@ -140,6 +142,10 @@ describe('a user Service holding the derived name', () => {
       collisionEvents.map((e) => `${e.regarding?.kind ?? ''}/${e.regarding?.name ?? ''}`).sort(),
     ).toEqual([`Service/${derived}`, `ServiceImport/${name}`].sort());
     expect(collisionEvents.every((e) => e.type === 'Warning')).toBe(true);
+    // With the uid, so `kubectl describe service` shows it.
+    expect(collisionEvents.find((e) => e.regarding?.kind === 'Service')?.regarding?.uid).toBe(
+      (await readService(kc, ns.name, derived))?.metadata?.uid,
+    );
     expect(await agent.metric('mcs_import_name_collisions', `name="${name}"`)).toBe(1);
 
     // Unexport: our ServiceImport goes, the user's Service stays as it was.
@@ -176,5 +182,64 @@ describe('a user Service holding the derived name', () => {
     ]);
     expect(ours?.spec?.selector).toBeUndefined();
     expect(converged.spec.ips).toEqual(ours?.spec?.clusterIPs);
+  });
+});
+
+describe('a user ServiceImport holding the imported name', () => {
+  it('is left alone (status included) and reported, until its owner hands it over with our label', async () => {
+    const kc = cluster.kc;
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const name = 'handover';
+    const ref = {
+      group: 'multicluster.x-k8s.io',
+      version: 'v1beta1',
+      namespace: ns.name,
+      plural: 'serviceimports',
+    };
+    await custom.createNamespacedCustomObject({
+      ...ref,
+      body: {
+        apiVersion: 'multicluster.x-k8s.io/v1beta1',
+        kind: 'ServiceImport',
+        metadata: { name, labels: { origin: 'previous-controller' } },
+        spec: { type: 'ClusterSetIP', ports: [{ protocol: 'TCP', port: 81 }], ips: ['10.9.9.9'] },
+      },
+    });
+    const theirs = (await serviceImport(kc, ns.name, name)) as SI & {
+      metadata: { resourceVersion: string };
+    };
+    await publisher.publish(exp(ns.name, name));
+    const event = await waitFor('NameCollision Event on the ServiceImport', async () => {
+      const events = await kc
+        .makeApiClient(EventsV1Api)
+        .listNamespacedEvent({ namespace: ns.name });
+      return events.items.find((e) => e.reason === 'NameCollision' && e.regarding?.name === name);
+    });
+    expect(event.regarding?.kind).toBe('ServiceImport');
+    expect(event.regarding?.uid).toBe(theirs.metadata.uid);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const still = (await serviceImport(kc, ns.name, name)) as typeof theirs;
+    expect(still.metadata.resourceVersion).toBe(theirs.metadata.resourceVersion);
+    expect(still.status).toBeUndefined();
+    expect(await readService(kc, ns.name, derivedServiceName(ns.name, name))).toBeUndefined();
+
+    // The owner's consent: our label. The import proceeds on the same object.
+    await custom.patchNamespacedCustomObject(
+      {
+        ...ref,
+        name,
+        body: {
+          metadata: { labels: { 'app.kubernetes.io/managed-by': 'cloudmap-mcs-import-agent' } },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const adopted = await waitFor('handed-over import ready', async () => {
+      const si = await serviceImport(kc, ns.name, name);
+      return ready(si)?.status === 'True' ? si : undefined;
+    });
+    expect(adopted.metadata.uid).toBe(theirs.metadata.uid);
+    const derived = await readService(kc, ns.name, derivedServiceName(ns.name, name));
+    expect(adopted.spec.ips).toEqual(derived?.spec?.clusterIPs);
   });
 });

@@ -120,7 +120,12 @@ describe('a user Service with the derived name', () => {
         `^blocked: Service shop/${derived} exists and is not managed by cloudmap-mcs-import-agent`,
       ),
     );
-    expect(events.about(`shop/${derived}`, 'NameCollision')).toHaveLength(1);
+    expect(events.about(`shop/${derived}`, 'NameCollision')).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        regarding: expect.objectContaining({ kind: 'Service', uid: 'user-svc' }),
+      }),
+    ]);
     expect(events.about('shop/cart', 'NameCollision')).toHaveLength(1);
     expect(counts.get('shop/cart')).toBe(1);
 
@@ -185,7 +190,7 @@ describe('a user ServiceImport with the imported name', () => {
     expect(events.about('shop/cart', 'NameCollision')).toEqual([
       expect.objectContaining({
         type: 'Warning',
-        regarding: expect.objectContaining({ kind: 'ServiceImport', name: 'cart' }),
+        regarding: expect.objectContaining({ kind: 'ServiceImport', name: 'cart', uid: 'user-si' }),
       }),
     ]);
     expect(counts.get('shop/cart')).toBe(1);

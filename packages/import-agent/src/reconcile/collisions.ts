@@ -54,7 +54,13 @@ export function createCollisionReporter(deps: {
       }
       for (const c of collisions) {
         deps.events?.record({
-          regarding: { apiVersion: API_OF[c.kind], kind: c.kind, namespace, name: c.name },
+          regarding: {
+            apiVersion: API_OF[c.kind],
+            kind: c.kind,
+            namespace,
+            name: c.name,
+            ...(c.uid === undefined ? {} : { uid: c.uid }),
+          },
           type: 'Warning',
           reason: REASON_NAME_COLLISION,
           action: 'Import',

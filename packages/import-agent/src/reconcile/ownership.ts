@@ -21,6 +21,8 @@ export interface NameCollision {
   kind: OwnedKind;
   namespace: string;
   name: string;
+  /** Its uid, so the Event is found by `kubectl describe` (which selects on it). */
+  uid?: string;
   /** What marker is missing, for the condition and the Event. */
   detail: string;
 }
@@ -71,7 +73,13 @@ export function collisionOf(
   const detail = missingMarker(kind, meta, owner);
   return detail === undefined
     ? undefined
-    : { kind, namespace: meta.namespace, name: meta.name, detail };
+    : {
+        kind,
+        namespace: meta.namespace,
+        name: meta.name,
+        ...(meta.uid === undefined ? {} : { uid: meta.uid }),
+        detail,
+      };
 }
 
 /** One line a user can act on: what is in the way, why it is not ours, how to unblock. */
