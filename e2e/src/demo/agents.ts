@@ -40,7 +40,16 @@ export function agentArgs(
     '--log-level=info',
   ];
   if (kind === 'export')
-    return [...common, `--pod-name=${cluster.name}-export-agent`, '--heartbeat-seconds=10'];
+    return [
+      ...common,
+      `--pod-name=${cluster.name}-export-agent`,
+      '--heartbeat-seconds=10',
+      // The demo namespace becomes a private DNS namespace: hello.demo resolves through the
+      // emulator's DNS (docs/dns-namespaces.md). The emulator accepts any VPC id.
+      '--dns-records',
+      '--dns-ttl=5',
+      '--dns-namespace-vpc=vpc-demo',
+    ];
   return [
     ...common,
     `--metrics-port=${ports.metrics}`,

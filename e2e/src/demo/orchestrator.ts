@@ -12,6 +12,7 @@ import { repoRoot } from '../paths.js';
 import { findPidFiles, isRunning, readPidFile, startTicksOf, stopProcesses } from '../processes.js';
 import { startAgent, tail, type RunningAgent } from './agents.js';
 import { applyFile } from './apply.js';
+import { dnsGaps, resolveService, type DnsAnswer } from './dns.js';
 import { cliPath, runCli } from './cli-runner.js';
 import { observeCluster } from './observe.js';
 import { emulatorCloudMap, readServiceRecords } from './records.js';
@@ -186,25 +187,42 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
         : `cloudmap-mcs status: ${driftless.detail}`,
     );
 
+    const dnsServer = env['CLOUDMAP_EMULATOR_DNS'];
+    if (dnsServer === undefined) throw new DemoFailure('the emulator runs no DNS server');
+    const name = `${DEMO.service}.${DEMO.namespace}`;
     const cm = emulatorCloudMap(env);
     let records;
+    let dns: DnsAnswer;
     try {
-      records = await readServiceRecords(
-        cm.port,
-        DEMO.clusterset,
-        DEMO.namespace,
-        DEMO.service,
-        Date.now(),
-      );
+      // The records and the DNS answer they imply (the answer follows within the TTL).
+      for (;;) {
+        check();
+        records = await readServiceRecords(
+          cm.port,
+          DEMO.clusterset,
+          DEMO.namespace,
+          DEMO.service,
+          Date.now(),
+        );
+        dns = await resolveService(dnsServer, name);
+        const dnsMissing = dnsGaps(dns, records);
+        if (dnsMissing.length === 0) break;
+        if (Date.now() > deadline) throw new DemoFailure(dnsMissing.join('; '));
+        await sleep(500, undefined, { signal: stop.signal }).catch(() => undefined);
+      }
     } finally {
       cm.close();
     }
+    say(
+      `verified: ${name} resolves through the emulator's DNS (${dns.a.length} A, ${dns.srv.length} SRV)`,
+    );
     opts.out(
       renderSummary({
         ...DEMO,
         elapsedSeconds: (Date.now() - t0) / 1000,
         observations,
         records,
+        dns,
         cloudMapUrl: env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] ?? '',
         stateDir: displayPath(opts.stateDir),
         kubeconfigs: clusters.map((c) => ({

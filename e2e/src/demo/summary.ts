@@ -1,4 +1,5 @@
 /** The demo's summary (pure): what was exported, imported, recorded, and how to explore. */
+import type { DnsAnswer } from './dns.js';
 import type { ServiceRecordsView } from './records.js';
 import type { ClusterObservation } from './verify.js';
 
@@ -8,6 +9,8 @@ export interface SummaryInput {
   elapsedSeconds: number;
   observations: ClusterObservation[];
   records: ServiceRecordsView;
+  /** The service resolved by name through the emulator's DNS server. */
+  dns: DnsAnswer;
   cloudMapUrl: string;
   stateDir: string;
   kubeconfigs: { cluster: string; path: string }[];
@@ -63,6 +66,10 @@ export function renderSummary(s: SummaryInput): string {
   out.push(
     `  heartbeats: ${s.records.heartbeats.map((h) => `${h.cluster} (${h.ageSeconds} s ago)`).join(', ') || 'none'}`,
     '',
+    `DNS        ${s.dns.name} (private DNS namespace ${s.namespace}; the emulator answers at ${s.dns.server}, as Route 53 would in the VPC):`,
+    `  A    ${s.dns.a.join(' ') || 'none'}`,
+    `  SRV  ${s.dns.srv.join(' ') || 'none'}`,
+    '',
     `Doctor     ${s.doctor.map((d) => `${d.cluster}: ${d.ok ? 'all checks passed' : `FAILED (${d.detail})`}`).join('; ')}`,
     '',
   );
@@ -73,6 +80,11 @@ export function renderSummary(s: SummaryInput): string {
       `  export KUBECONFIG=${first?.path ?? ''}   # ${s.kubeconfigs.map((k) => `${k.cluster}: ${k.path}`).join(', ')}`,
     );
     out.push(`  set -a; . ${s.stateDir}/cloudmap.env; set +a`);
+    const [host, port] = [
+      s.dns.server.slice(0, s.dns.server.lastIndexOf(':')),
+      s.dns.server.slice(s.dns.server.lastIndexOf(':') + 1),
+    ];
+    out.push(`  dig @${host} -p ${port} ${s.dns.name} SRV        # the emulator's DNS`);
     out.push(`  node ${s.cli} status              # exports, imports, Cloud Map records, drift`);
     const urls = s.agentUrls.find((a) => a.cluster === first?.cluster)?.urls ?? [];
     out.push(`  node ${s.cli} doctor ${urls.map((u) => `--agents-url ${u}`).join(' ')}`);

@@ -28,6 +28,12 @@ const input: SummaryInput = {
       { cluster: 'c2', ageSeconds: 1 },
     ],
   },
+  dns: {
+    server: '127.0.0.1:40001',
+    name: 'hello.demo',
+    a: ['10.1.0.2', '10.1.0.3', '10.2.0.2', '10.2.0.3'],
+    srv: ['c1-tcp-10_1_0_2-80.hello.demo:8080'],
+  },
   cloudMapUrl: 'http://127.0.0.1:40000',
   stateDir: '.state/demo',
   kubeconfigs: [
@@ -60,6 +66,10 @@ describe('renderSummary', () => {
       '  c2  export record + 2 endpoint instances: 10.2.0.2:8080 10.2.0.3:8080',
     );
     expect(text).toContain('heartbeats: c1 (3 s ago), c2 (1 s ago)');
+    expect(text).toContain('DNS        hello.demo (private DNS namespace demo');
+    expect(text).toContain('  A    10.1.0.2 10.1.0.3 10.2.0.2 10.2.0.3\n');
+    expect(text).toContain('  SRV  c1-tcp-10_1_0_2-80.hello.demo:8080\n');
+    expect(text).toContain('dig @127.0.0.1 -p 40001 hello.demo SRV');
     expect(text).toContain('Doctor     c1: all checks passed; c2: all checks passed');
     expect(text).toContain('export KUBECONFIG=.state/demo/c1.kubeconfig');
     expect(text).toContain('set -a; . .state/demo/cloudmap.env; set +a');
@@ -106,6 +116,11 @@ describe('agentArgs', () => {
         ]),
       );
     }
+  });
+  it('gives the export agent DNS records in a private DNS namespace it creates', () => {
+    expect(agentArgs('export', cluster, 'http://e', { health: 1, metrics: 2 })).toEqual(
+      expect.arrayContaining(['--dns-records', '--dns-namespace-vpc=vpc-demo']),
+    );
   });
   it('polls Cloud Map fast in the import agent', () => {
     expect(agentArgs('import', cluster, 'http://e', { health: 1, metrics: 2 })).toEqual(
