@@ -75,6 +75,12 @@ test-integration: build controlplane moto ## Integration suites on real local cl
 .PHONY: test
 test: lint test-unit test-integration ## Everything CI runs: typecheck, lint, unit and integration tests
 
+CHAOS_ARGS ?=
+
+.PHONY: chaos
+chaos: build controlplane ## The long fault and hostility suite (about 40 min): prints the table, writes .state/chaos/long.{json,md} and docs/reliability.md
+	node e2e/dist/src/chaos/main.js --profile long --docs docs/reliability.md $(CHAOS_ARGS)
+
 .PHONY: helm
 helm: ## Build (or reuse) helm from the Go module proxy (deploy/tools/helm, cached by version)
 	@deploy/tools/helm/build.sh >/dev/null

@@ -1,0 +1,120 @@
+/**
+ * What a scenario gets: the clusters, the emulator (admin API for faults), a Cloud Map
+ * client, and factories for agents, proxies and namespaces that the runner cleans up after
+ * the scenario whatever its outcome.
+ */
+import { EmulatorAdminClient } from '@cloudmap-mcs/cloudmap-emulator';
+import { join } from 'node:path';
+import { createNamespace, type TestNamespace } from '../namespaces.js';
+import { ChaosAgent, type AgentSpec } from './agent.js';
+import type { ChaosCluster } from './kube.js';
+import type { Profile } from './profile.js';
+import { CuttableProxy } from './proxy.js';
+import { CloudMapRecords, cloudMapClient } from './records.js';
+
+export interface ChaosEnvironment {
+  readonly clusters: readonly ChaosCluster[];
+  /** The emulator's URL (AWS endpoint and admin API). */
+  readonly emulatorUrl: string;
+  /** Where agent logs and pid files go. */
+  readonly workDir: string;
+}
+
+/** `--flag=value` list where a later flag replaces an earlier one of the same name. */
+export function mergeFlags(flags: readonly string[]): string[] {
+  const byName = new Map<string, string>();
+  for (const f of flags) byName.set(f.split('=')[0] ?? f, f);
+  return [...byName.values()];
+}
+
+export class ChaosContext {
+  readonly admin: EmulatorAdminClient;
+  readonly records: CloudMapRecords;
+  readonly #agents: ChaosAgent[] = [];
+  readonly #proxies: CuttableProxy[] = [];
+  readonly #namespaces: TestNamespace[] = [];
+
+  constructor(
+    readonly env: ChaosEnvironment,
+    readonly profile: Profile,
+    readonly scenario: string,
+  ) {
+    this.admin = new EmulatorAdminClient(env.emulatorUrl);
+    this.records = new CloudMapRecords(cloudMapClient(env.emulatorUrl));
+  }
+
+  get clusters(): readonly ChaosCluster[] {
+    return this.env.clusters;
+  }
+
+  cluster(i: number): ChaosCluster {
+    const c = this.env.clusters[i];
+    if (c === undefined) throw new Error(`the fault suite needs ${String(i + 1)} clusters`);
+    return c;
+  }
+
+  /** A namespace of the same random name in every cluster. */
+  async namespace(prefix = this.scenario): Promise<string> {
+    const ns = await createNamespace(
+      this.env.clusters.map((c) => c.kc),
+      `chaos-${prefix}`.slice(0, 40),
+    );
+    this.#namespaces.push(ns);
+    return ns.name;
+  }
+
+  /** An agent process (not started) for cluster `c`, talking to `cloudMapUrl` (default the emulator). */
+  agent(
+    kind: AgentSpec['kind'],
+    c: ChaosCluster,
+    {
+      name = `${kind}-${c.name}`,
+      args = [],
+      cloudMapUrl = this.env.emulatorUrl,
+    }: {
+      name?: string;
+      args?: readonly string[];
+      cloudMapUrl?: string;
+    } = {},
+  ): ChaosAgent {
+    const defaults = kind === 'import' ? this.profile.import.args : this.profile.export.args;
+    const agent = new ChaosAgent(
+      {
+        kind,
+        name: `${this.scenario}-${name}`,
+        kubeconfig: c.kubeconfigPath,
+        cloudMapUrl,
+        args: mergeFlags([
+          ...defaults,
+          ...(kind === 'export' ? ['--leader-elect=false', `--pod-name=${c.name}-${name}`] : []),
+          ...args,
+        ]),
+      },
+      join(this.env.workDir, 'agents'),
+    );
+    this.#agents.push(agent);
+    return agent;
+  }
+
+  /** Import agents (one per cluster, started and ready). */
+  async importers(): Promise<ChaosAgent[]> {
+    const agents = this.env.clusters.map((c) => this.agent('import', c));
+    for (const a of agents) await a.start();
+    return agents;
+  }
+
+  async proxy(): Promise<CuttableProxy> {
+    const p = new CuttableProxy(this.env.emulatorUrl);
+    await p.start();
+    this.#proxies.push(p);
+    return p;
+  }
+
+  /** Stops everything the scenario started and lifts every fault. */
+  async cleanup(): Promise<void> {
+    await this.admin.clearFaults().catch(() => undefined);
+    for (const a of this.#agents) await a.stop().catch(() => undefined);
+    for (const p of this.#proxies) await p.stop().catch(() => undefined);
+    for (const ns of this.#namespaces) await ns.delete({ wait: false }).catch(() => undefined);
+  }
+}

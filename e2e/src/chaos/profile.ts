@@ -1,0 +1,104 @@
+/**
+ * Timings of a fault-suite run. `fast` runs inside `make test` (seconds-long faults, short
+ * TTLs and poll periods); `long` is `make chaos`: the agents' default settings and the
+ * faults at their real length (a 10-minute Cloud Map outage, 2 minutes of throttling).
+ */
+export interface Profile {
+  readonly name: 'fast' | 'long';
+  /** Import agent settings (flags) and the values the assertions derive their bounds from. */
+  readonly import: {
+    readonly fastPollS: number;
+    readonly slowPollS: number;
+    readonly jitter: number;
+    readonly ttlS: number;
+    readonly args: readonly string[];
+  };
+  /** Export agent settings. */
+  readonly export: {
+    readonly heartbeatS: number;
+    readonly resyncS: number;
+    readonly args: readonly string[];
+  };
+  /** Lease timing of the failover scenario (the export agent's election flags). */
+  readonly lease: { readonly durationS: number; readonly renewS: number; readonly retryS: number };
+  readonly outageS: number;
+  readonly throttleS: number;
+  readonly throttleShare: number;
+  readonly kills: number;
+  readonly services: number;
+  readonly endpointsPerService: number;
+  readonly hostileServices: number;
+  /**
+   * What Kubernetes and the agents need beyond the poll period to carry a change through (watch
+   * events, reconcile, apply) on a loaded 2-core machine; part of every convergence bound.
+   */
+  readonly slackS: number;
+  /** Longest wait for a first import (a slow poll must find new services). */
+  readonly setupTimeoutS: number;
+}
+
+export const fastProfile: Profile = {
+  name: 'fast',
+  import: {
+    fastPollS: 1,
+    slowPollS: 2,
+    jitter: 0.1,
+    ttlS: 6,
+    args: [
+      '--poll-fast-seconds=1',
+      '--poll-slow-seconds=2',
+      '--poll-jitter=0.1',
+      '--heartbeat-ttl-seconds=6',
+      '--leader-elect=false',
+      '--log-level=info',
+    ],
+  },
+  export: {
+    heartbeatS: 2,
+    resyncS: 5,
+    args: [
+      '--heartbeat-seconds=2',
+      '--resync-seconds=5',
+      '--register-rate=200',
+      '--log-level=info',
+    ],
+  },
+  lease: { durationS: 4, renewS: 3, retryS: 1 },
+  outageS: 15,
+  throttleS: 15,
+  throttleShare: 0.5,
+  kills: 5,
+  services: 20,
+  endpointsPerService: 5,
+  hostileServices: 30,
+  slackS: 5,
+  setupTimeoutS: 90,
+};
+
+/** Agent defaults everywhere (import: fast 5 s, slow 60 s, TTL 120 s; export: heartbeat 30 s). */
+export const longProfile: Profile = {
+  name: 'long',
+  import: {
+    fastPollS: 5,
+    slowPollS: 60,
+    jitter: 0.1,
+    ttlS: 120,
+    args: ['--leader-elect=false', '--log-level=info'],
+  },
+  export: { heartbeatS: 30, resyncS: 60, args: ['--log-level=info'] },
+  lease: { durationS: 15, renewS: 10, retryS: 2 },
+  outageS: 600,
+  throttleS: 120,
+  throttleShare: 0.5,
+  kills: 5,
+  services: 100,
+  endpointsPerService: 5,
+  hostileServices: 200,
+  slackS: 5,
+  setupTimeoutS: 180,
+};
+
+export const profiles = { fast: fastProfile, long: longProfile } as const;
+
+/** One fast poll period at its longest (jitter added). */
+export const fastPeriodS = (p: Profile): number => p.import.fastPollS * (1 + p.import.jitter);

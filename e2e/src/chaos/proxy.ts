@@ -1,0 +1,72 @@
+/**
+ * A Cloud Map endpoint that can be cut for one agent only: an HTTP proxy on 127.0.0.1 in
+ * front of the emulator. Cut, it answers every call 503 ServiceUnavailable (what an AWS
+ * regional outage or a broken NAT/VPC endpoint looks like to the SDK), so an outage can hit
+ * the importing side while the exporting side still works, or the other way round. The
+ * emulator's own admin outage hits every client at once.
+ */
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export class CuttableProxy {
+  #cut = false;
+  #server: Server | undefined;
+  #url = '';
+  /** Calls answered 503 because the proxy was cut. */
+  refused = 0;
+
+  constructor(readonly target: string) {}
+
+  get url(): string {
+    return this.#url;
+  }
+
+  async start(): Promise<void> {
+    const target = new URL(this.target);
+    const server = createServer((req, res) => {
+      if (this.#cut) {
+        this.refused += 1;
+        req.resume();
+        res.writeHead(503, { 'content-type': 'application/x-amz-json-1.1' });
+        res.end(
+          JSON.stringify({ __type: 'ServiceUnavailableException', message: 'cut by chaos proxy' }),
+        );
+        return;
+      }
+      const upstream = request(
+        {
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+        },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      upstream.on('error', () => {
+        if (!res.headersSent) res.writeHead(502);
+        res.end();
+      });
+      req.pipe(upstream);
+    });
+    server.keepAliveTimeout = 1_000;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.#server = server;
+    this.#url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
+  }
+
+  cut(on: boolean): void {
+    this.#cut = on;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.#server;
+    if (server === undefined) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    this.#server = undefined;
+  }
+}

@@ -1,0 +1,310 @@
+// Hostile Cloud Map records: whoever can write Cloud Map must not be able to make an
+// importing cluster send traffic to its metadata service, itself or its nodes, pose as
+// another cluster, or keep endpoints alive without a heartbeat. Each scenario writes a
+// legitimate control endpoint next to the hostile ones: once the control is imported
+// everywhere (and one more fast poll period has passed) the hostile ones were seen and must
+// be absent.
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  Attr,
+  encodeClusterExport,
+  type CloudMapInstance,
+  type ServiceProperties,
+} from '@cloudmap-mcs/core';
+import type { ChaosAgent } from '../agent.js';
+import type { ChaosContext } from '../context.js';
+import { importView, type ChaosCluster } from '../kube.js';
+import { fastPeriodS } from '../profile.js';
+import type { Outcome, Scenario } from '../scenario.js';
+import { waitFor } from '../../wait.js';
+
+export const CLUSTERSET = 'e2e-clusterset';
+const CONTROL_V4 = '10.9.0.1';
+const CONTROL_V6 = 'fd12::10';
+
+export const props = (over: Partial<ServiceProperties> = {}): ServiceProperties => ({
+  type: 'ClusterSetIP',
+  ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+  sessionAffinity: 'None',
+  ipFamilies: ['IPv4'],
+  exportedLabels: {},
+  exportedAnnotations: {},
+  exportCreatedAtMs: Date.now(),
+  ...over,
+});
+
+/**
+ * The records of one cluster's export of `name`: the export record, the control endpoint(s)
+ * and one endpoint instance per hostile address (a copy of the control's attributes with the
+ * address replaced; the codec itself would not write them).
+ */
+export function hostileInstances(
+  ns: string,
+  name: string,
+  clusterId: string,
+  addresses: readonly string[],
+  over: Partial<ServiceProperties> = {},
+  controls: readonly string[] = [CONTROL_V4],
+): CloudMapInstance[] {
+  const { instances } = encodeClusterExport({
+    namespace: ns,
+    name,
+    cluster: { clusterId, clustersetId: CLUSTERSET },
+    properties: props(over),
+    endpoints: controls.map((address) => ({
+      address,
+      addressType: address.includes(':') ? ('IPv6' as const) : ('IPv4' as const),
+      ports: [{ name: 'http', protocol: 'TCP' as const, port: 8080 }],
+      conditions: { ready: true, serving: true, terminating: false },
+    })),
+    hasExportRecord: true,
+  });
+  const template = instances.find((i) => i.attributes[Attr.Record] === 'endpoint');
+  if (template === undefined) throw new Error('no endpoint instance to copy');
+  const hostile = addresses.map((address, k) => {
+    const attributes = { ...template.attributes };
+    delete attributes[Attr.Ipv4];
+    delete attributes[Attr.Ipv6];
+    attributes[address.includes(':') ? Attr.Ipv6 : Attr.Ipv4] = address;
+    return { id: `hostile-${String(k)}`, attributes };
+  });
+  return [...instances, ...hostile];
+}
+
+export async function writeAll(
+  ctx: ChaosContext,
+  ns: string,
+  name: string,
+  instances: readonly CloudMapInstance[],
+): Promise<void> {
+  for (const i of instances) await ctx.records.register(ns, name, i.id, i.attributes);
+}
+
+/** Sum over the import agents of their refusal counter. */
+export async function refused(importers: readonly ChaosAgent[]): Promise<number> {
+  let n = 0;
+  for (const a of importers) n += await a.metric('mcs_import_refused_records_total');
+  return n;
+}
+
+/** Waits for the control endpoint from `source` in every cluster, then one more fast poll period. */
+export async function controlSeen(
+  ctx: ChaosContext,
+  ns: string,
+  name: string,
+  source: string,
+  controls: readonly string[] = [CONTROL_V4],
+): Promise<void> {
+  await waitFor(
+    `control endpoints ${controls.join(', ')} of ${name} from ${source} imported everywhere`,
+    async () => {
+      for (const c of ctx.clusters) {
+        const got = new Set((await importedAddresses(c, ns, name)).get(source) ?? []);
+        if (!controls.every((a) => got.has(a))) return false;
+      }
+      return true;
+    },
+    { timeoutMs: ctx.profile.setupTimeoutS * 1000, intervalMs: 250 },
+  );
+  await sleep((fastPeriodS(ctx.profile) + 2) * 1000);
+}
+
+/** Addresses of `name` imported in cluster `c`, whatever their source cluster. */
+export async function importedAddresses(
+  c: ChaosCluster,
+  ns: string,
+  name: string,
+): Promise<Map<string, string[]>> {
+  return (await importView(c, ns)).endpoints.get(name) ?? new Map();
+}
+
+/** A hostile-address scenario: `addresses(c)` are refused in cluster `c` (all clusters: `common`). */
+function addressScenario(
+  id: string,
+  fault: string,
+  common: readonly string[],
+  own: (c: ChaosCluster) => readonly string[],
+  controls: readonly string[],
+): Scenario {
+  return {
+    id,
+    fault,
+    expected:
+      'none of them imported in any cluster (refused, counted in mcs_import_refused_records_total); the control endpoint next to them imported',
+    async run(ctx, out) {
+      const ns = await ctx.namespace();
+      const importers = await ctx.importers();
+      const evil = 'evil';
+      const all = [...new Set([...common, ...ctx.clusters.flatMap((c) => own(c))])];
+      await ctx.records.heartbeat(ns, evil, CLUSTERSET);
+      const before = await refused(importers);
+      await writeAll(
+        ctx,
+        ns,
+        'bait',
+        hostileInstances(ns, 'bait', evil, all, { ipFamilies: ['IPv4'] }, controls),
+      );
+      await controlSeen(ctx, ns, 'bait', evil, controls);
+      await checkAbsent(ctx, out, ns, 'bait', (c) => [...common, ...own(c)], all.length);
+      const counted = (await refused(importers)) - before;
+      out.figure('refusals counted', counted);
+      out.check(counted > 0, 'no refusal counted');
+    },
+  };
+}
+
+async function checkAbsent(
+  ctx: ChaosContext,
+  out: Outcome,
+  ns: string,
+  name: string,
+  forbidden: (c: ChaosCluster) => readonly string[],
+  written: number,
+): Promise<void> {
+  let leaked: string[] = [];
+  for (const c of ctx.clusters) {
+    const got = new Set([...(await importedAddresses(c, ns, name)).values()].flat());
+    leaked = [
+      ...leaked,
+      ...forbidden(c)
+        .filter((a) => got.has(a))
+        .map((a) => `${a} in ${c.name}`),
+    ];
+  }
+  out.figure('hostile written', written);
+  out.figure('hostile imported', leaked.length);
+  out.observe(
+    leaked.length === 0 ? `none of ${written} imported` : `imported: ${leaked.join(', ')}`,
+  );
+  out.check(leaked.length === 0, `imported ${leaked.join(', ')}`);
+}
+
+export const hostileAddressesV4 = addressScenario(
+  'hostile-addresses-ipv4',
+  'records with the metadata (169.254.169.254), link-local, loopback, unspecified, multicast and broadcast IPv4 addresses',
+  [
+    '169.254.169.254',
+    '169.254.1.1',
+    '127.0.0.1',
+    '127.1.2.3',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+  ],
+  () => [],
+  [CONTROL_V4],
+);
+
+export const hostileAddressesV6 = addressScenario(
+  'hostile-addresses-ipv6',
+  'IPv6 loopback/unspecified/link-local/metadata (fd00:ec2::254) and IPv4-embedded forms of 169.254.169.254 and 127.0.0.1 (mapped, compatible, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4)',
+  [
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00:ec2::254',
+    'ff02::1',
+    '::ffff:169.254.169.254',
+    '::ffff:127.0.0.1',
+    '::a9fe:a9fe',
+    '::127.0.0.1',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::7f00:1',
+    '64:ff9b:1::a9fe:a9fe',
+    '2002:a9fe:a9fe::1',
+  ],
+  () => [],
+  [CONTROL_V4, CONTROL_V6],
+);
+
+/** The harness's layout: cluster i has services in 10.(100+i).0.0/16, nodes at 172.16.i.(k+1). */
+const clusterIndex = (c: ChaosCluster): number => Number(c.name.replace(/^c/, ''));
+
+export const hostileLocalAddresses = addressScenario(
+  'hostile-local-addresses',
+  "records pointing at the importing cluster's own Service IPs (its API server's 10.(100+i).0.1) and node IPs (172.16.i.1)",
+  [],
+  (c) => [
+    `10.${String(100 + clusterIndex(c))}.0.1`,
+    `10.${String(100 + clusterIndex(c))}.0.10`,
+    `172.16.${String(clusterIndex(c))}.1`,
+  ],
+  [CONTROL_V4],
+);
+
+export const ownClusterId: Scenario = {
+  id: 'hostile-own-cluster-id',
+  fault:
+    "records claiming the importing cluster's own cluster id (c2) for a Service c2 does not export",
+  expected:
+    "c2 imports no endpoint under its own name that it did not export; other clusters' records of the service still imported",
+  async run(ctx, out) {
+    const ns = await ctx.namespace();
+    await ctx.importers();
+    const victim = ctx.cluster(1);
+    await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+    await ctx.records.heartbeat(ns, victim.name, CLUSTERSET);
+    await writeAll(ctx, ns, 'claimed', hostileInstances(ns, 'claimed', 'c9', []));
+    await writeAll(
+      ctx,
+      ns,
+      'claimed',
+      hostileInstances(ns, 'claimed', victim.name, [], {}, ['10.2.250.1', '10.2.250.2']),
+    );
+    await controlSeen(ctx, ns, 'claimed', 'c9');
+    const got = (await importedAddresses(victim, ns, 'claimed')).get(victim.name) ?? [];
+    out.figure('hostile written', 2);
+    out.figure('imported as own', got.length);
+    out.observe(
+      got.length === 0
+        ? `${victim.name} imported none of the records claiming to be it`
+        : `${victim.name} imported ${got.join(', ')} as its own`,
+    );
+    out.check(
+      got.length === 0,
+      `${victim.name} imported ${String(got.length)} endpoints claiming its own id`,
+    );
+  },
+};
+
+export const ghostCluster: Scenario = {
+  id: 'hostile-ghost-cluster',
+  fault: 'records of an unknown cluster that never wrote a heartbeat',
+  expected:
+    "its endpoints are not imported (a cluster without a heartbeat is not live); a live cluster's endpoints in the same service are",
+  async run(ctx, out) {
+    const ns = await ctx.namespace();
+    await ctx.importers();
+    const n = ctx.profile.name === 'long' ? 500 : 50;
+    await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+    const ghostIps = Array.from(
+      { length: n },
+      (_, k) => `10.77.${String(Math.floor(k / 250))}.${String((k % 250) + 1)}`,
+    );
+    const { instances } = encodeClusterExport({
+      namespace: ns,
+      name: 'haunted',
+      cluster: { clusterId: 'ghost', clustersetId: CLUSTERSET },
+      properties: props(),
+      endpoints: ghostIps.map((address) => ({
+        address,
+        addressType: 'IPv4' as const,
+        ports: [{ name: 'http', protocol: 'TCP' as const, port: 8080 }],
+        conditions: { ready: true, serving: true, terminating: false },
+      })),
+      hasExportRecord: true,
+    });
+    await writeAll(ctx, ns, 'haunted', instances);
+    await writeAll(ctx, ns, 'haunted', hostileInstances(ns, 'haunted', 'c9', []));
+    await controlSeen(ctx, ns, 'haunted', 'c9');
+    let imported = 0;
+    for (const c of ctx.clusters)
+      imported += ((await importedAddresses(c, ns, 'haunted')).get('ghost') ?? []).length;
+    out.figure('ghost endpoints written', n);
+    out.figure('ghost endpoints imported', imported);
+    out.observe(
+      `${imported} of ${n} ghost endpoints imported (summed over ${ctx.clusters.length} clusters)`,
+    );
+    out.check(imported === 0, `${imported} endpoints of a cluster without a heartbeat imported`);
+  },
+};

@@ -1,0 +1,48 @@
+// Every fault scenario, in the order a run takes them.
+import type { Scenario } from '../scenario.js';
+import { userServiceCollision } from './collision.js';
+import { staleEviction } from './eviction.js';
+import { leaderFailover } from './failover.js';
+import {
+  ghostCluster,
+  hostileAddressesV4,
+  hostileAddressesV6,
+  hostileLocalAddresses,
+  ownClusterId,
+} from './hostile.js';
+import { killMidSync } from './kill.js';
+import { badServiceExports, exportFailureEvents } from './kube-input.js';
+import { cloudMapOutage, exporterOutage, importerOutage } from './outage.js';
+import { oversizeAttributes, refusalLogRate } from './oversize.js';
+import { deniedNamespaces, importCap, invalidServiceNames } from './scope.js';
+import { throttling } from './throttle.js';
+
+export const scenarios: readonly Scenario[] = [
+  cloudMapOutage,
+  importerOutage,
+  exporterOutage,
+  staleEviction,
+  throttling,
+  killMidSync,
+  leaderFailover,
+  hostileAddressesV4,
+  hostileAddressesV6,
+  hostileLocalAddresses,
+  ownClusterId,
+  ghostCluster,
+  invalidServiceNames,
+  deniedNamespaces,
+  importCap,
+  oversizeAttributes,
+  refusalLogRate,
+  userServiceCollision,
+  badServiceExports,
+  exportFailureEvents,
+];
+
+export function scenarioById(id: string): Scenario {
+  const s = scenarios.find((x) => x.id === id);
+  if (s === undefined)
+    throw new Error(`no scenario ${id} (known: ${scenarios.map((x) => x.id).join(', ')})`);
+  return s;
+}

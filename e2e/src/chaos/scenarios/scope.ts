@@ -1,0 +1,165 @@
+// What Cloud Map may make an importing cluster create: nothing in the system namespaces,
+// nothing under a name Kubernetes (or the MCS API) would refuse, and not without limit.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { ChaosContext } from '../context.js';
+import { SI } from '../kube.js';
+import { fastPeriodS } from '../profile.js';
+import type { Scenario } from '../scenario.js';
+import { CLUSTERSET, controlSeen, hostileInstances, refused, writeAll } from './hostile.js';
+
+const DENIED = ['kube-system', 'kube-public', 'kube-node-lease', 'default'];
+
+/** ServiceImports made by the import agent in a namespace of every cluster. */
+async function importsIn(ctx: ChaosContext, ns: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const c of ctx.clusters) {
+    const list = (await c.kc
+      .makeApiClient(CustomObjectsApi)
+      .listNamespacedCustomObject({ ...SI, namespace: ns })) as {
+      items: { metadata: { name: string } }[];
+    };
+    out.push(...list.items.map((i) => `${c.name}:${ns}/${i.metadata.name}`));
+  }
+  return out;
+}
+
+/** Removes every record the scenario wrote in `ns` (and what an import agent made of it). */
+async function scrub(ctx: ChaosContext, ns: string, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    const id = await ctx.records.serviceId(ns, name);
+    if (id === undefined) continue;
+    for (const i of await ctx.records.cm.listInstances(id))
+      await ctx.records.cm.deregisterInstance(id, i.id).catch(() => undefined);
+  }
+  // An import agent that did create something there is gone by now: delete its leftovers.
+  for (const c of ctx.clusters) {
+    const custom = c.kc.makeApiClient(CustomObjectsApi);
+    for (const name of names)
+      await custom
+        .deleteNamespacedCustomObject({ ...SI, namespace: ns, name })
+        .catch(() => undefined);
+    const core = c.kc.makeApiClient(CoreV1Api);
+    const svcs = await core.listNamespacedService({
+      namespace: ns,
+      labelSelector: 'app.kubernetes.io/managed-by=cloudmap-mcs-import-agent',
+    });
+    for (const s of svcs.items)
+      await core
+        .deleteNamespacedService({ namespace: ns, name: s.metadata?.name ?? '' })
+        .catch(() => undefined);
+  }
+}
+
+export const deniedNamespaces: Scenario = {
+  id: 'hostile-system-namespaces',
+  fault:
+    'Cloud Map services written into kube-system, kube-public, kube-node-lease and default (one named `kubernetes`), with a live heartbeat',
+  expected:
+    'no ServiceImport or Service created in any of them (default namespace policy), refusals counted; an ordinary namespace still imports',
+  async run(ctx, out) {
+    const ns = await ctx.namespace();
+    const importers = await ctx.importers();
+    const per = Math.max(1, Math.floor(ctx.profile.hostileServices / DENIED.length / 10));
+    const names = ['kubernetes', ...Array.from({ length: per }, (_, k) => `planted-${String(k)}`)];
+    const before = await refused(importers);
+    try {
+      for (const target of DENIED) {
+        await ctx.records.heartbeat(target, 'c9', CLUSTERSET);
+        for (const name of names)
+          await writeAll(ctx, target, name, hostileInstances(target, name, 'c9', []));
+      }
+      await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+      await writeAll(ctx, ns, 'fine', hostileInstances(ns, 'fine', 'c9', []));
+      await controlSeen(ctx, ns, 'fine', 'c9');
+      await sleep((ctx.profile.import.slowPollS + fastPeriodS(ctx.profile)) * 1000); // a full listing of every namespace
+      const planted = (await Promise.all(DENIED.map((d) => importsIn(ctx, d)))).flat();
+      const counted = (await refused(importers)) - before;
+      out.figure('services planted', DENIED.length * names.length);
+      out.figure('imports created', planted.length);
+      out.figure('refusals counted', counted);
+      out.observe(
+        planted.length === 0
+          ? 'no import in a system namespace'
+          : `created ${planted.slice(0, 6).join(', ')}${planted.length > 6 ? ', …' : ''}`,
+      );
+      out.check(
+        planted.length === 0,
+        `${planted.length} ServiceImports created in system namespaces`,
+      );
+      out.check(counted > 0, 'no refusal counted');
+    } finally {
+      for (const target of DENIED) await scrub(ctx, target, names);
+    }
+  },
+};
+
+export const importCap: Scenario = {
+  id: 'hostile-import-flood',
+  fault: 'N hostile Cloud Map services written into one ordinary namespace at once',
+  expected:
+    'the imports per namespace stop at the cap (fewer than N), the rest refused and counted',
+  async run(ctx, out) {
+    const ns = await ctx.namespace();
+    const importers = await ctx.importers();
+    const n = ctx.profile.hostileServices;
+    await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+    const before = await refused(importers);
+    const started = Date.now();
+    for (let k = 0; k < n; k++) {
+      const name = `flood-${String(k).padStart(3, '0')}`;
+      await writeAll(ctx, ns, name, hostileInstances(ns, name, 'c9', []));
+    }
+    await sleep(
+      (ctx.profile.import.slowPollS + fastPeriodS(ctx.profile) + ctx.profile.slackS) * 1000,
+    );
+    const made = await importsIn(ctx, ns);
+    const perCluster = made.length / ctx.clusters.length;
+    const counted = (await refused(importers)) - before;
+    out.figure('services written', n);
+    out.figure('imports per cluster', perCluster);
+    out.figure('refusals counted', counted);
+    out.figure('elapsed s', Math.round((Date.now() - started) / 1000));
+    out.observe(`${perCluster} of ${n} services imported per cluster`);
+    out.check(perCluster < n, `all ${n} hostile services became imports (no cap)`);
+    out.check(counted > 0, 'no refusal counted');
+  },
+};
+
+export const invalidServiceNames: Scenario = {
+  id: 'hostile-service-names',
+  fault:
+    'Cloud Map services named `Evil_Name` and `_underscore` (not DNS labels) with valid records',
+  expected:
+    'no import, a counted refusal, no reconcile error loop; a valid service next to them imported',
+  async run(ctx, out) {
+    const ns = await ctx.namespace();
+    const importers = await ctx.importers();
+    await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+    const before = await refused(importers);
+    for (const name of ['Evil_Name', '_underscore'])
+      await writeAll(ctx, ns, name, hostileInstances(ns, name, 'c9', []));
+    await writeAll(ctx, ns, 'fine', hostileInstances(ns, 'fine', 'c9', []));
+    await controlSeen(ctx, ns, 'fine', 'c9');
+    const errors = async () => {
+      let n = 0;
+      for (const a of importers)
+        n += await a.metric('mcs_import_reconcile_total', 'outcome="error"');
+      return n;
+    };
+    const e0 = await errors();
+    await sleep(10_000);
+    const errorsIn10s = (await errors()) - e0;
+    const counted = (await refused(importers)) - before;
+    const made = (await importsIn(ctx, ns)).filter((i) => !i.endsWith('/fine'));
+    out.figure('reconcile errors in 10 s', errorsIn10s);
+    out.figure('refusals counted', counted);
+    out.figure('imports created', made.length);
+    out.observe(
+      `${errorsIn10s} reconcile errors in 10 s, ${counted} refusals counted, ${made.length} bad imports`,
+    );
+    out.check(errorsIn10s === 0, `${errorsIn10s} reconcile errors in 10 s (an error loop)`);
+    out.check(counted > 0, 'no refusal counted');
+    out.check(made.length === 0, `imports created: ${made.join(', ')}`);
+  },
+};
