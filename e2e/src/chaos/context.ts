@@ -10,7 +10,7 @@ import { ChaosAgent, type AgentSpec } from './agent.js';
 import type { ChaosCluster } from './kube.js';
 import type { Profile } from './profile.js';
 import { CuttableProxy } from './proxy.js';
-import { CloudMapRecords, cloudMapClient } from './records.js';
+import { CloudMapRecords, sdkClient } from './records.js';
 
 export interface ChaosEnvironment {
   readonly clusters: readonly ChaosCluster[];
@@ -40,7 +40,7 @@ export class ChaosContext {
     readonly scenario: string,
   ) {
     this.admin = new EmulatorAdminClient(env.emulatorUrl);
-    this.records = new CloudMapRecords(cloudMapClient(env.emulatorUrl));
+    this.records = new CloudMapRecords(sdkClient(env.emulatorUrl));
   }
 
   get clusters(): readonly ChaosCluster[] {
@@ -115,6 +115,9 @@ export class ChaosContext {
     await this.admin.clearFaults().catch(() => undefined);
     for (const a of this.#agents) await a.stop().catch(() => undefined);
     for (const p of this.#proxies) await p.stop().catch(() => undefined);
-    for (const ns of this.#namespaces) await ns.delete({ wait: false }).catch(() => undefined);
+    for (const ns of this.#namespaces) {
+      await ns.delete({ wait: false }).catch(() => undefined);
+      await this.records.removeNamespace(ns.name).catch(() => undefined);
+    }
   }
 }

@@ -12,22 +12,46 @@ import {
   type CloudMapPort,
   type ClusterExport,
 } from '@cloudmap-mcs/core';
+import {
+  DeleteNamespaceCommand,
+  type ServiceDiscoveryClient,
+} from '@aws-sdk/client-servicediscovery';
 import { createSdkCloudMapPort, createServiceDiscoveryClient } from '@cloudmap-mcs/core/cloudmap';
 import { waitFor } from '../wait.js';
 
-export function cloudMapClient(endpoint: string): CloudMapPort {
-  return createSdkCloudMapPort(
-    createServiceDiscoveryClient({
-      endpoint,
-      region: 'us-east-1',
-      credentials: async () => ({ accessKeyId: 'test', secretAccessKey: 'test' }),
-    }),
-  );
+export function sdkClient(endpoint: string): ServiceDiscoveryClient {
+  return createServiceDiscoveryClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: async () => ({ accessKeyId: 'test', secretAccessKey: 'test' }),
+  });
 }
 
 export class CloudMapRecords {
   readonly #ids = new Map<string, string>();
-  constructor(readonly cm: CloudMapPort) {}
+  readonly cm: CloudMapPort;
+  constructor(readonly client: ServiceDiscoveryClient) {
+    this.cm = createSdkCloudMapPort(client);
+  }
+
+  /**
+   * Removes a Cloud Map namespace with everything in it, so a run leaves the (possibly shared)
+   * emulator as it found it: its 50-namespace quota is AWS's.
+   */
+  async removeNamespace(namespace: string): Promise<void> {
+    const nsId = await this.#namespaceId(namespace, false);
+    if (nsId === undefined) return;
+    for (const svc of await this.cm.listServices(nsId)) {
+      const ops: string[] = [];
+      for (const i of await this.cm.listInstances(svc.id))
+        ops.push((await this.cm.deregisterInstance(svc.id, i.id)).operationId);
+      for (const op of ops) await this.#settled(op);
+      await this.cm.deleteService(svc.id);
+    }
+    await this.client.send(new DeleteNamespaceCommand({ Id: nsId }));
+    for (const key of [...this.#ids.keys()])
+      if (key.startsWith(`${namespace}/`)) this.#ids.delete(key);
+  }
 
   async #namespaceId(namespace: string, create: boolean): Promise<string | undefined> {
     let ns = (await this.cm.listNamespaces()).find((n) => n.name === namespace);
