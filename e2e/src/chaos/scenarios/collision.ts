@@ -39,11 +39,18 @@ export const userServiceCollision: Scenario = {
       },
     });
     const original = fingerprint(mine);
-    const exporter = ctx.agent('export', c1);
-    await exporter.start();
-    await ctx.importers();
     const ips = podIps(1, 2);
     await exportService(c1, ns, 'web', ips);
+    const exporter = ctx.agent('export', c1);
+    await exporter.start();
+    await waitFor(
+      'web written to Cloud Map',
+      async () => (await ctx.records.instances(ns, 'web')).length === 3,
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    await ctx.importers();
     // c1 has no colliding Service: its import shows the export was seen and processed.
     await waitImported([c1], ns, 'web', c1.name, ips, ctx.profile.setupTimeoutS * 1000);
     await sleep((fastPeriodS(ctx.profile) + 3) * 1000);

@@ -95,12 +95,12 @@ export const exportFailureEvents: Scenario = {
     await exporter.start();
     await exportService(c1, ns, 'huge', podIps(1, 1500));
     await expectCondition(ctx, out, ns, 'huge', 'Ready', 'False/Failed');
-    await sleep((3 * ctx.profile.export.resyncS + 2) * 1000);
+    await sleep((2 * ctx.profile.export.resyncS + 2) * 1000);
     const warnings = (await eventsAbout(c1, ns, 'huge')).filter((e) => e.startsWith('Warning'));
     const distinct = new Set(warnings).size;
     out.figure('Warning Events', warnings.length);
     out.figure('distinct', distinct);
-    out.observe(`${warnings.length} Warning Events (${distinct} distinct) after 3 resyncs`);
+    out.observe(`${warnings.length} Warning Events (${distinct} distinct) after 2 resyncs`);
     out.check(
       warnings.length === distinct && warnings.length >= 1,
       `${warnings.length} Warning Events for ${distinct} distinct failures`,

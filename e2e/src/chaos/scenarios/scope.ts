@@ -4,7 +4,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { ChaosContext } from '../context.js';
 import { SI } from '../kube.js';
-import { fastPeriodS } from '../profile.js';
 import type { Scenario } from '../scenario.js';
 import { CLUSTERSET, controlSeen, hostileInstances, refused, writeAll } from './hostile.js';
 
@@ -59,10 +58,8 @@ export const deniedNamespaces: Scenario = {
     'no ServiceImport or Service created in any of them (default namespace policy), refusals counted; an ordinary namespace still imports',
   async run(ctx, out) {
     const ns = await ctx.namespace();
-    const importers = await ctx.importers();
     const per = Math.max(1, Math.floor(ctx.profile.hostileServices / DENIED.length / 10));
     const names = ['kubernetes', ...Array.from({ length: per }, (_, k) => `planted-${String(k)}`)];
-    const before = await refused(importers);
     try {
       for (const target of DENIED) {
         await ctx.records.heartbeat(target, 'c9', CLUSTERSET);
@@ -71,10 +68,11 @@ export const deniedNamespaces: Scenario = {
       }
       await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
       await writeAll(ctx, ns, 'fine', hostileInstances(ns, 'fine', 'c9', []));
-      await controlSeen(ctx, ns, 'fine', 'c9');
-      await sleep((ctx.profile.import.slowPollS + fastPeriodS(ctx.profile)) * 1000); // a full listing of every namespace
+      // Started after the records exist: the first snapshot lists every namespace.
+      const importers = await ctx.importers();
+      await controlSeen(ctx, ns, 'fine', 'c9'); // a full listing of every namespace
       const planted = (await Promise.all(DENIED.map((d) => importsIn(ctx, d)))).flat();
-      const counted = (await refused(importers)) - before;
+      const counted = await refused(importers);
       out.figure('services planted', DENIED.length * names.length);
       out.figure('imports created', planted.length);
       out.figure('refusals counted', counted);
@@ -101,21 +99,24 @@ export const importCap: Scenario = {
     'the imports per namespace stop at the cap (fewer than N), the rest refused and counted',
   async run(ctx, out) {
     const ns = await ctx.namespace();
-    const importers = await ctx.importers();
     const n = ctx.profile.hostileServices;
     await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
-    const before = await refused(importers);
-    const started = Date.now();
     for (let k = 0; k < n; k++) {
       const name = `flood-${String(k).padStart(3, '0')}`;
       await writeAll(ctx, ns, name, hostileInstances(ns, name, 'c9', []));
     }
-    await sleep(
-      (ctx.profile.import.slowPollS + fastPeriodS(ctx.profile) + ctx.profile.slackS) * 1000,
-    );
-    const made = await importsIn(ctx, ns);
+    const started = Date.now();
+    const importers = await ctx.importers();
+    // Until the number of imports has not moved for 5 s.
+    let made: string[] = [];
+    for (let stable = 0; stable < 5 && Date.now() - started < 180_000;) {
+      await sleep(1_000);
+      const now = await importsIn(ctx, ns);
+      stable = now.length === made.length ? stable + 1 : 0;
+      made = now;
+    }
     const perCluster = made.length / ctx.clusters.length;
-    const counted = (await refused(importers)) - before;
+    const counted = await refused(importers);
     out.figure('services written', n);
     out.figure('imports per cluster', perCluster);
     out.figure('refusals counted', counted);
@@ -134,12 +135,11 @@ export const invalidServiceNames: Scenario = {
     'no import, a counted refusal, no reconcile error loop; a valid service next to them imported',
   async run(ctx, out) {
     const ns = await ctx.namespace();
-    const importers = await ctx.importers();
     await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
-    const before = await refused(importers);
     for (const name of ['Evil_Name', '_underscore'])
       await writeAll(ctx, ns, name, hostileInstances(ns, name, 'c9', []));
     await writeAll(ctx, ns, 'fine', hostileInstances(ns, 'fine', 'c9', []));
+    const importers = await ctx.importers();
     await controlSeen(ctx, ns, 'fine', 'c9');
     const errors = async () => {
       let n = 0;
@@ -150,7 +150,7 @@ export const invalidServiceNames: Scenario = {
     const e0 = await errors();
     await sleep(10_000);
     const errorsIn10s = (await errors()) - e0;
-    const counted = (await refused(importers)) - before;
+    const counted = await refused(importers);
     const made = (await importsIn(ctx, ns)).filter((i) => !i.endsWith('/fine'));
     out.figure('reconcile errors in 10 s', errorsIn10s);
     out.figure('refusals counted', counted);

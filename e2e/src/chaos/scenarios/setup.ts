@@ -4,7 +4,9 @@ import type { ChaosAgent } from '../agent.js';
 import type { ChaosContext } from '../context.js';
 import { exportService, podIps, setEndpoints } from '../kube.js';
 import { fastPeriodS } from '../profile.js';
+import { auditInstances } from '../records.js';
 import { waitImported } from '../watch.js';
+import { waitFor } from '../../wait.js';
 
 export interface OneExport {
   readonly ns: string;
@@ -36,6 +38,15 @@ export async function oneExport(
     ...(opts.exporterUrl ? { cloudMapUrl: opts.exporterUrl } : {}),
   });
   await exporter.start();
+  // Importers start once the records exist, so their first snapshot has them (no slow-poll wait).
+  await waitFor(
+    'the export written to Cloud Map',
+    async () => {
+      const a = auditInstances(await ctx.records.instances(ns, service), c1.name, ips);
+      return a.exportRecords === 1 && a.missing.length === 0;
+    },
+    { timeoutMs: ctx.profile.setupTimeoutS * 1000, intervalMs: 500 },
+  );
   const importers = ctx.clusters.map((c) =>
     ctx.agent('import', c, { ...(opts.importerUrl ? { cloudMapUrl: opts.importerUrl } : {}) }),
   );
