@@ -13,7 +13,7 @@ import { loadKubeconfig } from '../kubeconfig.js';
 import { stderrProgress } from '../log.js';
 import { repoRoot } from '../paths.js';
 import { writeReliabilityPage } from './docs.js';
-import { profiles } from './profile.js';
+import { profiles, withAgentLogLevel } from './profile.js';
 import { formatFigure, resultsTable, writeReport } from './report.js';
 import { runSuite } from './run.js';
 import { scenarioById, scenarios } from './scenarios/index.js';
@@ -24,11 +24,15 @@ const argv = await yargs(hideBin(process.argv))
   .option('only', { type: 'string', describe: 'comma-separated scenario ids' })
   .option('state', { type: 'string', default: join(repoRoot(), '.state', 'chaos', 'clusterset') })
   .option('out', { type: 'string', default: join(repoRoot(), '.state', 'chaos') })
+  .option('agent-log-level', {
+    choices: ['error', 'warn', 'info', 'debug'] as const,
+    describe: "the agents' --log-level (logs under <out>/<profile>/agents/)",
+  })
   .option('docs', { type: 'string', describe: 'regenerate this reliability page from the report' })
   .strict()
   .parse();
 
-const profile = profiles[argv.profile];
+const profile = withAgentLogLevel(profiles[argv.profile], argv.agentLogLevel);
 const list =
   argv.only === undefined ? scenarios : argv.only.split(',').map((id) => scenarioById(id.trim()));
 const command = `make chaos${argv.only === undefined ? '' : ` CHAOS_ARGS='--only ${argv.only}'`}${argv.profile === 'long' ? '' : ` (profile ${argv.profile})`}`;

@@ -102,3 +102,17 @@ export const profiles = { fast: fastProfile, long: longProfile } as const;
 
 /** One fast poll period at its longest (jitter added). */
 export const fastPeriodS = (p: Profile): number => p.import.fastPollS * (1 + p.import.jitter);
+
+/** The profile with the agents' --log-level replaced (debugging a scenario). */
+export function withAgentLogLevel(p: Profile, level: string | undefined): Profile {
+  if (level === undefined) return p;
+  const set = (args: readonly string[]) => [
+    ...args.filter((a) => !a.startsWith('--log-level')),
+    `--log-level=${level}`,
+  ];
+  return {
+    ...p,
+    import: { ...p.import, args: set(p.import.args) },
+    export: { ...p.export, args: set(p.export.args) },
+  };
+}

@@ -16,6 +16,8 @@ export class ImportWatch {
   samples = 0;
   /** When the first loss was seen (ms since the epoch), if any. */
   firstLossAt: number | undefined;
+  /** Which (cluster, service, source) lost endpoints first, with the counts. */
+  firstLoss = '';
 
   constructor(
     readonly clusters: readonly ChaosCluster[],

@@ -58,6 +58,7 @@ export async function evictionTimes(
   out.observe(
     `${c1}'s endpoints first dropped ${seconds(firstLoss - heartbeatAt)} s and gone everywhere ${seconds(goneAt - heartbeatAt)} s after its last heartbeat (TTL ${p.import.ttlS} s, latest ${seconds(latestMs)} s)`,
   );
+  if (watch.firstLoss !== '') out.observe(`first drop: ${watch.firstLoss}`);
   out.check(
     firstLoss - heartbeatAt >= ttlMs - 250,
     `endpoints dropped ${seconds(firstLoss - heartbeatAt)} s after the last heartbeat, before the TTL`,

@@ -95,17 +95,23 @@ export async function controlSeen(
   source: string,
   controls: readonly string[] = [CONTROL_V4],
 ): Promise<void> {
+  let last: string[] = [];
   await waitFor(
     `control endpoints ${controls.join(', ')} of ${name} from ${source} imported everywhere`,
     async () => {
+      last = [];
       for (const c of ctx.clusters) {
-        const got = new Set((await importedAddresses(c, ns, name)).get(source) ?? []);
+        const all = await importedAddresses(c, ns, name);
+        last.push(`${c.name}: ${JSON.stringify(Object.fromEntries(all))}`);
+        const got = new Set(all.get(source) ?? []);
         if (!controls.every((a) => got.has(a))) return false;
       }
       return true;
     },
     { timeoutMs: ctx.profile.setupTimeoutS * 1000, intervalMs: 250 },
-  );
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}; imported: ${last.join('; ').slice(0, 300)}`);
+  });
   await sleep((fastPeriodS(ctx.profile) + 2) * 1000);
 }
 
@@ -125,6 +131,7 @@ function addressScenario(
   common: readonly string[],
   own: (c: ChaosCluster) => readonly string[],
   controls: readonly string[],
+  families: ServiceProperties['ipFamilies'] = ['IPv4'],
 ): Scenario {
   return {
     id,
@@ -140,7 +147,7 @@ function addressScenario(
         ctx,
         ns,
         'bait',
-        hostileInstances(ns, 'bait', evil, all, { ipFamilies: ['IPv4'] }, controls),
+        hostileInstances(ns, 'bait', evil, all, { ipFamilies: families }, controls),
       );
       // Started after the records exist, so the first snapshot has them (no slow-poll wait).
       const importers = await ctx.importers();
@@ -171,7 +178,11 @@ async function checkAbsent(
         .map((a) => `${a} in ${c.name}`),
     ];
   }
+  let total = 0;
+  for (const c of ctx.clusters)
+    for (const ips of (await importedAddresses(c, ns, name)).values()) total += ips.length;
   out.figure('hostile written', written);
+  out.figure('endpoints imported', total);
   out.figure('hostile imported', leaked.length);
   out.observe(
     leaked.length === 0 ? `none of ${written} imported` : `imported: ${leaked.join(', ')}`,
@@ -207,7 +218,7 @@ export const hostileAddressesV6 = addressScenario(
     '::ffff:169.254.169.254',
     '::ffff:127.0.0.1',
     '::a9fe:a9fe',
-    '::127.0.0.1',
+    '::7f00:1',
     '64:ff9b::a9fe:a9fe',
     '64:ff9b::7f00:1',
     '64:ff9b:1::a9fe:a9fe',
@@ -215,6 +226,16 @@ export const hostileAddressesV6 = addressScenario(
   ],
   () => [],
   [CONTROL_V4, CONTROL_V6],
+  ['IPv4', 'IPv6'],
+);
+
+export const hostileNonCanonical = addressScenario(
+  'hostile-noncanonical-address',
+  'one record with an IPv6 address in a non-canonical spelling (::127.0.0.1, upper case, leading zeros), which the API server refuses in an EndpointSlice',
+  ['::127.0.0.1', '::FFFF:A9FE:A9FE', 'fd12:0:0:0:0:0:0:0011'],
+  () => [],
+  [CONTROL_V4, CONTROL_V6],
+  ['IPv4', 'IPv6'],
 );
 
 /** The harness's layout: cluster i has services in 10.(100+i).0.0/16, nodes at 172.16.i.(k+1). */

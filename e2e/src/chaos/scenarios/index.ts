@@ -8,6 +8,7 @@ import {
   hostileAddressesV4,
   hostileAddressesV6,
   hostileLocalAddresses,
+  hostileNonCanonical,
   ownClusterId,
 } from './hostile.js';
 import { killMidSync } from './kill.js';
@@ -27,6 +28,7 @@ export const scenarios: readonly Scenario[] = [
   leaderFailover,
   hostileAddressesV4,
   hostileAddressesV6,
+  hostileNonCanonical,
   hostileLocalAddresses,
   ownClusterId,
   ghostCluster,

@@ -31,7 +31,9 @@ export const oversizeAttributes: Scenario = {
         i.attributes[Attr.ExportedLabels] = JSON.stringify({ team: long(1000, 'l') });
       }
     }
-    const junk = { ...instances[1]!, id: 'junk-0', attributes: { ...instances[1]!.attributes } };
+    // A second endpoint, from an unmodified copy: a junk-filled port name and 30 attributes.
+    const fresh = hostileInstances(ns, 'bloated', 'c9', [])[1]!;
+    const junk = { id: 'junk-0', attributes: { ...fresh.attributes } };
     junk.attributes[Attr.Ipv4] = '10.9.0.2';
     junk.attributes[Attr.EndpointPortName] = long(1000, 'p');
     for (let k = 0; Object.keys(junk.attributes).length < 30; k++)
