@@ -33,6 +33,7 @@ export class ChaosContext {
   readonly #agents: ChaosAgent[] = [];
   readonly #proxies: CuttableProxy[] = [];
   readonly #namespaces: TestNamespace[] = [];
+  readonly #heartbeats: NodeJS.Timeout[] = [];
 
   constructor(
     readonly env: ChaosEnvironment,
@@ -110,8 +111,27 @@ export class ChaosContext {
     return p;
   }
 
+  /**
+   * Writes a heartbeat for a cluster the test plays (a hostile or fake exporter) now and then
+   * every quarter TTL until the scenario ends, as a live export agent would: its records must
+   * not be dropped as stale while the scenario waits.
+   */
+  async keepAlive(
+    namespace: string,
+    clusterId: string,
+    clustersetId = 'e2e-clusterset',
+  ): Promise<void> {
+    await this.records.heartbeat(namespace, clusterId, clustersetId);
+    const every = Math.max(1_000, (this.profile.import.ttlS * 1000) / 4);
+    const timer = setInterval(() => {
+      this.records.heartbeat(namespace, clusterId, clustersetId).catch(() => undefined);
+    }, every);
+    this.#heartbeats.push(timer);
+  }
+
   /** Stops everything the scenario started and lifts every fault. */
   async cleanup(): Promise<void> {
+    for (const t of this.#heartbeats.splice(0)) clearInterval(t);
     await this.admin.clearFaults().catch(() => undefined);
     for (const a of this.#agents) await a.stop().catch(() => undefined);
     for (const p of this.#proxies) await p.stop().catch(() => undefined);

@@ -75,8 +75,7 @@ export async function exportService(
     body: {
       metadata: { name, namespace: ns },
       spec: {
-        // An EndpointSlice holds at most 100 ports (the API server's limit); the Service may have more.
-        ports: Array.from({ length: Math.min(ports, 100) }, (_, k) => ({
+        ports: Array.from({ length: ports }, (_, k) => ({
           name: k === 0 ? 'http' : `p${String(k)}`,
           protocol: 'TCP',
           port: 80 + k,

@@ -41,8 +41,10 @@ export class ImportWatch {
       for (const k of this.#baseline.keys()) {
         const n = seen.get(k) ?? 0;
         if (n < (this.#min.get(k) ?? Infinity)) this.#min.set(k, n);
-        if (n < (this.#baseline.get(k) ?? 0) && this.firstLossAt === undefined)
+        if (n < (this.#baseline.get(k) ?? 0) && this.firstLossAt === undefined) {
           this.firstLossAt = Date.now();
+          this.firstLoss = `${k}: ${String(n)} of ${String(this.#baseline.get(k))}`;
+        }
       }
     }
     this.samples += 1;

@@ -142,7 +142,7 @@ function addressScenario(
       const ns = await ctx.namespace();
       const evil = 'evil';
       const all = [...new Set([...common, ...ctx.clusters.flatMap((c) => own(c))])];
-      await ctx.records.heartbeat(ns, evil, CLUSTERSET);
+      await ctx.keepAlive(ns, evil);
       await writeAll(
         ctx,
         ns,
@@ -262,8 +262,8 @@ export const ownClusterId: Scenario = {
   async run(ctx, out) {
     const ns = await ctx.namespace();
     const victim = ctx.cluster(1);
-    await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
-    await ctx.records.heartbeat(ns, victim.name, CLUSTERSET);
+    await ctx.keepAlive(ns, 'c9');
+    await ctx.keepAlive(ns, victim.name);
     await writeAll(ctx, ns, 'claimed', hostileInstances(ns, 'claimed', 'c9', []));
     await writeAll(
       ctx,
@@ -296,7 +296,7 @@ export const ghostCluster: Scenario = {
   async run(ctx, out) {
     const ns = await ctx.namespace();
     const n = ctx.profile.name === 'long' ? 500 : 50;
-    await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+    await ctx.keepAlive(ns, 'c9');
     const ghostIps = Array.from(
       { length: n },
       (_, k) => `10.77.${String(Math.floor(k / 250))}.${String((k % 250) + 1)}`,

@@ -17,7 +17,7 @@ export const oversizeAttributes: Scenario = {
     'the bad fields and entries dropped (counted), the endpoint and service still imported, nothing oversize reaches Kubernetes, the agent keeps running',
   async run(ctx, out) {
     const ns = await ctx.namespace();
-    await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+    await ctx.keepAlive(ns, 'c9');
     const instances = hostileInstances(ns, 'bloated', 'c9', [], {
       exportedLabels: { team: 'x' },
     });
@@ -88,7 +88,7 @@ export const refusalLogRate: Scenario = {
     'each distinct refusal logged once per interval, not on every reconcile; every refusal still counted',
   async run(ctx, out) {
     const ns = await ctx.namespace();
-    await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+    await ctx.keepAlive(ns, 'c9');
     const bad = ['169.254.169.254', '127.0.0.1', '0.0.0.0', '224.0.0.1'];
     await writeAll(ctx, ns, 'noisy', hostileInstances(ns, 'noisy', 'c9', bad));
     const importers = await ctx.importers();

@@ -62,11 +62,11 @@ export const deniedNamespaces: Scenario = {
     const names = ['kubernetes', ...Array.from({ length: per }, (_, k) => `planted-${String(k)}`)];
     try {
       for (const target of DENIED) {
-        await ctx.records.heartbeat(target, 'c9', CLUSTERSET);
+        await ctx.keepAlive(target, 'c9');
         for (const name of names)
           await writeAll(ctx, target, name, hostileInstances(target, name, 'c9', []));
       }
-      await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+      await ctx.keepAlive(ns, 'c9');
       await writeAll(ctx, ns, 'fine', hostileInstances(ns, 'fine', 'c9', []));
       // Started after the records exist: the first snapshot lists every namespace.
       const importers = await ctx.importers();
@@ -100,7 +100,7 @@ export const importCap: Scenario = {
   async run(ctx, out) {
     const ns = await ctx.namespace();
     const n = ctx.profile.hostileServices;
-    await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+    await ctx.keepAlive(ns, 'c9');
     for (let k = 0; k < n; k++) {
       const name = `flood-${String(k).padStart(3, '0')}`;
       await writeAll(ctx, ns, name, hostileInstances(ns, name, 'c9', []));
@@ -135,7 +135,7 @@ export const invalidServiceNames: Scenario = {
     'no import, a counted refusal, no reconcile error loop; a valid service next to them imported',
   async run(ctx, out) {
     const ns = await ctx.namespace();
-    await ctx.records.heartbeat(ns, 'c9', CLUSTERSET);
+    await ctx.keepAlive(ns, 'c9');
     for (const name of ['Evil_Name', '_underscore'])
       await writeAll(ctx, ns, name, hostileInstances(ns, name, 'c9', []));
     await writeAll(ctx, ns, 'fine', hostileInstances(ns, 'fine', 'c9', []));
