@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DiscoveryV1Api } from '@kubernetes/client-node';
 import { Attr } from '@cloudmap-mcs/core';
 import type { Scenario } from '../scenario.js';
-import { CLUSTERSET, controlSeen, hostileInstances, refused, writeAll } from './hostile.js';
+import { controlSeen, hostileInstances, refused, writeAll } from './hostile.js';
 import { serviceImport } from '../kube.js';
 
 const long = (n: number, c = 'a'): string => c.repeat(n);

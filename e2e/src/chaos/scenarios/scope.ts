@@ -5,7 +5,7 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { ChaosContext } from '../context.js';
 import { SI } from '../kube.js';
 import type { Scenario } from '../scenario.js';
-import { CLUSTERSET, controlSeen, hostileInstances, refused, writeAll } from './hostile.js';
+import { controlSeen, hostileInstances, refused, writeAll } from './hostile.js';
 
 const DENIED = ['kube-system', 'kube-public', 'kube-node-lease', 'default'];
 
