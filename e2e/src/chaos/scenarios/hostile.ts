@@ -13,7 +13,7 @@ import {
 } from '@cloudmap-mcs/core';
 import type { ChaosAgent } from '../agent.js';
 import type { ChaosContext } from '../context.js';
-import { importView, type ChaosCluster } from '../kube.js';
+import { importView, serviceImport, type ChaosCluster } from '../kube.js';
 import { fastPeriodS } from '../profile.js';
 import type { Outcome, Scenario } from '../scenario.js';
 import { waitFor } from '../../wait.js';
@@ -109,8 +109,17 @@ export async function controlSeen(
       return true;
     },
     { timeoutMs: ctx.profile.setupTimeoutS * 1000, intervalMs: 250 },
-  ).catch((err: unknown) => {
-    throw new Error(`${String(err)}; imported: ${last.join('; ').slice(0, 300)}`);
+  ).catch(async (err: unknown) => {
+    const status = await Promise.all(
+      ctx.clusters.map(async (c) => {
+        const si = await serviceImport(c, ns, name);
+        const ready = si?.status?.conditions?.find((x) => x.type === 'Ready');
+        return `${c.name}: ${si === undefined ? 'no ServiceImport' : `Ready=${ready?.status ?? '?'}/${ready?.reason ?? ''} ${ready?.message ?? ''}`}`;
+      }),
+    );
+    throw new Error(
+      `${String(err)}; imported: ${last.join('; ').slice(0, 300)}; ${status.join('; ').slice(0, 400)}`,
+    );
   });
   await sleep((fastPeriodS(ctx.profile) + 2) * 1000);
 }
@@ -131,7 +140,8 @@ function addressScenario(
   common: readonly string[],
   own: (c: ChaosCluster) => readonly string[],
   controls: readonly string[],
-  families: ServiceProperties['ipFamilies'] = ['IPv4'],
+  /** Controls that are not waited for but must be imported too (a hostile record must not block them). */
+  alsoControls: readonly string[] = [],
 ): Scenario {
   return {
     id,
@@ -147,12 +157,20 @@ function addressScenario(
         ctx,
         ns,
         'bait',
-        hostileInstances(ns, 'bait', evil, all, { ipFamilies: families }, controls),
+        hostileInstances(ns, 'bait', evil, all, {}, [...controls, ...alsoControls]),
       );
       // Started after the records exist, so the first snapshot has them (no slow-poll wait).
       const importers = await ctx.importers();
       await controlSeen(ctx, ns, 'bait', evil, controls);
       await checkAbsent(ctx, out, ns, 'bait', (c) => [...common, ...own(c)], all.length);
+      for (const c of ctx.clusters) {
+        const got = new Set((await importedAddresses(c, ns, 'bait')).get(evil) ?? []);
+        const blocked = alsoControls.filter((a) => !got.has(a));
+        out.check(
+          blocked.length === 0,
+          `${blocked.join(', ')} not imported in ${c.name}: the hostile records blocked a valid endpoint`,
+        );
+      }
       const counted = await refused(importers);
       out.figure('refusals counted', counted);
       out.check(counted > 0, 'no refusal counted');
@@ -226,16 +244,15 @@ export const hostileAddressesV6 = addressScenario(
   ],
   () => [],
   [CONTROL_V4, CONTROL_V6],
-  ['IPv4', 'IPv6'],
 );
 
 export const hostileNonCanonical = addressScenario(
   'hostile-noncanonical-address',
-  'one record with an IPv6 address in a non-canonical spelling (::127.0.0.1, upper case, leading zeros), which the API server refuses in an EndpointSlice',
+  'IPv6 addresses in non-canonical spellings (::127.0.0.1, upper case, zeros written out), which the API server refuses in an EndpointSlice',
   ['::127.0.0.1', '::FFFF:A9FE:A9FE', 'fd12:0:0:0:0:0:0:0011'],
   () => [],
-  [CONTROL_V4, CONTROL_V6],
-  ['IPv4', 'IPv6'],
+  [CONTROL_V4],
+  [CONTROL_V6],
 );
 
 /** The harness's layout: cluster i has services in 10.(100+i).0.0/16, nodes at 172.16.i.(k+1). */
