@@ -98,8 +98,8 @@ export class ChaosContext {
   }
 
   /** Import agents (one per cluster, started and ready). */
-  async importers(): Promise<ChaosAgent[]> {
-    const agents = this.env.clusters.map((c) => this.agent('import', c));
+  async importers(args: readonly string[] = []): Promise<ChaosAgent[]> {
+    const agents = this.env.clusters.map((c) => this.agent('import', c, { args }));
     for (const a of agents) await a.start();
     return agents;
   }
