@@ -35,7 +35,10 @@ const argv = await yargs(hideBin(process.argv))
 const profile = withAgentLogLevel(profiles[argv.profile], argv.agentLogLevel);
 const list =
   argv.only === undefined ? scenarios : argv.only.split(',').map((id) => scenarioById(id.trim()));
-const command = `make chaos${argv.only === undefined ? '' : ` CHAOS_ARGS='--only ${argv.only}'`}${argv.profile === 'long' ? '' : ` (profile ${argv.profile})`}`;
+const command =
+  argv.profile === 'long'
+    ? `make chaos${argv.only === undefined ? '' : ` CHAOS_ARGS='--only ${argv.only}'`}`
+    : `make build controlplane && node e2e/dist/src/chaos/main.js --profile ${argv.profile}${argv.only === undefined ? '' : ` --only ${argv.only}`}`;
 
 stderrProgress(`chaos: starting 2 clusters and the Cloud Map emulator in ${argv.state}`);
 const cs = await startClusterset({
