@@ -22,16 +22,19 @@ export async function ensureControlPlaneBinaries(
   progress: Progress,
   binDir?: string,
 ): Promise<string> {
-  const dir = binDir ?? (await runBuildScript(progress));
+  const dir = binDir ?? lastLine(await runBuildScript(controlPlaneBuildScript(), progress));
   for (const b of controlPlaneBinaries) {
     if (!existsSync(join(dir, b))) throw new Error(`control-plane binary ${b} missing in ${dir}`);
   }
   return dir;
 }
 
-function runBuildScript(progress: Progress): Promise<string> {
+const lastLine = (out: string): string => out.trim().split('\n').pop() ?? '';
+
+/** Runs a build script; resolves with its stdout, forwarding its stderr lines to `progress`. */
+export function runBuildScript(script: string, progress: Progress): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [controlPlaneBuildScript()], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let pending = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -44,8 +47,8 @@ function runBuildScript(progress: Progress): Promise<string> {
     child.on('error', reject);
     child.on('close', (code) => {
       if (pending.trim() !== '') progress(pending);
-      if (code === 0) resolve(out.trim().split('\n').pop() ?? '');
-      else reject(new Error(`e2e/controlplane/build.sh failed with exit code ${code}`));
+      if (code === 0) resolve(out);
+      else reject(new Error(`${script} failed with exit code ${code}`));
     });
   });
 }

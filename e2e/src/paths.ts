@@ -19,3 +19,4 @@ export const controlPlaneBuildScript = (): string =>
   join(repoRoot(), 'e2e', 'controlplane', 'build.sh');
 export const emulatorCli = (): string =>
   join(repoRoot(), 'packages', 'cloudmap-emulator', 'dist', 'src', 'cli.js');
+export const nodesDir = (): string => join(repoRoot(), 'e2e', 'nodes');
