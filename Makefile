@@ -11,6 +11,9 @@ export PATH := $(shell tools/toolchain.sh --print-path)
 endif
 
 CLUSTERS ?= 2
+# NODES=real: one real node per cluster (kubelet, containerd, kube-proxy, CoreDNS; root), or
+# a number of kwok fake nodes per cluster (default 1). See docs/harness.md.
+NODES ?= 1
 STATE ?= .state/clusterset
 PKG_JSON := package.json pnpm-workspace.yaml $(wildcard packages/*/package.json) e2e/package.json
 
@@ -44,16 +47,21 @@ fmt: install ## Format the code
 
 .PHONY: test-unit
 test-unit: build ## Unit and component tests
-	pnpm exec vitest run --project '!integration'
+	pnpm exec vitest run --project '!integration' --project '!realnodes'
 
 .PHONY: controlplane
 controlplane: ## Build (or reuse) etcd, kube-apiserver, kcm, scheduler and kwok from the Go module proxy
 	@e2e/controlplane/build.sh >/dev/null
 
+.PHONY: nodes
+nodes: ## Build (or reuse) kubelet, kube-proxy, CoreDNS and the node programs; install the node packages (root)
+	@e2e/nodes/packages.sh
+	@e2e/nodes/build.sh >/dev/null
+
 .PHONY: clusterset-up
 clusterset-up: install controlplane ## Start CLUSTERS local clusters + Cloud Map emulator in STATE; returns when ready
 	@pnpm exec tsc --build e2e >/dev/null || echo "clusterset-up: tsc reported type errors (run make build); using the emitted e2e/dist" >&2
-	node e2e/dist/src/cli.js up --clusters $(CLUSTERS) --state $(STATE)
+	node e2e/dist/src/cli.js up --clusters $(CLUSTERS) --nodes $(NODES) --state $(STATE)
 
 .PHONY: clusterset-down
 clusterset-down: install ## Stop every process of the clusterset in STATE and free its ports
@@ -71,6 +79,10 @@ moto: ## Build (or reuse) the moto venv the Cloud Map emulator's contract suite 
 .PHONY: test-integration
 test-integration: build controlplane moto ## Integration suites on real local clusters and the emulator
 	pnpm exec vitest run --project integration --passWithNoTests
+
+.PHONY: test-realnodes
+test-realnodes: build controlplane nodes ## Real-node suites (e2e/test/realnodes: DNS, traffic, teardown; root)
+	pnpm exec vitest run --project realnodes
 
 .PHONY: test
 test: lint test-unit test-integration ## Everything CI runs: typecheck, lint, unit and integration tests

@@ -53,10 +53,25 @@ export default defineConfig({
             'e2e/test/**/*.int.test.ts',
             'deploy/test/**/*.int.test.ts',
           ],
+          exclude: ['e2e/test/realnodes/**'],
           // One clusterset (2 clusters + Cloud Map emulator) per run; see docs/harness.md.
           globalSetup: ['e2e/src/vitest/global-setup.ts'],
           testTimeout: 180_000,
           hookTimeout: 600_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // Real nodes (kubelet, containerd, kube-proxy, CoreDNS; root): pods run, DNS answers,
+        // traffic flows. Fails, never skips, when real nodes cannot start. docs/harness.md.
+        extends: true,
+        test: {
+          name: 'realnodes',
+          root: '.',
+          include: ['e2e/test/realnodes/**/*.int.test.ts'],
+          globalSetup: ['e2e/src/vitest/global-setup-real.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 900_000,
           fileParallelism: false,
         },
       },

@@ -2,7 +2,13 @@
 // cloudmap-mcs-harness: start and stop local clustersets (make clusterset-up / clusterset-down).
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { loadClusterset, startClusterset, stopClusterset } from './clusterset.js';
+import {
+  describeLeftovers,
+  loadClusterset,
+  startClusterset,
+  stopClusterset,
+  teardownClean,
+} from './clusterset.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { stderrProgress } from './log.js';
 import {
@@ -22,7 +28,11 @@ await yargs(hideBin(process.argv))
       y
         .option('state', { type: 'string', demandOption: true, describe: 'state directory' })
         .option('clusters', { type: 'number', default: 2 })
-        .option('nodes', { type: 'number', default: 1, describe: 'fake nodes per cluster' })
+        .option('nodes', {
+          type: 'string',
+          default: '1',
+          describe: 'fake nodes per cluster, or `real`: one real node per cluster (root)',
+        })
         .option('overlap-pod-cidrs', { type: 'boolean', default: false })
         .option('cluster-properties', { type: 'boolean', default: true })
         .option('clusterset-name', { type: 'string', default: 'e2e-clusterset' })
@@ -38,7 +48,9 @@ await yargs(hideBin(process.argv))
       const cs = await startClusterset({
         stateDir: argv.state,
         clusters: argv.clusters,
-        nodesPerCluster: argv.nodes,
+        ...(argv.nodes === 'real'
+          ? { nodes: 'real' as const }
+          : { nodesPerCluster: Number(argv.nodes) }),
         overlapPodCidrs: argv['overlap-pod-cidrs'],
         clusterProperties: argv['cluster-properties'],
         clustersetName: argv['clusterset-name'],
@@ -58,9 +70,8 @@ await yargs(hideBin(process.argv))
     (y) => y.option('state', { type: 'string', demandOption: true }),
     async (argv) => {
       const report = await stopClusterset(argv.state);
-      for (const r of report.leftover) console.error(`still running: ${r.name} (pid ${r.pid})`);
-      for (const p of report.busyPorts) console.error(`port still bound: 127.0.0.1:${p}`);
-      if (report.leftover.length > 0 || report.busyPorts.length > 0) process.exitCode = 1;
+      for (const line of describeLeftovers(report)) console.error(line);
+      if (!teardownClean(report)) process.exitCode = 1;
       else console.error(`harness: stopped clusterset in ${argv.state}`);
     },
   )

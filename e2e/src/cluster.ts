@@ -10,6 +10,11 @@ import { kwokStagesFile } from './paths.js';
 import { allocatePorts, loopback, releasePortClaims } from './ports.js';
 import { spawnProcess, stopProcesses, type ProcessRecord } from './processes.js';
 import { installCrds, statusOf } from './resources.js';
+import type { NodeBinaries } from './nodes/binaries.js';
+import { egressSelectorConfig } from './nodes/configs.js';
+import { installCoreDns, publishApiserverEndpoint, waitCoreDnsReady } from './nodes/dns.js';
+import { nodeFiles, startRealNode, waitNodeReady } from './nodes/node.js';
+import type { RealNodePlan } from './nodes/plan.js';
 import { waitFor } from './wait.js';
 
 export interface ClusterPorts {
@@ -31,6 +36,18 @@ export interface ClusterInfo {
   readonly network: ClusterNetwork;
   readonly nodeNames: readonly string[];
   readonly ports: ClusterPorts;
+  /** 'real': kubelet, containerd, kube-proxy and CoreDNS instead of kwok (docs/harness.md). */
+  readonly nodes?: 'fake' | 'real';
+  /** The real node's namespace, addresses and cluster DNS IP (real nodes only). */
+  readonly realNode?: RealNodePlan;
+}
+
+/** What a cluster with a real node needs besides the control plane. */
+export interface RealNodeSetup {
+  readonly plan: RealNodePlan;
+  readonly bins: NodeBinaries;
+  /** OCI archives imported into the node's containerd. */
+  readonly images: readonly string[];
 }
 
 export interface StartClusterOptions {
@@ -45,6 +62,8 @@ export interface StartClusterOptions {
   readonly readyTimeoutMs?: number;
   /** Write an audit log of every write request to `<dir>/logs/audit.log` (benchmarks). */
   readonly auditWrites?: boolean;
+  /** Run one real node (and CoreDNS) instead of kwok's fake nodes. */
+  readonly realNode?: RealNodeSetup;
 }
 
 /**
@@ -139,7 +158,14 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
   };
 
   // Credentials: one bearer token per identity, and a service-account signing key.
-  const tokens = { admin: token(), kcm: token(), scheduler: token(), kwok: token() };
+  const tokens = {
+    admin: token(),
+    kcm: token(),
+    scheduler: token(),
+    kwok: token(),
+    node: token(),
+  };
+  const real = opts.realNode;
   writeFileSync(
     sub('auth/tokens.csv'),
     [
@@ -147,6 +173,10 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
       `${tokens.kcm},system:kube-controller-manager,uid-kcm,"system:masters"`,
       `${tokens.scheduler},system:kube-scheduler,uid-scheduler,"system:masters"`,
       `${tokens.kwok},kwok-controller,uid-kwok,"system:masters"`,
+      // kubelet and kube-proxy of the real node (like the other components: see ADR 0008).
+      ...(real
+        ? [`${tokens.node},system:node:${real.plan.nodeName},uid-node,"system:masters"`]
+        : []),
       '',
     ].join('\n'),
     { mode: 0o600 },
@@ -178,6 +208,17 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
   }).catch((err: unknown) => failWith(err, 'etcd'));
 
   const certDir = sub('pki');
+  const realNodeFlags: string[] = [];
+  if (real) {
+    // Exec, logs and port-forward reach the kubelet in its network namespace through the
+    // node's CONNECT proxy; the kubelet's Hostname address would go to the host's resolver.
+    const egress = sub('pki/egress-selector.yaml');
+    writeFileSync(egress, egressSelectorConfig(nodeFiles(real.plan.dir).egressSocket));
+    realNodeFlags.push(
+      `--egress-selector-config-file=${egress}`,
+      '--kubelet-preferred-address-types=InternalIP',
+    );
+  }
   start('kube-apiserver', [
     `--etcd-servers=${etcdUrl}`,
     `--bind-address=${loopback}`,
@@ -195,6 +236,7 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
     '--profiling=false',
     '--v=1',
     ...auditArgs(opts.auditWrites === true, sub),
+    ...realNodeFlags,
   ]);
   opts.progress(`${opts.name}: kube-apiserver on ${server}`);
   const caFile = join(certDir, 'apiserver.crt');
@@ -245,25 +287,30 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
     '--profiling=false',
     '--v=1',
   ]);
-  start(
-    'kwok',
-    [
-      `--kubeconfig=${componentConfig('kwok')}`,
-      '--manage-all-nodes=true',
-      `--cidr=${network.podCidr}`,
-      `--node-ip=${network.nodeIps[0]!}`,
-      '--node-lease-duration-seconds=40',
-      `--config=${kwokStagesFile()}`,
-    ],
-    { KWOK_WORKDIR: sub('kwok') },
-  );
-  opts.progress(`${opts.name}: controller-manager, scheduler and kwok started`);
+  if (!real)
+    start(
+      'kwok',
+      [
+        `--kubeconfig=${componentConfig('kwok')}`,
+        '--manage-all-nodes=true',
+        `--cidr=${network.podCidr}`,
+        `--node-ip=${network.nodeIps[0]!}`,
+        '--node-lease-duration-seconds=40',
+        `--config=${kwokStagesFile()}`,
+      ],
+      { KWOK_WORKDIR: sub('kwok') },
+    );
+  opts.progress(`${opts.name}: controller-manager, scheduler${real ? '' : ' and kwok'} started`);
 
   const kc = loadKubeconfig(kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
-  const nodeNames = network.nodeIps.map((_, k) => `${opts.name}-node-${k}`);
+  const nodeNames = real
+    ? [real.plan.nodeName]
+    : network.nodeIps.map((_, k) => `${opts.name}-node-${k}`);
   try {
-    for (const [k, name] of nodeNames.entries()) await createNode(core, name, network, k);
+    if (!real) {
+      for (const [k, name] of nodeNames.entries()) await createNode(core, name, network, k);
+    }
     await installCrds(kc);
   } catch (err) {
     return failWith(err, 'kube-apiserver');
@@ -276,20 +323,32 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
   await waitFor('kube-scheduler /healthz', healthz(ports.scheduler)).catch((err: unknown) =>
     failWith(err, 'kube-scheduler'),
   );
-  await waitFor('fake nodes Ready', async () => {
-    const nodes = await core.listNode();
-    return nodeNames.every((n) =>
-      nodes.items.some(
-        (node) =>
-          node.metadata?.name === n &&
-          node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-      ),
-    );
-  }).catch((err: unknown) => failWith(err, 'kwok'));
+  if (!real)
+    await waitFor('fake nodes Ready', async () => {
+      const nodes = await core.listNode();
+      return nodeNames.every((n) =>
+        nodes.items.some(
+          (node) =>
+            node.metadata?.name === n &&
+            node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        ),
+      );
+    }).catch((err: unknown) => failWith(err, 'kwok'));
   await waitFor('ServiceAccount default/default', async () => {
     await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' });
     return true;
   }).catch((err: unknown) => failWith(err, 'kube-controller-manager'));
+
+  if (real) {
+    await startRealNodeOf(opts, real, {
+      kc,
+      caPem,
+      apiserverPort: ports.apiserver,
+      token: tokens.node,
+      clusterPodCidr: network.podCidr,
+      processes,
+    }).catch((err: unknown) => failWith(err, 'real node'));
+  }
 
   const info: ClusterInfo = {
     name: opts.name,
@@ -300,8 +359,48 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
     network,
     nodeNames,
     ports,
+    nodes: real ? 'real' : 'fake',
+    ...(real ? { realNode: real.plan } : {}),
   };
   return { info, processes, kubeConfig: () => loadKubeconfig(kubeconfig) };
+}
+
+/**
+ * Starts the cluster's real node, points the `kubernetes` Service at the node's relay and
+ * installs CoreDNS; resolves when the node is Ready and CoreDNS answers readiness.
+ */
+async function startRealNodeOf(
+  opts: StartClusterOptions,
+  real: RealNodeSetup,
+  ctx: {
+    kc: KubeConfig;
+    caPem: string;
+    apiserverPort: number;
+    token: string;
+    clusterPodCidr: string;
+    processes: ProcessRecord[];
+  },
+): Promise<void> {
+  const t0 = Date.now();
+  ctx.processes.push(
+    ...(await startRealNode({
+      plan: real.plan,
+      bins: real.bins,
+      images: real.images,
+      apiserverPort: ctx.apiserverPort,
+      caPem: ctx.caPem,
+      token: ctx.token,
+      clusterPodCidr: ctx.clusterPodCidr,
+      detached: opts.detached,
+      progress: opts.progress,
+    })),
+  );
+  await waitNodeReady(ctx.kc, real.plan.nodeName);
+  opts.progress(`${opts.name}: node ${real.plan.nodeName} Ready after ${Date.now() - t0} ms`);
+  await publishApiserverEndpoint(ctx.kc, real.plan.nodeIp, ctx.apiserverPort);
+  await installCoreDns(ctx.kc, real.plan.dnsIp);
+  await waitCoreDnsReady(ctx.kc);
+  opts.progress(`${opts.name}: CoreDNS ready on ${real.plan.dnsIp} after ${Date.now() - t0} ms`);
 }
 
 async function createNode(

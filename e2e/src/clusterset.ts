@@ -11,7 +11,7 @@ import {
 } from './emulator.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { silentProgress, type Progress } from './log.js';
-import { maxClusters } from './network.js';
+import { clusterNetwork, maxClusters } from './network.js';
 import { isPortFree, releasePortClaims } from './ports.js';
 import {
   findPidFiles,
@@ -22,6 +22,11 @@ import {
   type ProcessRecord,
 } from './processes.js';
 import { clusterIdProperty, clustersetProperty, setClusterProperty } from './resources.js';
+import { ensureNodeBinaries } from './nodes/binaries.js';
+import { buildNodeImages } from './nodes/images.js';
+import { createFabric, stopRealNodes } from './nodes/node.js';
+import { realNodePlan, type RealNodePlan } from './nodes/plan.js';
+import { realNodeSupport } from './nodes/prereqs.js';
 
 export interface ClustersetOptions {
   /** Number of clusters, named c1..cN. Default 2. */
@@ -44,6 +49,13 @@ export interface ClustersetOptions {
    * the emulator runs in-process (tests).
    */
   readonly detached?: boolean;
+  /**
+   * 'fake' (default): kwok's fake nodes, no container runs. 'real': one real node per cluster
+   * (kubelet, containerd, kube-proxy, CoreDNS) in its own network namespace, pods of every
+   * cluster on one flat network; needs root and the packages of e2e/nodes/packages.sh
+   * (installed when missing) and fails, never falls back, when they are not there.
+   */
+  readonly nodes?: 'fake' | 'real';
   /** Directory with the binaries; default: build or reuse them with e2e/controlplane/build.sh. */
   readonly binDir?: string;
   /** Audit log of every write in each cluster, `<stateDir>/cN/logs/audit.log`. Default false. */
@@ -82,6 +94,24 @@ export interface TeardownReport {
   readonly leftover: readonly ProcessRecord[];
   /** Recorded ports that are still bound on 127.0.0.1 (normally empty). */
   readonly busyPorts: readonly number[];
+  /**
+   * What real nodes left on the host: processes in their namespaces or cgroups, mounts,
+   * network namespaces, cgroups (normally empty; always empty without real nodes).
+   */
+  readonly hostLeftovers: readonly string[];
+}
+
+/** True when a teardown left nothing behind. */
+export const teardownClean = (r: TeardownReport): boolean =>
+  r.leftover.length === 0 && r.busyPorts.length === 0 && r.hostLeftovers.length === 0;
+
+/** Every leftover of a teardown in one line each. */
+export function describeLeftovers(r: TeardownReport): string[] {
+  return [
+    ...r.leftover.map((p) => `still running: ${p.name} (pid ${p.pid})`),
+    ...r.busyPorts.map((p) => `port still bound: 127.0.0.1:${p}`),
+    ...r.hostLeftovers,
+  ];
 }
 
 const stateFile = (stateDir: string): string => join(stateDir, 'clusterset.json');
@@ -113,8 +143,20 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
       `${stateDir} holds a running clusterset; stop it first (make clusterset-down STATE=${stateDir})`,
     );
   }
+  // Before removing old files: unmounts what an earlier real-node run may have left.
+  await stopRealNodes(stateDir);
   removeOldState(stateDir);
   mkdirSync(stateDir, { recursive: true });
+  const real = opts.nodes === 'real';
+  if (real) {
+    if (opts.overlapPodCidrs === true) {
+      throw new Error(
+        'real nodes need distinct pod ranges (a flat pod network); drop overlapPodCidrs',
+      );
+    }
+    const support = realNodeSupport(true);
+    if (!support.ok) throw new Error(`real nodes requested but cannot start: ${support.reason}`);
+  }
   const detached = opts.detached ?? false;
   // Attached processes belong to this process: if it dies without stopping them (a killed
   // test run), reapOrphanedClustersets finds them by this file.
@@ -122,11 +164,13 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
     writeFileSync(ownerFile(stateDir), `${process.pid}\n${startTicksOf(process.pid) ?? ''}\n`);
   }
   const binDir = await ensureControlPlaneBinaries(progress, opts.binDir);
+  const realSetup = real ? await prepareRealNodes(stateDir, count, progress) : undefined;
 
   const started: StartedCluster[] = [];
   let emulator: RunningEmulator | undefined;
   const abort = async (): Promise<void> => {
     await emulator?.stop();
+    if (real) await stopRealNodes(stateDir);
     await stopProcesses(
       started.flatMap((c) => [...c.processes].reverse()),
       3_000,
@@ -155,6 +199,9 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
           detached,
           progress,
           auditWrites: opts.auditWrites ?? false,
+          ...(realSetup !== undefined
+            ? { realNode: { ...realSetup, plan: realSetup.plans[i]! } }
+            : {}),
         }).then((c) => {
           started.push(c);
           progress(`${c.info.name}: ready (${c.info.server})`);
@@ -211,6 +258,38 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
   }
 }
 
+/**
+ * Builds (or reuses) the node binaries, builds the images into `<stateDir>/images`, plans
+ * every cluster's node and creates the clusterset's fabric namespace.
+ */
+async function prepareRealNodes(
+  stateDir: string,
+  count: number,
+  progress: (msg: string) => void,
+): Promise<{
+  bins: Awaited<ReturnType<typeof ensureNodeBinaries>>;
+  images: string[];
+  plans: RealNodePlan[];
+}> {
+  const t0 = Date.now();
+  const bins = await ensureNodeBinaries(progress);
+  const images = buildNodeImages(bins, join(stateDir, 'images')).map((i) => i.archive);
+  progress(`real nodes: ${images.length} images built in ${Date.now() - t0} ms`);
+  const clusters = Array.from({ length: count }, (_, i) => {
+    const net = clusterNetwork(i + 1, 1, false);
+    return {
+      name: `c${i + 1}`,
+      index: i + 1,
+      nodeIp: net.nodeIps[0]!,
+      nodePodCidr: net.nodePodCidrs[0]!,
+      serviceCidr: net.serviceCidr,
+    };
+  });
+  const plans = clusters.map((c) => realNodePlan(stateDir, c, clusters));
+  createFabric(plans[0]!.fabricNetns);
+  return { bins, images, plans };
+}
+
 /** Removes what an earlier, stopped clusterset left in `stateDir` (only files the harness writes). */
 function removeOldState(stateDir: string): void {
   if (!existsSync(stateDir)) return;
@@ -220,6 +299,7 @@ function removeOldState(stateDir: string): void {
       (entry.isDirectory() &&
         /^(c\d+|emulator)$/.test(entry.name) &&
         existsSync(join(path, 'pids'))) ||
+      (entry.isDirectory() && entry.name === 'images') ||
       (entry.isFile() && /^(c\d+\.kubeconfig|cloudmap\.env|clusterset\.json)$/.test(entry.name));
     if (ours) rmSync(path, { recursive: true, force: true });
   }
@@ -288,6 +368,14 @@ const rank = (r: ProcessRecord): number => {
 export async function stopClusterset(stateDir: string): Promise<TeardownReport> {
   const dir = resolve(stateDir);
   const ports = recordedPorts(dir);
+  // Real nodes first: their teardown needs no API server, and it unmounts before files go.
+  const nodes = await stopRealNodes(dir);
+  const hostLeftovers = [
+    ...nodes.processes.map((p) => `process in a real node's namespace or cgroup: pid ${p}`),
+    ...nodes.mounts.map((m) => `still mounted: ${m}`),
+    ...nodes.netns.map((n) => `network namespace left: ${n}`),
+    ...nodes.cgroups.map((c) => `cgroup left: ${c}`),
+  ];
   const records = findPidFiles(dir)
     .map(readPidFile)
     .filter((r): r is ProcessRecord => r !== undefined);
@@ -298,5 +386,5 @@ export async function stopClusterset(stateDir: string): Promise<TeardownReport> 
   const busyPorts: number[] = [];
   for (const port of ports) if (!(await isPortFree(port))) busyPorts.push(port);
   releasePortClaims(ports);
-  return { leftover, busyPorts };
+  return { leftover, busyPorts, hostLeftovers };
 }

@@ -1,6 +1,8 @@
 export { ensureControlPlaneBinaries, controlPlaneBinaries } from './binaries.js';
 export type { ClusterInfo, ClusterPorts } from './cluster.js';
 export {
+  describeLeftovers,
+  teardownClean,
   loadClusterset,
   reapOrphanedClustersets,
   startClusterset,
@@ -33,3 +35,6 @@ export {
   type TokenOptions,
 } from './resources.js';
 export { waitFor, WaitTimeoutError } from './wait.js';
+export { nodeImageRefs, buildNodeImages } from './nodes/images.js';
+export { realNodeSupport, type RealNodeSupport } from './nodes/prereqs.js';
+export type { RealNodePlan } from './nodes/plan.js';

@@ -262,7 +262,7 @@ describe('harness lifecycle', () => {
     for (const port of ports) expect(await isPortFree(port)).toBe(false);
 
     const report = await stopClusterset(stateDir);
-    expect(report).toEqual({ leftover: [], busyPorts: [] });
+    expect(report).toEqual({ leftover: [], busyPorts: [], hostLeftovers: [] });
     expect(records.filter(isRunning)).toEqual([]);
     expect(processesMentioning(stateDir)).toEqual([]);
     for (const port of ports) expect(await isPortFree(port)).toBe(true);

@@ -10,6 +10,8 @@ export interface E2eContext {
   readonly cloudMapEnv: Readonly<Record<string, string>> | null;
   /** True when the clusters came from MCS_E2E_KUBECONFIGS (kind, EKS, ...), not the harness. */
   readonly external: boolean;
+  /** 'real' when the clusters run real nodes (MCS_E2E_NODES=real): pods run, DNS answers. */
+  readonly nodes: 'fake' | 'real';
 }
 
 declare module 'vitest' {

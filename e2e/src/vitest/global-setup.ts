@@ -4,6 +4,8 @@
 //   MCS_E2E_KUBECONFIGS=a,b   use these clusters (kind, EKS, ...) instead of starting any
 //   MCS_E2E_STATE=<dir>       use the running clusterset of `make clusterset-up STATE=<dir>`
 //   MCS_E2E_CLUSTERS=N        clusters to start (default 2)
+//   MCS_E2E_NODES=fake|real   kwok fake nodes (default) or one real node per cluster; real
+//                             fails the run when the machine cannot start them
 //   MCS_E2E_EMULATOR=auto|required|off   Cloud Map emulator (default: auto for harness
 //                             clusters, off for MCS_E2E_KUBECONFIGS)
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,10 +13,12 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import {
+  describeLeftovers,
   loadClusterset,
   reapOrphanedClustersets,
   startClusterset,
   stopClusterset,
+  teardownClean,
 } from '../clusterset.js';
 import { cloudMapEnv, startInProcessEmulator, type EmulatorMode } from '../emulator.js';
 import { stderrProgress } from '../log.js';
@@ -27,7 +31,14 @@ const stateDirPrefix = 'cloudmap-mcs-e2e-';
 export default async function setup(
   project: TestProject,
 ): Promise<(() => Promise<void>) | undefined> {
-  const env = process.env;
+  return setupClusterset(project, process.env);
+}
+
+/** The setup with an explicit environment (the `realnodes` project forces MCS_E2E_NODES=real). */
+export async function setupClusterset(
+  project: TestProject,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<(() => Promise<void>) | undefined> {
   const external = env['MCS_E2E_KUBECONFIGS'];
   if (external !== undefined && external.trim() !== '') {
     const kubeconfigs = external
@@ -53,6 +64,7 @@ export default async function setup(
             ? { AWS_ENDPOINT_URL_SERVICEDISCOVERY: cloudMapEndpoint }
             : null,
       external: true,
+      nodes: 'real',
     });
     return emulator !== undefined ? () => emulator.stop() : undefined;
   }
@@ -66,6 +78,7 @@ export default async function setup(
       stateDir: state.stateDir,
       cloudMapEnv: state.cloudMapEnv ?? null,
       external: false,
+      nodes: state.clusters.every((c) => c.nodes === 'real') ? 'real' : 'fake',
     });
     return undefined;
   }
@@ -74,7 +87,9 @@ export default async function setup(
     stderrProgress(`stopped the clusterset of an earlier run that died: ${dir}`);
   }
   const stateDir = mkdtempSync(join(tmpdir(), stateDirPrefix));
+  const nodes = nodesMode(env['MCS_E2E_NODES']);
   const clusterset = await startClusterset({
+    nodes,
     stateDir,
     clusters: Number(env['MCS_E2E_CLUSTERS'] ?? '2'),
     emulator: (env['MCS_E2E_EMULATOR'] ?? 'auto') as EmulatorMode,
@@ -90,18 +105,24 @@ export default async function setup(
     stateDir,
     cloudMapEnv: clusterset.state.cloudMapEnv ?? null,
     external: false,
+    nodes,
   });
   return async () => {
     const report = await clusterset.stop();
-    if (report.leftover.length > 0 || report.busyPorts.length > 0) {
+    if (!teardownClean(report)) {
       // Keep the state (logs, pid files) for inspection.
       throw new Error(
-        `clusterset teardown left processes ${report.leftover.map((r) => `${r.name}:${r.pid}`).join(', ') || 'none'} ` +
-          `and bound ports ${report.busyPorts.join(', ') || 'none'} (state kept in ${stateDir})`,
+        `clusterset teardown left: ${describeLeftovers(report).join('; ')} (state kept in ${stateDir})`,
       );
     }
     rmSync(stateDir, { recursive: true, force: true });
   };
+}
+
+function nodesMode(value: string | undefined): 'fake' | 'real' {
+  if (value === undefined || value === '' || value === 'fake') return 'fake';
+  if (value === 'real') return 'real';
+  throw new Error(`MCS_E2E_NODES must be fake or real, got ${value}`);
 }
 
 function provide(project: TestProject, context: E2eContext): void {

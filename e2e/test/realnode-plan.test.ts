@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { parseNodeBinaries } from '../src/nodes/binaries.js';
+import { cniConflist, egressSelectorConfig, kubeletConfig } from '../src/nodes/configs.js';
+import { addressIn, netnsPrefix, realNodePlan } from '../src/nodes/plan.js';
+
+const clusters = [1, 2].map((i) => ({
+  name: `c${i}`,
+  index: i,
+  nodeIp: `172.16.${i}.1`,
+  nodePodCidr: `10.${i}.0.0/20`,
+  serviceCidr: `10.${100 + i}.0.0/16`,
+}));
+
+describe('realNodePlan', () => {
+  it('routes the other clusters’ pod ranges through their nodes and names host objects by state dir', () => {
+    const plan = realNodePlan('/tmp/cs-a', clusters[0]!, clusters);
+    const prefix = netnsPrefix('/tmp/cs-a');
+    expect(prefix).toMatch(/^mcs-[0-9a-f]{8}-$/);
+    expect(plan).toMatchObject({
+      nodeName: 'c1-node-0',
+      netns: `${prefix}c1`,
+      fabricNetns: `${prefix}fabric`,
+      cgroupRoot: `${prefix}c1`,
+      nodeIp: '172.16.1.1',
+      podCidr: '10.1.0.0/20',
+      podGateway: '10.1.0.1',
+      dnsIp: '10.101.0.10',
+      routes: [{ dst: '10.2.0.0/20', via: '172.16.2.1' }],
+      dir: '/tmp/cs-a/c1/node',
+    });
+  });
+
+  it('gives clustersets in different state directories different host names', () => {
+    expect(netnsPrefix('/tmp/cs-a')).not.toBe(netnsPrefix('/tmp/cs-b'));
+    // Interface names are limited to 15 characters; netns names have no such limit but stay short.
+    expect(realNodePlan('/x', clusters[1]!, clusters).fabricLink.length).toBeLessThanOrEqual(15);
+  });
+
+  it('computes addresses inside a range', () => {
+    expect(addressIn('10.101.0.0/16', 10)).toBe('10.101.0.10');
+    expect(addressIn('10.1.240.0/20', 257)).toBe('10.1.241.1');
+  });
+});
+
+describe('node configuration files', () => {
+  const plan = realNodePlan('/s', clusters[1]!, clusters);
+
+  it('kubelet: cgroup v1 allowed, own cgroup root, cluster DNS, node IP', () => {
+    const y = kubeletConfig(plan, { containerdSocket: '/s/c2/node/ctrd.sock', resolvConf: '/r' });
+    expect(y).toContain('failCgroupV1: false');
+    expect(y).toContain(`cgroupRoot: /${plan.cgroupRoot}`);
+    expect(y).toContain('clusterDNS: [10.102.0.10]');
+    expect(y).toContain('address: 172.16.2.1');
+    expect(y).toContain('containerRuntimeEndpoint: unix:///s/c2/node/ctrd.sock');
+  });
+
+  it('CNI: a bridge over the node’s pod range, no masquerade, IPAM state in the node dir', () => {
+    const c = JSON.parse(cniConflist(plan, '/s/ipam')) as {
+      plugins: { type: string; ipMasq?: boolean; ipam?: { dataDir: string; ranges: unknown } }[];
+    };
+    expect(c.plugins.map((p) => p.type)).toEqual(['bridge', 'loopback']);
+    expect(c.plugins[0]!.ipMasq).toBe(false);
+    expect(c.plugins[0]!.ipam).toMatchObject({
+      dataDir: '/s/ipam',
+      ranges: [[{ subnet: '10.2.0.0/20', gateway: '10.2.0.1' }]],
+    });
+  });
+
+  it('egress selector: cluster traffic through the proxy socket', () => {
+    const y = egressSelectorConfig('/s/c1/node/egress.sock');
+    expect(y).toContain('name: cluster');
+    expect(y).toContain('proxyProtocol: HTTPConnect');
+    expect(y).toContain('udsName: /s/c1/node/egress.sock');
+  });
+});
+
+describe('parseNodeBinaries', () => {
+  it('needs every binary named', () => {
+    const out = ['kubelet', 'kube-proxy', 'coredns', 'pause', 'echo', 'connect-proxy']
+      .map((n) => `${n}=/c/${n}`)
+      .join('\n');
+    expect(parseNodeBinaries(`${out}\n`).coredns).toBe('/c/coredns');
+    expect(() => parseNodeBinaries('kubelet=/c/kubelet\n')).toThrow(/did not name kube-proxy/);
+  });
+});
