@@ -22,6 +22,12 @@ const args = await yargs(hideBin(process.argv))
     defaultDescription: 'true when CI=true',
     describe: 'exit 0 once verified and torn down, instead of running until Ctrl-C',
   })
+  .option('nodes', {
+    choices: ['auto', 'real', 'fake'] as const,
+    default: 'auto' as const,
+    describe:
+      'auto: real nodes where the machine allows (root + packages), else kwok; real: fail without them',
+  })
   .option('timeout-seconds', {
     type: 'number',
     default: 300,
@@ -35,6 +41,7 @@ process.exitCode = await runDemo({
   stateDir: resolve(args.state),
   ci: args.ci,
   timeoutMs: args.timeoutSeconds * 1000,
+  nodes: args.nodes,
   out: (t) => process.stdout.write(t),
   progress: (l) => process.stderr.write(`${l}\n`),
 });

@@ -10,7 +10,9 @@ import { startClusterset, stopClusterset, type Clusterset } from '../clusterset.
 import { loadKubeconfig } from '../kubeconfig.js';
 import { repoRoot } from '../paths.js';
 import { findPidFiles, isRunning, readPidFile, startTicksOf, stopProcesses } from '../processes.js';
+import { realNodeSupport } from '../nodes/prereqs.js';
 import { startAgent, tail, type RunningAgent } from './agents.js';
+import { probeTraffic, renderTraffic } from './traffic.js';
 import { applyFile } from './apply.js';
 import { dnsGaps, resolveService, type DnsAnswer } from './dns.js';
 import { cliPath, runCli } from './cli-runner.js';
@@ -28,6 +30,8 @@ export interface DemoOptions {
   /** Where the summary goes (stdout); progress goes to `progress`. */
   out: (text: string) => void;
   progress: (line: string) => void;
+  /** auto (default): real nodes where the machine allows, else kwok; real: fail without. */
+  nodes?: 'auto' | 'real' | 'fake';
 }
 
 export const DEMO = { namespace: 'demo', service: 'hello', clusterset: 'demo' } as const;
@@ -92,12 +96,14 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       say(`stopping what a previous demo left running in ${opts.stateDir}`);
       await stopClusterset(opts.stateDir);
     }
+    const real = chooseNodes(opts.nodes ?? 'auto', say);
     say(
-      'starting 2 clusters and the Cloud Map emulator (control-plane binaries are built once and cached)',
+      `starting 2 clusters${real ? ' with a real node each' : ''} and the Cloud Map emulator (binaries are built once and cached)`,
     );
     clusterset = await startClusterset({
       stateDir: opts.stateDir,
       clusters: 2,
+      nodes: real ? 'real' : 'fake',
       clustersetName: DEMO.clusterset,
       emulator: 'required',
       detached: true,
@@ -216,6 +222,28 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     say(
       `verified: ${name} resolves through the emulator's DNS (${dns.a.length} A, ${dns.srv.length} SRV)`,
     );
+    let traffic: string[] | undefined;
+    if (real) {
+      const kcs = clusters.map((c) => ({ name: c.name, kc: loadKubeconfig(c.kubeconfig) }));
+      say(
+        `from a pod in ${kcs[1]!.name}: resolving and calling ${DEMO.service}.${DEMO.namespace}.svc.clusterset.local`,
+      );
+      const report = await probeTraffic({
+        clusters: kcs,
+        from: kcs[1]!,
+        namespace: DEMO.namespace,
+        service: DEMO.service,
+        requests: 20,
+        failover: true,
+        say,
+      });
+      traffic = renderTraffic(report);
+      const answered = Object.keys(report.answers);
+      if (!answered.includes('c1') || !answered.includes('c2'))
+        throw new DemoFailure(`requests from c2 were answered only by ${answered.join(', ')}:
+${traffic.join('\n')}`);
+    }
+
     opts.out(
       renderSummary({
         ...DEMO,
@@ -236,6 +264,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
         doctor,
         cli: displayPath(cliPath()),
         interactive: !opts.ci,
+        ...(traffic !== undefined ? { traffic } : {}),
       }),
     );
     const cliProblems = [
@@ -269,9 +298,9 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     const report =
       clusterset !== undefined ? await clusterset.stop() : await stopClusterset(opts.stateDir);
     const leftover = [...left, ...report.leftover];
-    if (leftover.length > 0 || report.busyPorts.length > 0) {
+    if (leftover.length > 0 || report.busyPorts.length > 0 || report.hostLeftovers.length > 0) {
       opts.progress(
-        `teardown left ${leftover.map((r) => `${r.name} (pid ${r.pid})`).join(', ') || 'no process'} and ports ${report.busyPorts.join(', ') || 'none'}; run make clusterset-down STATE=${opts.stateDir}`,
+        `teardown left ${leftover.map((r) => `${r.name} (pid ${r.pid})`).join(', ') || 'no process'}, ports ${report.busyPorts.join(', ') || 'none'}${report.hostLeftovers.length > 0 ? `, ${report.hostLeftovers.join('; ')}` : ''}; run make clusterset-down STATE=${opts.stateDir}`,
       );
       if (code === 0) code = 1;
     } else say('stopped: nothing left running');
@@ -345,4 +374,17 @@ async function waitForNoDrift(
     await sleep(1000);
   } while (Date.now() < deadline);
   return { ok: false, detail };
+}
+
+/** Real nodes where the machine allows; one line says why not otherwise. */
+function chooseNodes(mode: 'auto' | 'real' | 'fake', say: (m: string) => void): boolean {
+  if (mode === 'fake') return false;
+  const support = realNodeSupport(true);
+  if (support.ok) return true;
+  if (mode === 'real')
+    throw new DemoFailure(`real nodes requested but cannot start: ${support.reason}`);
+  say(
+    `no real nodes on this machine (${support.reason}): kwok's fake nodes, so no pod runs and no DNS or traffic is shown`,
+  );
+  return false;
 }

@@ -20,6 +20,8 @@ export interface SummaryInput {
   doctor: { cluster: string; ok: boolean; detail: string }[];
   cli: string;
   interactive: boolean;
+  /** Real nodes only: resolution and traffic seen from a pod (renderTraffic's lines). */
+  traffic?: readonly string[];
 }
 
 const list = (xs: readonly string[]) =>
@@ -73,6 +75,7 @@ export function renderSummary(s: SummaryInput): string {
     `Doctor     ${s.doctor.map((d) => `${d.cluster}: ${d.ok ? 'all checks passed' : `FAILED (${d.detail})`}`).join('; ')}`,
     '',
   );
+  if (s.traffic !== undefined) out.push(...s.traffic, '');
   if (s.interactive) {
     const first = s.kubeconfigs[0];
     out.push('Explore (in another terminal, from the repository root):');
