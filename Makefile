@@ -11,9 +11,10 @@ export PATH := $(shell tools/toolchain.sh --print-path)
 endif
 
 CLUSTERS ?= 2
-# NODES=real: one real node per cluster (kubelet, containerd, kube-proxy, CoreDNS; root), or
-# a number of kwok fake nodes per cluster (default 1). See docs/harness.md.
-NODES ?= 1
+# NODES=fake (default): kwok fake nodes; NODES=real: one real node per cluster (kubelet,
+# containerd, kube-proxy, CoreDNS; root); clusterset-up also takes a number of fake nodes per
+# cluster. See docs/harness.md.
+NODES ?= fake
 STATE ?= .state/clusterset
 PKG_JSON := package.json pnpm-workspace.yaml $(wildcard packages/*/package.json) e2e/package.json
 
@@ -126,7 +127,6 @@ bench-smoke: build controlplane peer ## A short bench (10 services x 2 endpoints
 	@BENCH_MATRIX=10x2x2 BENCH_IDLE_SECONDS=20 BENCH_SETTLE_SECONDS=5 BENCH_CHANGES=5 BENCH_NEW_SERVICES=1 \
 	  node e2e/dist/src/bench/main.js --state $(BENCH_STATE)-smoke
 
-NODES ?= fake
 CONFORMANCE_STATE ?= .state/conformance
 
 .PHONY: conformance-suite

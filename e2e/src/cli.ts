@@ -30,8 +30,9 @@ await yargs(hideBin(process.argv))
         .option('clusters', { type: 'number', default: 2 })
         .option('nodes', {
           type: 'string',
-          default: '1',
-          describe: 'fake nodes per cluster, or `real`: one real node per cluster (root)',
+          default: 'fake',
+          describe:
+            '`fake` (one kwok node per cluster), a number of fake nodes per cluster, or `real`: one real node per cluster (root)',
         })
         .option('overlap-pod-cidrs', { type: 'boolean', default: false })
         .option('cluster-properties', { type: 'boolean', default: true })
@@ -48,9 +49,7 @@ await yargs(hideBin(process.argv))
       const cs = await startClusterset({
         stateDir: argv.state,
         clusters: argv.clusters,
-        ...(argv.nodes === 'real'
-          ? { nodes: 'real' as const }
-          : { nodesPerCluster: Number(argv.nodes) }),
+        ...nodesOption(argv.nodes),
         overlapPodCidrs: argv['overlap-pod-cidrs'],
         clusterProperties: argv['cluster-properties'],
         clustersetName: argv['clusterset-name'],
@@ -118,3 +117,12 @@ await yargs(hideBin(process.argv))
     process.exit(1);
   })
   .parseAsync();
+
+/** `--nodes`: fake (1 kwok node per cluster), a number of kwok nodes, or real. */
+function nodesOption(value: string): { nodes: 'real' } | { nodesPerCluster: number } {
+  if (value === 'real') return { nodes: 'real' };
+  if (value === 'fake') return { nodesPerCluster: 1 };
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new Error(`--nodes must be fake, real or a number, got ${value}`);
+  return { nodesPerCluster: n };
+}

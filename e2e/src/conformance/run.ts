@@ -102,14 +102,6 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   mkdirSync(reportDir, { recursive: true });
 
   say(describeSelection(selection));
-  if (opts.nodes === 'real') {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    opts.progress(
-      'conformance: NODES=real needs the harness real-node mode (issue 15), which this harness does not have yet',
-    );
-    return { code: 2, results: [], reportDir };
-  }
 
   let clusterset: Clusterset | undefined;
   const agents: RunningAgent[] = [];
@@ -123,6 +115,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     clusterset = await startClusterset({
       stateDir: clustersetDir,
       clusters: 2,
+      nodes: opts.nodes,
       emulator: 'required',
       detached: true,
       progress: (m) => say(m),
