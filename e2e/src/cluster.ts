@@ -173,7 +173,7 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
       `${tokens.kcm},system:kube-controller-manager,uid-kcm,"system:masters"`,
       `${tokens.scheduler},system:kube-scheduler,uid-scheduler,"system:masters"`,
       `${tokens.kwok},kwok-controller,uid-kwok,"system:masters"`,
-      // kubelet and kube-proxy of the real node (like the other components: see ADR 0012).
+      // kubelet and kube-proxy of the real node (like the other components: see ADR 0013).
       ...(real
         ? [`${tokens.node},system:node:${real.plan.nodeName},uid-node,"system:masters"`]
         : []),

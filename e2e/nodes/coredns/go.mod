@@ -1,6 +1,6 @@
 // Wrapper module that builds CoreDNS (whose kubernetes plugin serves clusterset.local with the
 // `multicluster` option, >= 1.12.2) from the Go module proxy for the harness's real nodes.
-// See docs/adr/0012-real-nodes.md.
+// See docs/adr/0013-real-nodes.md.
 module github.com/cloudmap-mcs/cloudmap-mcs/e2e/nodes/coredns
 
 go 1.25.0

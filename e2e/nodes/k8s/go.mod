@@ -1,7 +1,7 @@
 // Wrapper module that builds the real-node binaries (kubelet, kube-proxy) of the harness
 // from the Go module proxy, at the control plane's Kubernetes version (e2e/controlplane).
 // k8s.io/kubernetes pins its staging modules at v0.0.0, so every one is replaced
-// by its published version matching the Kubernetes release. See docs/adr/0002 and 0012.
+// by its published version matching the Kubernetes release. See docs/adr/0002 and 0013.
 module github.com/cloudmap-mcs/cloudmap-mcs/e2e/nodes/k8s
 
 go 1.26.0

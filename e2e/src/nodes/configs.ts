@@ -2,7 +2,7 @@ import type { RealNodePlan } from './plan.js';
 
 /**
  * The configuration files of a real node's components, as pure functions of the node plan
- * (unit-tested). Why each non-default setting: docs/adr/0012-real-nodes.md.
+ * (unit-tested). Why each non-default setting: docs/adr/0013-real-nodes.md.
  */
 
 export interface NodePaths {

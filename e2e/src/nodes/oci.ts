@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 /**
  * A one-layer OCI image archive written without a container engine or registry: the layer is
  * a tar of a root filesystem directory, and the archive (an OCI image layout: `oci-layout`,
- * `index.json`, `blobs/sha256/...`) is what `ctr images import` reads. See docs/adr/0012.
+ * `index.json`, `blobs/sha256/...`) is what `ctr images import` reads. See docs/adr/0013.
  */
 export interface OciImageSpec {
   /** Full reference, e.g. `docker.io/alpine/socat:1.7.4.4` (kept as the image's name). */
