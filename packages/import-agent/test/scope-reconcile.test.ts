@@ -69,6 +69,21 @@ describe('namespace policy in the reconciler', () => {
   });
 });
 
+describe('Cloud Map service names that cannot be imported', () => {
+  it('are counted refusals, not reconcile errors, and nothing is written', async () => {
+    const { cluster, snapshot, refused, publish } = setup(['shop']);
+    const reconcile = reconcilerFor(cluster, snapshot, {
+      metrics: { refused: (r) => void refused.push(r) },
+    });
+    for (const name of ['Evil_Name', '_underscore', 'x'.repeat(64)]) {
+      publish('shop', name);
+      await expect(reconcile(`shop/${name}`)).resolves.toBeUndefined();
+    }
+    expect(cluster.writes).toBe(0);
+    expect(refused).toEqual(Array(3).fill('invalid-service-name'));
+  });
+});
+
 describe('import caps in the reconciler', () => {
   it('refuses imports beyond the per-namespace cap and takes a freed slot later', async () => {
     const { cluster, snapshot, refused, publish } = setup(['shop', 'web']);

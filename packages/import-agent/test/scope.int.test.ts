@@ -127,4 +127,18 @@ describe('import scope', () => {
     expect(names).toContain('allowed');
     expect(await ourServices(kc, ns.name)).toHaveLength(PER_NAMESPACE);
   });
+
+  it('refuses Cloud Map service names that cannot be Kubernetes names, without reconcile errors', async () => {
+    const errors = () => agent.metric('mcs_import_reconcile_total', 'outcome="error"');
+    const before = await errors();
+    for (const name of ['Evil_Name', '_underscore']) await publish(ns.name, name);
+    await waitFor(
+      'invalid-service-name refusals',
+      async () =>
+        (await agent.metric('mcs_import_refused_records_total', 'reason="invalid-service-name"')) >=
+        2,
+    );
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await errors()).toBe(before);
+  });
 });

@@ -3,8 +3,29 @@ import {
   createImportAdmission,
   defaultNamespacePolicy,
   namespaceDecision,
+  serviceNameProblem,
   type NamespacePolicy,
 } from '../src/reconcile/scope.js';
+
+describe('serviceNameProblem', () => {
+  it.each([
+    ['cart', undefined],
+    ['a', undefined],
+    ['web-2', undefined],
+    ['a'.repeat(63), undefined],
+    ['a'.repeat(64), 'service name is 64 characters (at most 63)'],
+    ['Evil_Name', 'not an RFC 1035 label'],
+    ['_underscore', 'not an RFC 1035 label'],
+    ['UPPER', 'not an RFC 1035 label'],
+    ['2fast', 'not an RFC 1035 label'],
+    ['trailing-', 'not an RFC 1035 label'],
+    ['dotted.name', 'not an RFC 1035 label'],
+  ])('%s → %s', (name, problem) => {
+    const got = serviceNameProblem(name);
+    if (problem === undefined) expect(got).toBeUndefined();
+    else expect(got).toContain(problem);
+  });
+});
 
 describe('namespaceDecision', () => {
   const only = (allowed: string[], denied = defaultNamespacePolicy.denied): NamespacePolicy => ({

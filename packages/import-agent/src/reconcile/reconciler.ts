@@ -53,6 +53,7 @@ import {
   DEFAULT_IMPORT_CAPS,
   defaultNamespacePolicy,
   namespaceDecision,
+  serviceNameProblem,
   type ImportCaps,
   type NamespacePolicy,
 } from './scope.js';
@@ -323,6 +324,16 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     if (!deps.sources.namespaceExists(namespace)) return;
     const used: Used = { untilMs: 0 };
     const sources = view(used);
+    const badName = serviceNameProblem(name);
+    if (badName !== undefined) {
+      // Refused once per reconcile of the key (counted; logged at most every 10 minutes),
+      // not retried: nothing of ours can exist under such a name.
+      refusals.refused(
+        { reason: 'invalid-service-name', subject: key, fields: { detail: badName } },
+        log,
+      );
+      return;
+    }
     const decision = namespaceDecision(policy, namespace);
     if (!decision.allowed) {
       // Nothing is created here; an import of ours left from before the policy (the

@@ -9,6 +9,18 @@
  * - caps on imports per namespace and per agent (`import-cap`): `createImportAdmission`.
  */
 
+/**
+ * A Cloud Map service name we can import under: it becomes the ServiceImport's name and, in
+ * MCS DNS, a Service name, so it must be an RFC 1035 label (Cloud Map also allows `_`,
+ * upper case and dots). Anything else would fail at the API server on every reconcile.
+ */
+export function serviceNameProblem(name: string): string | undefined {
+  if (name.length > 63) return `service name is ${String(name.length)} characters (at most 63)`;
+  if (!/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name))
+    return 'service name is not an RFC 1035 label (lower-case letters, digits, "-"; starts with a letter)';
+  return undefined;
+}
+
 /** Denied unless named in the allow-list (or the deny-list is set without them). */
 export const DEFAULT_DENIED_NAMESPACES: readonly string[] = [
   'kube-system',
