@@ -101,6 +101,18 @@ function setup() {
 const ready = (cluster: FakeCluster) =>
   cluster.imports.get('shop/cart')?.status?.conditions?.find((c) => c.type === 'Ready');
 
+describe('the cost of looking before creating', () => {
+  it('one GET per object created (ServiceImport, Service, each slice), none once they exist', async () => {
+    const { cluster, snapshot, reconcile } = setup();
+    snapshot.set('shop', 'cart', [exportOf('c1', 'shop', 'cart', endpoints(150, 1))]);
+    await reconcile('shop/cart');
+    expect(cluster.slices.size).toBe(2);
+    expect(cluster.liveReads).toBe(4);
+    await reconcile('shop/cart');
+    expect(cluster.liveReads).toBe(4);
+  });
+});
+
 describe('a user Service with the derived name', () => {
   it('is never modified; the import says why it is blocked, by condition, Event, metric and one log line', async () => {
     const { cluster, events, logger, counts, reconcile } = setup();
