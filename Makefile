@@ -134,7 +134,7 @@ conformance-suite: ## Build (or reuse) the upstream MCS conformance suite from M
 	@e2e/conformance/build.sh >/dev/null
 
 .PHONY: conformance
-conformance: build controlplane ## Upstream MCS conformance suite on 2 local clusters running both agents (NODES=fake|real); report in CONFORMANCE_STATE/report
+conformance: build controlplane $(if $(filter real,$(NODES)),nodes) ## Upstream MCS conformance suite on 2 local clusters running both agents (NODES=fake|real); report in CONFORMANCE_STATE/report
 	@suite=$$(e2e/conformance/build.sh) && \
 	  node e2e/dist/src/conformance/main.js --suite "$$suite" --nodes $(NODES) --state $(CONFORMANCE_STATE)
 
