@@ -6,7 +6,13 @@ import {
   UpdateHttpNamespaceCommand,
 } from '@aws-sdk/client-servicediscovery';
 import { expect, it } from 'vitest';
-import { httpNamespace, httpService, waitForOperation } from '../sdk.js';
+import {
+  httpNamespace,
+  httpService,
+  privateDnsNamespace,
+  registerInstance,
+  waitForOperation,
+} from '../sdk.js';
 import { contractSuite, expectAws } from './harness.js';
 
 contractSuite('health status and namespace updates', (target) => {
@@ -66,6 +72,46 @@ contractSuite('health status and namespace updates', (target) => {
           expect(plainStatus).toEqual({ p: 'HEALTHY' });
           expect(customStatus).toEqual({ c: 'HEALTHY' });
         },
+      },
+    );
+  });
+
+  it('re-registering an instance sets its custom health from the new AWS_INIT_HEALTH_STATUS', async () => {
+    // What the export agent relies on in DNS namespaces (ADR 0010): a readiness change
+    // re-registers the endpoint, and that recreates its health status.
+    const { client } = target();
+    const ns = await privateDnsNamespace(client, 'rehealth.local');
+    const { Service } = await client.send(
+      new CreateServiceCommand({
+        Name: 'web',
+        NamespaceId: ns,
+        DnsConfig: { RoutingPolicy: 'MULTIVALUE', DnsRecords: [{ Type: 'A', TTL: 5 }] },
+        HealthCheckCustomConfig: {},
+      }),
+    );
+    const statusAfter = async (init: 'HEALTHY' | 'UNHEALTHY') => {
+      await registerInstance(client, Service!.Id!, 'i-1', {
+        AWS_INSTANCE_IPV4: '10.0.0.1',
+        AWS_INIT_HEALTH_STATUS: init,
+      });
+      return (await client.send(new GetInstancesHealthStatusCommand({ ServiceId: Service!.Id })))
+        .Status;
+    };
+    const first = await statusAfter('HEALTHY');
+    const second = await statusAfter('UNHEALTHY');
+    const third = await statusAfter('HEALTHY');
+    await expectAws(
+      target(),
+      async () =>
+        expect([first, second, third]).toEqual([
+          { 'i-1': 'HEALTHY' },
+          { 'i-1': 'UNHEALTHY' },
+          { 'i-1': 'HEALTHY' },
+        ]),
+      {
+        name: 'health-status-always-healthy',
+        moto: async () =>
+          expect([second, third].map((s) => s?.['i-1'])).toEqual(['HEALTHY', 'HEALTHY']),
       },
     );
   });
