@@ -170,8 +170,8 @@ describe.skipIf(dnsServer === undefined)(
       ]);
       await untilA(name, ['10.9.0.1', '10.9.0.3']);
 
-      // Latency of an answer from the emulator, measured with raw UDP queries (c-ares caches
-      // answers for their TTL, so the resolver would mostly time its own cache).
+      // Latency of an answer from the emulator, measured with raw UDP queries: the emulator's
+      // work plus the loopback round trip, without the resolver's own overhead.
       const samples = await udpRoundTrips(dnsServer!, name, 200);
       samples.sort((a, b) => a - b);
       console.info(
