@@ -223,8 +223,13 @@ describe('export agent → Cloud Map → import agent', () => {
         `${String(error)}; last seen ${seen}; import: ${JSON.stringify((await serviceImport(c1.kc, 'web'))?.status)}`,
       );
     });
-    const si = await serviceImport(c1.kc, 'web');
-    expect(si?.status?.clusters).toEqual([{ cluster: 'c1' }, { cluster: 'c2' }]);
+    // The status is written after the slices, in the same reconcile: wait for it too, rather
+    // than read it the instant the slices show (a race that failed on a loaded machine).
+    const clusters = await waitFor('status.clusters of both', async () => {
+      const got = (await serviceImport(c1.kc, 'web'))?.status?.clusters;
+      return got?.length === 2 ? got : undefined;
+    });
+    expect(clusters).toEqual([{ cluster: 'c1' }, { cluster: 'c2' }]);
   });
 
   it('stopping c1’s export agent past the TTL removes c1’s endpoints in c2; restarting brings them back', async () => {
