@@ -157,7 +157,7 @@ describe('import controller over the fake Cloud Map', () => {
     expect(si?.spec.type).toBe('ClusterSetIP');
     expect(si?.spec.ports.map((p) => p.port)).toEqual([80, 9000]);
     expect(si?.status?.conditions?.[0]?.message).toBe(
-      'imported from 2 cluster(s); conflicts (TypeConflict) resolved by the oldest export, from c1',
+      'imported from 2 cluster(s); conflicts (PortConflict, TypeConflict) resolved by the oldest export, from c1',
     );
   });
 

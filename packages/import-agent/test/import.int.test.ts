@@ -212,7 +212,7 @@ describe('import agent, two clusters', () => {
       ['http', 80],
       ['grpc', 9090],
     ]);
-    expect(si.status?.conditions?.[0]?.message).toMatch(/TypeConflict/);
+    expect(si.status?.conditions?.[0]?.message).toMatch(/PortConflict, TypeConflict/);
   });
 
   it('250 endpoints give 3 slices; scaling back removes them; headless has no IPs', async () => {

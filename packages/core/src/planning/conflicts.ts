@@ -1,5 +1,11 @@
 import type { ClusterExport, ServiceProperties } from '../model/types.js';
-import { compareStrings, oldestPerCluster, sameStringMap, unionPorts } from './ordering.js';
+import {
+  compareStrings,
+  oldestPerCluster,
+  samePortSet,
+  sameStringMap,
+  unionPorts,
+} from './ordering.js';
 
 /** The Conflict condition reasons of mcs-api (`ServiceExportReason*Conflict`). */
 export type ConflictReason =
@@ -18,7 +24,10 @@ export interface ConflictReport {
   reasons: ConflictReason[];
   /** The oldest export (ties by cluster id); undefined when there is no export at all. */
   winner?: string;
-  /** Clusters whose export differs from what the clusterset uses, sorted. */
+  /**
+   * Clusters whose export differs from the oldest one (for ports: a clash with an older export,
+   * or another port set), sorted.
+   */
   disagreeing: string[];
   /** Condition message: what conflicts, who wins, how many disagree. */
   message: string;
@@ -27,7 +36,13 @@ export interface ConflictReport {
 const sameFamilies = (a: ServiceProperties, b: ServiceProperties) =>
   [...a.ipFamilies].sort().join(',') === [...b.ipFamilies].sort().join(',');
 
-/** Property checks other than ports; `full` is false for what endpoint-only records lack. */
+/**
+ * Property checks; `full` is false for what endpoint-only records carry too. Ports are checked
+ * twice: a clash (same name, or same protocol and number, with other values) with any export,
+ * here below in `detectConflicts`; and a different port set (KEP-1645: the clusterset exposes
+ * the union "and raises PortConflict"), only between exports with a full record, since an
+ * endpoint-only record's ports are inferred from its endpoints and may be a subset.
+ */
 const checks: {
   reason: ConflictReason;
   full: boolean;
@@ -70,6 +85,7 @@ const checks: {
     differs: (a, b) => !sameStringMap(a.exportedAnnotations, b.exportedAnnotations),
   },
   { reason: 'IPFamilyConflict', full: true, differs: (a, b) => !sameFamilies(a, b) },
+  { reason: 'PortConflict', full: true, differs: (a, b) => !samePortSet(a.ports, b.ports) },
 ];
 
 const HUMAN: Record<ConflictReason, string> = {
@@ -87,8 +103,11 @@ const HUMAN: Record<ConflictReason, string> = {
 /**
  * Conflicts of one service across every cluster's export (KEP-1645 "Conflict resolution"):
  * the oldest export wins, ties by cluster id, and the same report is raised on every export,
- * so every cluster computes the same answer from the same records. Exports read from the AWS
- * Go controller's endpoint-only records only take part with their type and ports.
+ * so every cluster computes the same answer from the same records. Port sets that differ at
+ * all are a PortConflict, disjoint ones included (the ServiceImport still exposes the union;
+ * the upstream conformance suite requires the condition on both exports). Exports read from
+ * the AWS Go controller's endpoint-only records only take part with their type and port
+ * clashes.
  */
 export function detectConflicts(exports: readonly ClusterExport[]): ConflictReport {
   const ordered = oldestPerCluster(exports);

@@ -40,6 +40,18 @@ export function sameStringMap(
   return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
 }
 
+const portKey = (p: ServicePort): string =>
+  `${p.protocol}/${String(p.port)}/${p.name}/${p.appProtocol ?? ''}`;
+
+/**
+ * The same ports as the clusterset sees them (name, protocol, number, appProtocol), in any
+ * order; `targetPort` is each cluster's own business and not compared.
+ */
+export function samePortSet(a: readonly ServicePort[], b: readonly ServicePort[]): boolean {
+  const keys = (ports: readonly ServicePort[]) => ports.map(portKey).sort(compareStrings).join(',');
+  return keys(a) === keys(b);
+}
+
 /**
  * The port union of exports in precedence order (KEP-1645): ports merge first by name, then
  * by protocol and port number; the older export keeps a clashing port (copies, in first-seen

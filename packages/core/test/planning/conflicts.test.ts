@@ -3,6 +3,8 @@ import type { ClusterExport } from '../../src/index.js';
 import { conflictConditionReason, detectConflicts } from '../../src/planning/conflicts.js';
 import { clusterExport } from './fixtures.js';
 
+const tcp = (name: string, port: number) => ({ name, protocol: 'TCP' as const, port });
+const udp = (name: string, port: number) => ({ name, protocol: 'UDP' as const, port });
 const older = (clusterId: string, over: Parameters<typeof clusterExport>[1] = {}) =>
   clusterExport(clusterId, { exportCreatedAtMs: 1_000, ...over });
 const newer = (clusterId: string, over: Parameters<typeof clusterExport>[1] = {}) =>
@@ -25,8 +27,53 @@ describe('detectConflicts', () => {
       'a',
     ],
     [
-      'disjoint ports merge without conflict',
+      'disjoint port sets (the union is exposed, still a conflict)',
       [older('a'), newer('b', { ports: [{ name: 'grpc', protocol: 'TCP', port: 9000 }] })],
+      'PortConflict',
+      'a',
+    ],
+    [
+      'a newer export with an extra port (upstream conformance "union of ports")',
+      [
+        older('a', { ports: [tcp('tcp', 42), udp('udp', 42)] }),
+        newer('b', { ports: [tcp('tcp', 42), { name: 'stcp', protocol: 'SCTP', port: 142 }] }),
+      ],
+      'PortConflict',
+      'a',
+    ],
+    [
+      'a newer export with fewer ports',
+      [older('a', { ports: [tcp('http', 80), tcp('admin', 9000)] }), newer('b')],
+      'PortConflict',
+      'a',
+    ],
+    [
+      'same number, other protocol',
+      [older('a', { ports: [tcp('dns', 53)] }), newer('b', { ports: [udp('dns-udp', 53)] })],
+      'PortConflict',
+      'a',
+    ],
+    [
+      'other appProtocol',
+      [older('a'), newer('b', { ports: [{ ...tcp('http', 80), appProtocol: 'http2' }] })],
+      'PortConflict',
+      'a',
+    ],
+    [
+      'same ports in another order',
+      [
+        older('a', { ports: [tcp('http', 80), tcp('admin', 9000)] }),
+        newer('b', { ports: [tcp('admin', 9000), tcp('http', 80)] }),
+      ],
+      'NoConflicts',
+      'a',
+    ],
+    [
+      'other targetPort only (each cluster’s own business)',
+      [
+        older('a', { ports: [{ ...tcp('http', 80), targetPort: '8080' }] }),
+        newer('b', { ports: [{ ...tcp('http', 80), targetPort: 'web' }] }),
+      ],
       'NoConflicts',
       'a',
     ],
@@ -109,7 +156,7 @@ describe('detectConflicts', () => {
     );
   });
 
-  it('compares only type and ports with the AWS controller’s endpoint-only records', () => {
+  it('compares only type and port clashes with the AWS controller’s endpoint-only records', () => {
     const legacy = clusterExport('legacy', { exportCreatedAtMs: 500 }, [], {
       hasExportRecord: false,
     });
@@ -118,5 +165,26 @@ describe('detectConflicts', () => {
     expect(detectConflicts([legacy, newer('b', { type: 'Headless' })]).reasons).toEqual([
       'TypeConflict',
     ]);
+    // Its ports are inferred from its endpoints (maybe a subset): another set is no conflict,
+    // a clash is.
+    const extra = newer('c', { ports: [tcp('http', 80), tcp('admin', 9000)] });
+    expect(detectConflicts([legacy, extra]).reasons).toEqual([]);
+    expect(detectConflicts([legacy, newer('d', { ports: [tcp('http', 81)] })]).reasons).toEqual([
+      'PortConflict',
+    ]);
+  });
+
+  it('a different port set counts every cluster that differs from the oldest', () => {
+    const report = detectConflicts([
+      older('c1'),
+      newer('c2', { ports: [tcp('http', 80), tcp('admin', 9000)] }),
+      newer('c3'),
+      newer('c4', { ports: [tcp('grpc', 9090)] }),
+    ]);
+    expect(report.reasons).toEqual(['PortConflict']);
+    expect(report.disagreeing).toEqual(['c2', 'c4']);
+    expect(report.message).toBe(
+      'Conflicting ports. Using the oldest service export, in "c1". 2/4 clusters disagree.',
+    );
   });
 });

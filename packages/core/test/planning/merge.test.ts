@@ -39,13 +39,13 @@ describe('mergeExports', () => {
       false,
     ],
     [
-      'disjoint ports are unioned',
+      'disjoint ports are unioned (and conflict)',
       [
         [1, [tcp('http', 80)]],
         [2, [tcp('grpc', 9090)]],
       ],
       ['http TCP 80', 'grpc TCP 9090'],
-      false,
+      true,
     ],
     [
       'same name, other number: oldest wins',
@@ -72,7 +72,7 @@ describe('mergeExports', () => {
         [2, [udp('dnsu', 53)]],
       ],
       ['dns TCP 53', 'dnsu UDP 53'],
-      false,
+      true,
     ],
     [
       'name first, then number',
@@ -99,7 +99,7 @@ describe('mergeExports', () => {
         [2, [tcp('https', 443)]],
       ],
       [' TCP 80', 'https TCP 443'],
-      false,
+      true,
     ],
   ])('ports: %s', (_name, clusters, expected, conflict) => {
     const merged = mergeExports(
