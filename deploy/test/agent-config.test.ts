@@ -79,6 +79,8 @@ const everything = {
   exportAgent: {
     workers: 3,
     resyncSeconds: 90,
+    peerCheckSeconds: 3,
+    peerCheckBudget: 40,
     heartbeatSeconds: 20,
     registerRate: 7,
     dns: { records: true, ttlSeconds: 30, namespaceVpc: 'vpc-0abc123' },
@@ -127,6 +129,8 @@ describe('export agent', () => {
       assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
       workers: 3,
       resyncSeconds: 90,
+      peerCheckSeconds: 3,
+      peerCheckBudget: 40,
       heartbeatSeconds: 20,
       registerRatePerSecond: 7,
       leaderElect: true,

@@ -114,6 +114,9 @@ export async function runExportAgent(
     resyncMs: config.resyncSeconds * 1000,
     pendingRequeueMs: 1000,
     heartbeatPeriodMs: config.heartbeatSeconds * 1000,
+    peerCheckMs: config.peerCheckSeconds * 1000,
+    peerCheckBudgetPerSecond: config.peerCheckBudget,
+    onPeerChange: () => metrics.peerChange(),
     tags: { 'cloudmap-mcs:managed-by': 'cloudmap-mcs-export-agent' },
     ...(config.dns === undefined ? {} : { dns: config.dns }),
     onReconcile: (outcome, ms) => {

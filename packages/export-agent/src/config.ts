@@ -12,6 +12,10 @@ export interface ExportAgentConfig {
   assumeRoleExternalId?: string;
   workers: number;
   resyncSeconds: number;
+  /** Revision check period of each exported service (others' changes); 0 turns it off. */
+  peerCheckSeconds: number;
+  /** DiscoverInstancesRevision calls per second the peer checks may use. */
+  peerCheckBudget: number;
   heartbeatSeconds: number;
   leaderElect: boolean;
   leaseNamespace: string;
@@ -55,6 +59,18 @@ const OPTIONS = {
     type: 'number',
     default: 60,
     describe: 'period to re-check each export (conflicts)',
+  },
+  'peer-check-seconds': {
+    type: 'number',
+    default: 2,
+    describe:
+      'period of the DiscoverInstancesRevision check of each exported service, so conflicts ' +
+      'follow other clusters (0: off, resync only)',
+  },
+  'peer-check-budget': {
+    type: 'number',
+    default: 100,
+    describe: 'peer checks per second at most; more exports stretch the period',
   },
   'heartbeat-seconds': { type: 'number', default: 30, describe: 'heartbeat renewal period' },
   'leader-elect': {
@@ -136,6 +152,11 @@ export async function parseConfig(
       throw new ConfigError(`--${name} must be a positive number, got ${value}`);
     return value;
   };
+  const nonNegative = (name: string, value: number) => {
+    if (!Number.isFinite(value) || value < 0)
+      throw new ConfigError(`--${name} must be 0 or a positive number, got ${value}`);
+    return value;
+  };
   const port = (name: string, value: number) => {
     if (!Number.isInteger(value) || value < 0 || value > 65535)
       throw new ConfigError(`--${name} must be a port, got ${value}`);
@@ -144,6 +165,8 @@ export async function parseConfig(
   const config: ExportAgentConfig = {
     workers: Math.floor(positive('workers', args.workers)),
     resyncSeconds: positive('resync-seconds', args.resyncSeconds),
+    peerCheckSeconds: nonNegative('peer-check-seconds', args.peerCheckSeconds),
+    peerCheckBudget: positive('peer-check-budget', args.peerCheckBudget),
     heartbeatSeconds: positive('heartbeat-seconds', args.heartbeatSeconds),
     leaderElect: args.leaderElect,
     leaseNamespace: args.leaseNamespace,

@@ -12,6 +12,7 @@ import {
 } from '@cloudmap-mcs/core';
 import { createTargetResolver, type DnsOptions } from './cloudmap-target.js';
 import { createHeartbeats, type Heartbeats } from './heartbeat.js';
+import { createRevisionPeerWatch, type PeerWatch } from './peer-watch.js';
 import { createPendingWrites, type PendingWrites } from './pending-writes.js';
 import { createExportReconciler, type ExportReconciler } from './reconciler.js';
 import type { ExportSources, ServiceExportWriter } from './sources.js';
@@ -43,6 +44,12 @@ export interface ExportControllerOptions {
   resyncMs: number;
   pendingRequeueMs: number;
   heartbeatPeriodMs: number;
+  /** Revision check of each exported service (other clusters' changes); 0 turns it off. */
+  peerCheckMs: number;
+  /** At most this many revision checks per second; more exports stretch the period. */
+  peerCheckBudgetPerSecond: number;
+  /** Another cluster changed an exported service (metrics). */
+  onPeerChange?: () => void;
   tags: Record<string, string>;
   /** DNS namespaces (ADR 0010); absent: HTTP namespaces, services without DnsConfig. */
   dns?: DnsOptions;
@@ -55,6 +62,7 @@ export interface ExportController {
   readonly reconciler: ExportReconciler;
   readonly pending: PendingWrites;
   readonly heartbeats: Heartbeats;
+  readonly peers: PeerWatch | undefined;
   enqueue(key: string): void;
   enqueueAll(): void;
   /** Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats until `stop`. */
@@ -97,6 +105,20 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
   const beat = (): void => {
     beating = beating.then(() => heartbeats.sync(reconciler.exportedNamespaces()));
   };
+  const peers =
+    opts.peerCheckMs > 0
+      ? createRevisionPeerWatch({
+          cloudMap: opts.cloudMap,
+          clock,
+          periodMs: opts.peerCheckMs,
+          budgetPerSecond: opts.peerCheckBudgetPerSecond,
+          logger: logger.child({ component: 'peer-watch' }),
+          onChange: (key) => {
+            opts.onPeerChange?.();
+            queue.add(key);
+          },
+        })
+      : undefined;
   const reconciler = createExportReconciler({
     sources: opts.sources,
     writer: opts.writer,
@@ -108,6 +130,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     resyncMs: opts.resyncMs,
     pendingRequeueMs: opts.pendingRequeueMs,
     onNamespaceExported: () => beat(),
+    ...(peers === undefined ? {} : { peers }),
   });
   const unsubscribe = opts.operations.onComplete((r) => {
     if (r.serviceId === undefined || r.instanceId === undefined) return;
@@ -141,6 +164,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     reconciler,
     pending,
     heartbeats,
+    peers,
     enqueue: (key) => queue.add(key),
     enqueueAll,
     async run() {
@@ -150,6 +174,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
       }
       enqueueAll();
       scheduleHeartbeat();
+      peers?.start();
       await runWorkers(
         queue,
         (key) => {
@@ -170,6 +195,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
       stopped = true;
       if (heartbeatTimer !== undefined) clock.clearTimer(heartbeatTimer);
       unsubscribe();
+      await peers?.stop();
       await queue.shutdownAndDrain();
       await beating;
     },

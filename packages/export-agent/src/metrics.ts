@@ -5,6 +5,8 @@ export interface ExportMetrics {
   reconcile(outcome: ReconcileOutcome, durationMs: number): void;
   queueDepth(depth: number): void;
   exports(count: number): void;
+  /** A revision check found another cluster's change to an exported service. */
+  peerChange(): void;
 }
 
 /** The export agent's own metrics; Cloud Map call metrics come from the client. */
@@ -31,7 +33,13 @@ export function createExportMetrics(registry: Registry): ExportMetrics {
     help: 'ServiceExports this agent currently exports to Cloud Map.',
     registers: [registry],
   });
+  const peerChanges = new Counter({
+    name: 'mcs_export_peer_changes_total',
+    help: "Revision moves of exported services noticed between reconciles (others' changes).",
+    registers: [registry],
+  });
   return {
+    peerChange: () => peerChanges.inc(),
     reconcile(outcome, ms) {
       reconciles.inc({ outcome });
       duration.observe(ms / 1000);

@@ -25,6 +25,7 @@ import { buildDesiredExport } from './desired.js';
 import { fitInstancesToService } from './dns-attributes.js';
 import { conditionsFor, type ExportOutcome } from './export-status.js';
 import type { ServiceExportObject } from './k8s-types.js';
+import type { PeerWatch } from './peer-watch.js';
 import type { PendingWrites } from './pending-writes.js';
 import { FINALIZER, splitKey, type ExportSources, type ServiceExportWriter } from './sources.js';
 
@@ -42,6 +43,8 @@ export interface ExportReconcilerDeps {
   pendingRequeueMs: number;
   /** Called when this cluster starts exporting into a namespace (heartbeat). */
   onNamespaceExported?: (namespace: string) => void;
+  /** Told which Cloud Map service each exported key uses, to requeue it on others' changes. */
+  peers?: PeerWatch;
 }
 
 export interface ExportReconciler {
@@ -70,16 +73,20 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
   const serviceKeys = new Map<string, string>();
   const exported = new Map<string, string>();
 
-  async function discover(target: CloudMapTarget, query: Record<string, string>) {
+  /** Instances (our in-flight writes laid over) and the revision read, if the service exists. */
+  async function discover(
+    target: CloudMapTarget,
+    query: Record<string, string>,
+  ): Promise<{ instances: CloudMapInstance[]; revision?: number }> {
     try {
-      const { instances } = await cloudMap.discoverInstances(
+      const { instances, revision } = await cloudMap.discoverInstances(
         target.namespaceName,
         target.serviceName,
         query,
       );
-      return pending.overlay(target.serviceId, instances);
+      return { instances: pending.overlay(target.serviceId, instances), revision };
     } catch (error) {
-      if (notFound(error)) return pending.overlay(target.serviceId, []);
+      if (notFound(error)) return { instances: pending.overlay(target.serviceId, []) };
       throw error;
     }
   }
@@ -87,10 +94,11 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
   /** Removes this cluster's records of N/S; true once nothing of ours is left or in flight. */
   async function unexport(namespace: string, name: string, identity: ClusterIdentity, log: Logger) {
     exported.delete(`${namespace}/${name}`);
+    deps.peers?.unwatch(`${namespace}/${name}`);
     const target = await resolver.find(namespace, name);
     if (target === undefined) return true;
     serviceKeys.set(target.serviceId, `${namespace}/${name}`);
-    const observed = await discover(target, {
+    const { instances: observed } = await discover(target, {
       [Attr.ClustersetId]: identity.clustersetId,
       [Attr.ClusterId]: identity.clusterId,
     });
@@ -219,7 +227,9 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     const fitted = await fitToService(se, target, encodedInstances, log);
     if (fitted === undefined) return { requeueAfterMs: deps.resyncMs };
     const instances = fitted;
-    const observed = await discover(target, { [Attr.ClustersetId]: identity.clustersetId });
+    const read = await discover(target, { [Attr.ClustersetId]: identity.clustersetId });
+    const observed = read.instances;
+    deps.peers?.watch(`${namespace}/${name}`, target, read.revision);
     const others: CloudMapInstance[] = observed.filter((i) => !isOwnInstance(i, identity));
     if (others.length + instances.length > Limits.maxInstancesPerService) {
       const message =

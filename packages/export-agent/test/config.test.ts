@@ -7,6 +7,8 @@ describe('parseConfig', () => {
     expect(c).toMatchObject({
       workers: 4,
       resyncSeconds: 60,
+      peerCheckSeconds: 2,
+      peerCheckBudget: 100,
       heartbeatSeconds: 30,
       leaderElect: true,
       logLevel: 'info',
@@ -55,6 +57,7 @@ describe('parseConfig', () => {
 
   it.each([
     [['--workers', '0'], /--workers must be a positive number/],
+    [['--peer-check-seconds', '-1'], /--peer-check-seconds must be 0 or a positive number/],
     [['--health-port', '70000'], /--health-port must be a port/],
     [['--renew-deadline-seconds', '20'], /lease-duration > renew-deadline/],
   ])('refuses %j', async (argv, message) => {

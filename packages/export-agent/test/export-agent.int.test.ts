@@ -8,6 +8,7 @@ import {
   setHeaderOptions,
   type KubeConfig,
   type V1EndpointSlice,
+  type V1ServiceSpec,
 } from '@kubernetes/client-node';
 import { EmulatorAdminClient } from '@cloudmap-mcs/cloudmap-emulator';
 import { waitFor } from '@cloudmap-mcs/e2e';
@@ -105,13 +106,22 @@ const sliceBody = (name: string, addrs: Addr[], port = 8080): V1EndpointSlice =>
   })),
 });
 
-async function exportService(c: E2eCluster, name: string, addrs: Addr[], servicePort = 80) {
+async function exportService(
+  c: E2eCluster,
+  name: string,
+  addrs: Addr[],
+  servicePort = 80,
+  spec: V1ServiceSpec = {},
+) {
   const { core, discovery, custom } = api(c);
   await core.createNamespacedService({
     namespace: ns,
     body: {
       metadata: { name, namespace: ns },
-      spec: { ports: [{ name: 'http', protocol: 'TCP', port: servicePort, targetPort: 'web' }] },
+      spec: {
+        ports: [{ name: 'http', protocol: 'TCP', port: servicePort, targetPort: 'web' }],
+        ...spec,
+      },
     },
   });
   await discovery.createNamespacedEndpointSlice({ namespace: ns, body: sliceBody(name, addrs) });
@@ -165,6 +175,27 @@ const readyIps = async (id: ClusterIdentity, name: string) =>
     .sort();
 const until = <T>(what: string, probe: () => Promise<T | undefined | false>) =>
   waitFor(what, probe, { timeoutMs: 60_000, intervalMs: 250 });
+
+/** The agent's Cloud Map calls so far, by operation (its `mcs_cloudmap_calls_total`). */
+async function callsByOperation(agent: AgentProcess): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const re = /^mcs_cloudmap_calls_total\{[^}]*operation="([^"]+)"[^}]*\} (\d+)/gm;
+  for (const m of (await agent.metrics()).matchAll(re))
+    out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[2]));
+  return out;
+}
+const metricValue = async (agent: AgentProcess, name: string) =>
+  Number((await agent.metrics()).match(new RegExp(`^${name} (\\S+)`, 'm'))?.[1] ?? NaN);
+
+/** Polls (100 ms) until `probe` holds; returns the seconds it took, within a generous 60 s. */
+async function secondsUntil(what: string, probe: () => Promise<boolean>): Promise<number> {
+  const started = performance.now();
+  await waitFor(what, async () => (await probe()) || undefined, {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
+  return (performance.now() - started) / 1000;
+}
 
 describe('export agent as a process (harness + emulator)', () => {
   const c1 = clusters[0]!;
@@ -385,6 +416,120 @@ describe('export agent as a process (harness + emulator)', () => {
     expect((await own(id2, 'clash')).length).toBe(2);
     await stopAgent(a1);
     await stopAgent(a2);
+  });
+
+  // Issue 12: at default settings (resync 60 s) the cluster that exported first follows the
+  // other cluster's export and un-export through the peer revision check alone.
+  it.each([
+    [
+      'another port set',
+      'PortConflict',
+      {
+        ports: [
+          { name: 'http', port: 80 },
+          { name: 'admin', port: 9000 },
+        ],
+      },
+    ],
+    ['headless', 'TypeConflict', { clusterIP: 'None' }],
+  ] as const)(
+    'at default settings c1 raises and clears Conflict when c2 exports %s and un-exports (no local event)',
+    async (what, reason, spec) => {
+      const name = reason === 'PortConflict' ? 'peer-ports' : 'peer-type';
+      const a1 = startAgentProcess(c1.kubeconfigPath, env, [], 'defaults');
+      const a2 = startAgentProcess(c2.kubeconfigPath, env, [], 'defaults');
+      agents.push(a1, a2);
+      await exportService(c1, name, [{ ip: '10.1.0.70' }]);
+      await until(
+        'c1 exported',
+        async () => (await condition(c1, name, 'Ready'))?.reason === 'Exported',
+      );
+      expect((await condition(c1, name, 'Conflict'))?.status).toBe('False');
+      // creationTimestamp has second resolution: c1's export is strictly the oldest.
+      await new Promise((r) => setTimeout(r, 1100));
+      const before = await callsByOperation(a1);
+      await exportService(c2, name, [{ ip: '10.2.0.70' }], 80, spec as V1ServiceSpec);
+      const raised = await secondsUntil(
+        'c1 Conflict=True',
+        async () => (await condition(c1, name, 'Conflict'))?.status === 'True',
+      );
+      expect(await condition(c1, name, 'Conflict')).toMatchObject({
+        reason,
+        message: expect.stringContaining(`in "${id1.clusterId}". 1/2 clusters disagree.`),
+      });
+      await until(
+        'c2 Conflict=True',
+        async () => (await condition(c2, name, 'Conflict'))?.reason === reason,
+      );
+      await api(c2).custom.deleteNamespacedCustomObject({ ...SE, namespace: ns, name });
+      const cleared = await secondsUntil(
+        'c1 Conflict=False',
+        async () => (await condition(c1, name, 'Conflict'))?.reason === 'NoConflicts',
+      );
+      const after = await callsByOperation(a1);
+      const delta = (op: string) => (after.get(op) ?? 0) - (before.get(op) ?? 0);
+      console.log(
+        `[peer watch] c2 exports ${what}: c1 Conflict=True/${reason} after ${raised.toFixed(1)} s, ` +
+          `back to False/NoConflicts ${cleared.toFixed(1)} s after c2 un-exported ` +
+          `(c1 meanwhile: ${delta('discoverInstancesRevision')} DiscoverInstancesRevision, ` +
+          `${delta('discoverInstances')} DiscoverInstances)`,
+      );
+      expect(await condition(c1, name, 'Ready')).toMatchObject({ status: 'True' });
+      expect(a1.logs.filter((l) => l.includes('reconcile failed'))).toEqual([]);
+      await stopAgent(a1);
+      await stopAgent(a2);
+    },
+  );
+
+  it('at default settings the peer check adds one DiscoverInstancesRevision per export every 2 s when idle', async () => {
+    await exportService(c1, 'idle', [{ ip: '10.1.0.80' }]);
+    const windowS = 30;
+    /** Calls per exported service per minute of an agent left idle for the window. */
+    const idleRates = async (extraArgs: string[]) => {
+      const agent = startAgentProcess(c1.kubeconfigPath, env, extraArgs, 'defaults');
+      agents.push(agent);
+      await until(
+        'exported',
+        async () => (await condition(c1, 'idle', 'Ready'))?.reason === 'Exported',
+      );
+      // Past the start-up reconcile of every export and its reads.
+      await until('start-up reconciles done', async () => {
+        const depth = await metricValue(agent, 'mcs_export_queue_depth');
+        return depth === 0 && (await metricValue(agent, 'mcs_export_managed_exports')) > 0;
+      });
+      await new Promise((r) => setTimeout(r, 3000));
+      const exportsNow = await metricValue(agent, 'mcs_export_managed_exports');
+      const before = await callsByOperation(agent);
+      await new Promise((r) => setTimeout(r, windowS * 1000));
+      const after = await callsByOperation(agent);
+      await stopAgent(agent);
+      const rates = new Map(
+        [...after].map(([op, n]) => [
+          op,
+          ((n - (before.get(op) ?? 0)) / exportsNow) * (60 / windowS),
+        ]),
+      );
+      return { exportsNow, rates };
+    };
+    const show = (rates: Map<string, number>) =>
+      [...rates]
+        .filter(([, v]) => v > 0)
+        .map(([op, v]) => `${op} ${v.toFixed(2)}`)
+        .join(', ') || 'none';
+    // Same cluster, same exports, every flag at its default; once without the peer check.
+    const off = await idleRates(['--peer-check-seconds', '0']);
+    const on = await idleRates([]);
+    console.log(
+      `[peer watch] idle ${windowS} s, ${on.exportsNow} exports; Cloud Map calls per exported ` +
+        `service per minute: peer check off: ${show(off.rates)}; on (defaults): ${show(on.rates)}`,
+    );
+    expect(off.rates.get('discoverInstancesRevision') ?? 0).toBe(0);
+    // A 2 s period plus up to 10 % jitter: 27 to 30 checks a minute (one round may straddle).
+    const checks = on.rates.get('discoverInstancesRevision') ?? 0;
+    expect(checks).toBeGreaterThan(20);
+    expect(checks).toBeLessThanOrEqual(32);
+    // Nothing moved, so nothing was written.
+    for (const rates of [off.rates, on.rates]) expect(rates.get('deregisterInstance') ?? 0).toBe(0);
   });
 
   it('two replicas with leader election: one exports, the other takes over when it stops', async () => {

@@ -26,6 +26,8 @@ export function startAgent(
     resyncMs?: number;
     wallNow?: () => number;
     dns?: { ttl: number; namespaceVpc?: string };
+    /** The revision check of other clusters' changes; off unless a test needs it. */
+    peerCheckMs?: number;
   } = {},
 ): Agent {
   const client = createCloudMapClient(fake, {
@@ -46,6 +48,8 @@ export function startAgent(
     resyncMs: over.resyncMs ?? 60_000,
     pendingRequeueMs: 10,
     heartbeatPeriodMs: over.heartbeatPeriodMs ?? 60_000,
+    peerCheckMs: over.peerCheckMs ?? 0,
+    peerCheckBudgetPerSecond: 1_000,
     tags: { 'cloudmap-mcs:managed-by': 'export-agent' },
     ...(over.dns === undefined ? {} : { dns: over.dns }),
   });

@@ -226,6 +226,40 @@ describe('export reconciler over the fake Cloud Map', () => {
     expect(k8s.events.filter((e) => e.reason === 'ExportConflict')).toHaveLength(1);
   });
 
+  it('follows another cluster exporting and un-exporting without a local event (peer watch)', async () => {
+    // Resync an hour away: only the revision check can bring the other cluster's change in.
+    const { fake, k8s } = setup({ resyncMs: 3_600_000, peerCheckMs: 20 });
+    exportCart(k8s);
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+    expect(k8s.condition(KEY, 'Conflict')?.status).toBe('False');
+    const newer = expectedExport(['10.2.0.1']);
+    newer.cluster = { clusterId: 'cluster-b', clustersetId: 'set-1' };
+    newer.properties = {
+      ...newer.properties,
+      exportCreatedAtMs: Date.parse('2026-01-02T00:00:00Z'),
+      type: 'Headless',
+    };
+    const svc = fake.serviceByName('shop', 'cart')!;
+    const theirs = encodeClusterExport(newer).instances;
+    for (const i of theirs) fake.seedInstance(svc.id, i.id, i.attributes);
+    await converged(() =>
+      expect(k8s.condition(KEY, 'Conflict')).toMatchObject({
+        status: 'True',
+        reason: 'TypeConflict',
+        message:
+          'Conflicting type. Using the oldest service export, in "cluster-a". 1/2 clusters disagree.',
+      }),
+    );
+    for (const i of theirs) await fake.deregisterInstance(svc.id, i.id);
+    await converged(() =>
+      expect(k8s.condition(KEY, 'Conflict')).toMatchObject({
+        status: 'False',
+        reason: 'NoConflicts',
+      }),
+    );
+    expect(k8s.condition(KEY, 'Ready')).toMatchObject({ status: 'True', reason: 'Exported' });
+  });
+
   it('a restart with nothing changed makes zero Cloud Map writes and zero status writes', async () => {
     const { fake, k8s, agent } = setup();
     exportCart(k8s);

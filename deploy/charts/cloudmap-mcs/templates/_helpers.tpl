@@ -148,6 +148,10 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 {{- end }}
 - name: MCS_RESYNC_SECONDS
   value: {{ .agent.resyncSeconds | quote }}
+- name: MCS_PEER_CHECK_SECONDS
+  value: {{ .agent.peerCheckSeconds | quote }}
+- name: MCS_PEER_CHECK_BUDGET
+  value: {{ .agent.peerCheckBudget | quote }}
 - name: MCS_HEARTBEAT_SECONDS
   value: {{ .agent.heartbeatSeconds | quote }}
 - name: MCS_REGISTER_RATE

@@ -57,6 +57,9 @@ async function main(): Promise<void> {
     resyncMs: 600_000,
     pendingRequeueMs: 20,
     heartbeatPeriodMs: 600_000,
+    // Measured on its own (docs/export-agent.md, "Other clusters' changes").
+    peerCheckMs: 0,
+    peerCheckBudgetPerSecond: 100,
     tags: {},
   });
   for (let i = 0; i < exportsCount; i++) {

@@ -13,13 +13,19 @@ export interface AgentProcess {
   stop(): Promise<number | null>;
 }
 
-/** Runs the built export agent as a real process (`node dist/src/main.js ...`). */
+/**
+ * Runs the built export agent as a real process (`node dist/src/main.js ...`). Tests get a
+ * 2 s resync unless `timing` is `defaults`: the periods a user runs with, for tests that
+ * show what happens without the resync's help.
+ */
 export function startAgentProcess(
   kubeconfigPath: string,
   awsEnv: Readonly<Record<string, string>>,
   extraArgs: readonly string[] = [],
+  timing: 'fast' | 'defaults' = 'fast',
 ): AgentProcess {
   const logs: string[] = [];
+  const fast = ['--resync-seconds', '2', '--heartbeat-seconds', '600'];
   const child: ChildProcess = spawn(
     process.execPath,
     [
@@ -29,10 +35,7 @@ export function startAgentProcess(
       '--leader-elect=false',
       '--health-port',
       '0',
-      '--resync-seconds',
-      '2',
-      '--heartbeat-seconds',
-      '600',
+      ...(timing === 'fast' ? fast : []),
       '--log-level',
       'debug',
       ...extraArgs,
