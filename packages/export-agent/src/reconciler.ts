@@ -252,9 +252,13 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     const conflicts = detectConflicts([...decoded.exports, desiredExport]);
     const inFlight = pending.count(target.serviceId);
     const where = `Cloud Map service ${target.namespaceName}/${target.serviceName}`;
+    // Once exported, writes in flight are updates (an endpoint moved), not a problem: Ready
+    // stays True instead of dropping to Pending and back (two status writes) on every
+    // change. Pending is only for the first export; failures still report Failed.
+    const established = findCondition(se.status?.conditions, 'Ready')?.status === 'True';
     await writeStatus(
       se,
-      inFlight > 0
+      inFlight > 0 && !established
         ? {
             kind: 'pending',
             message: `Waiting for Cloud Map to apply changes to ${where}.`,

@@ -118,6 +118,28 @@ describe('export reconciler over the fake Cloud Map', () => {
     expect(fake.calls('deregisterInstance')).toBe(2);
   });
 
+  it('keeps Ready=True through endpoint changes: no status write while in sync', async () => {
+    const { fake, k8s } = setup();
+    exportCart(k8s);
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+    await converged(() => expect(fake.operations.every((o) => o.status === 'SUCCESS')).toBe(true));
+    const written: string[] = [];
+    const write = k8s.writeConditions.bind(k8s);
+    k8s.writeConditions = async (se, conditions) => {
+      written.push(conditions.map((c) => `${c.type}=${c.status}/${c.reason}`).join(' '));
+      await write(se, conditions);
+    };
+    for (const ips of [['10.0.0.1'], ['10.0.0.1', '10.0.0.4'], ['10.0.0.5']]) {
+      exportCart(k8s, ips);
+      await converged(() => expect(ownIps(fake)).toEqual(ips.map((ip) => `${ip}:true`)));
+    }
+    // Let the operations' completions requeue and reconcile once more.
+    await converged(() => expect(fake.operations.every((o) => o.status === 'SUCCESS')).toBe(true));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(written).toEqual([]);
+    expect(k8s.condition(KEY, 'Ready')).toMatchObject({ status: 'True', reason: 'Exported' });
+  });
+
   it('deleting the ServiceExport removes only this cluster’s records, then the finalizer', async () => {
     const { fake, k8s } = setup();
     const other = encodeClusterExport({
