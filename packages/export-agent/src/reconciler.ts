@@ -18,6 +18,7 @@ import {
   type Logger,
   type ReconcileResult,
 } from '@cloudmap-mcs/core';
+import { isNotFound } from '@cloudmap-mcs/core/runtime';
 import { applyPlan } from './apply.js';
 import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
 import { findCondition, mergeConditions } from './conditions.js';
@@ -272,28 +273,44 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
 
   return {
     async reconcile(key) {
-      const [namespace, name] = splitKey(key);
       // One child logger per reconcile (GUIDE.md rule 14).
       const log = deps.logger.child({
         [logFields.key]: key,
         [logFields.reconcileId]: randomBytes(4).toString('hex'),
       });
-      const identity = sources.identity();
-      if (identity === undefined) return { requeueAfterMs: deps.pendingRequeueMs };
-      const se = sources.serviceExport(namespace, name);
-      if (se === undefined || se.metadata.deletionTimestamp !== undefined) {
-        const done = await unexport(namespace, name, identity, log);
-        if (!done) return { requeueAfterMs: deps.pendingRequeueMs };
-        if (se !== undefined && (se.metadata.finalizers ?? []).includes(FINALIZER)) {
-          await writer.removeFinalizer(se, FINALIZER);
-          log.info('export removed');
+      try {
+        return await reconcileKey(key, log);
+      } catch (error) {
+        // The only Kubernetes calls here are writes to the ServiceExport itself. Not found: it
+        // is gone, e.g. the finalizer we removed let it go and this reconcile read a cache that
+        // still held it. Its delete event runs the key again (un-exporting if needed), so this
+        // is a no-op, not a failure.
+        if (isNotFound(error)) {
+          log.debug('ServiceExport already gone');
+          return;
         }
-        return;
+        throw error;
       }
-      return reconcileExport(se, identity, log);
     },
     keyForService: (serviceId) => serviceKeys.get(serviceId),
     exportedNamespaces: () => new Set(exported.values()),
     exportedCount: () => exported.size,
   };
+
+  async function reconcileKey(key: string, log: Logger): Promise<ReconcileResult | void> {
+    const [namespace, name] = splitKey(key);
+    const identity = sources.identity();
+    if (identity === undefined) return { requeueAfterMs: deps.pendingRequeueMs };
+    const se = sources.serviceExport(namespace, name);
+    if (se === undefined || se.metadata.deletionTimestamp !== undefined) {
+      const done = await unexport(namespace, name, identity, log);
+      if (!done) return { requeueAfterMs: deps.pendingRequeueMs };
+      if (se !== undefined && (se.metadata.finalizers ?? []).includes(FINALIZER)) {
+        await writer.removeFinalizer(se, FINALIZER);
+        log.info('export removed');
+      }
+      return;
+    }
+    return reconcileExport(se, identity, log);
+  }
 }

@@ -1,3 +1,4 @@
+import { ApiException } from '@kubernetes/client-node';
 import type { ClusterIdentity } from '@cloudmap-mcs/core';
 import type {
   Condition,
@@ -130,7 +131,9 @@ export class FakeK8s implements ExportSources, ServiceExportWriter {
   private update(se: ServiceExportObject, change: (o: ServiceExportObject) => void) {
     const key = keyOf(se);
     const current = this.exports.get(key);
-    if (current === undefined) throw new Error(`not found: ${key}`);
+    // What the API server answers a write to an object that is gone.
+    if (current === undefined)
+      throw new ApiException(404, `serviceexports "${se.metadata.name}" not found`, {}, {});
     change(current);
     if (
       current.metadata.deletionTimestamp !== undefined &&

@@ -162,6 +162,19 @@ describe('export reconciler over the fake Cloud Map', () => {
     ).toEqual(other.map((i) => i.id).sort());
   });
 
+  it('a reconcile on a cache still holding the deleted ServiceExport is a clean no-op', async () => {
+    const { fake, k8s, agent } = setup();
+    exportCart(k8s);
+    await converged(() => expect(own(fake)).toHaveLength(3));
+    k8s.delete('export', KEY);
+    const stale = k8s.serviceExport('shop', 'cart')!; // deletionTimestamp set, finalizer on
+    await converged(() => expect(k8s.exports.has(KEY)).toBe(false));
+    // The informer has not seen the deletion yet: the next reconcile reads the old object and
+    // removes a finalizer that is gone with its object (the API server answers 404).
+    k8s.serviceExport = () => structuredClone(stale);
+    await expect(agent.controller.reconciler.reconcile(KEY)).resolves.toBeUndefined();
+  });
+
   it('deleting the Service un-exports with Valid=False/NoService', async () => {
     const { fake, k8s } = setup();
     exportCart(k8s);
