@@ -22,6 +22,7 @@ import { isNotFound } from '@cloudmap-mcs/core/runtime';
 import { applyPlan } from './apply.js';
 import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
 import { findCondition, mergeConditions } from './conditions.js';
+import { createEventDedup } from './event-dedup.js';
 import { buildDesiredExport } from './desired.js';
 import { fitInstancesToService } from './dns-attributes.js';
 import { conditionsFor, type ExportOutcome } from './export-status.js';
@@ -73,6 +74,10 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
   const { sources, writer, cloudMap, resolver, pending } = deps;
   const serviceKeys = new Map<string, string>();
   const exported = new Map<string, string>();
+  const events = createEventDedup(
+    (se, type, reason, message) => writer.event(se, type, reason, message),
+    () => deps.now().getTime(),
+  );
 
   /** Instances (our in-flight writes laid over) and the revision read, if the service exists. */
   async function discover(
@@ -122,18 +127,18 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     const before = findCondition(current, 'Conflict');
     const after = findCondition(conditions, 'Conflict');
     if (after?.status === 'True' && (before?.status !== 'True' || before.reason !== after.reason)) {
-      writer.event(se, 'Warning', 'ExportConflict', `${after.reason}: ${after.message}`);
+      events.event(se, 'Warning', 'ExportConflict', `${after.reason}: ${after.message}`);
     }
     const ready = findCondition(conditions, 'Ready');
     const wasReady = findCondition(current, 'Ready');
     if (outcome.kind === 'failed' && wasReady?.message !== ready?.message) {
-      writer.event(se, 'Warning', 'ExportFailed', outcome.message);
+      events.event(se, 'Warning', 'ExportFailed', outcome.message);
     }
     if (outcome.kind === 'invalid' && findCondition(current, 'Valid')?.reason !== outcome.reason) {
-      writer.event(se, 'Warning', outcome.reason, outcome.message);
+      events.event(se, 'Warning', outcome.reason, outcome.message);
     }
     if (outcome.kind === 'exported' && wasReady?.status !== 'True') {
-      writer.event(se, 'Normal', 'Exported', outcome.message);
+      events.event(se, 'Normal', 'Exported', outcome.message);
     }
   }
 
@@ -307,6 +312,7 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
       if (!done) return { requeueAfterMs: deps.pendingRequeueMs };
       if (se !== undefined && (se.metadata.finalizers ?? []).includes(FINALIZER)) {
         await writer.removeFinalizer(se, FINALIZER);
+        events.forget(namespace, name);
         log.info('export removed');
       }
       return;

@@ -27,6 +27,11 @@ export class FakeK8s implements ExportSources, ServiceExportWriter {
   readonly events: RecordedEvent[] = [];
   statusWrites = 0;
   onChange: (key: string) => void = () => {};
+  /**
+   * While set, reads return each ServiceExport's status as it was and status writes deliver
+   * no event: an informer that has not caught up with our status writes yet.
+   */
+  private heldStatus: Map<string, ServiceExportObject['status']> | undefined;
 
   constructor(cluster: ClusterIdentity) {
     this.cluster = cluster;
@@ -37,7 +42,12 @@ export class FakeK8s implements ExportSources, ServiceExportWriter {
     return this.cluster;
   }
   serviceExport(ns: string, name: string) {
-    return structuredClone(this.exports.get(`${ns}/${name}`));
+    const se = structuredClone(this.exports.get(`${ns}/${name}`));
+    if (se === undefined || this.heldStatus === undefined) return se;
+    const held = this.heldStatus.get(`${ns}/${name}`);
+    if (held === undefined) delete se.status;
+    else se.status = structuredClone(held);
+    return se;
   }
   service(ns: string, name: string) {
     return structuredClone(this.services.get(`${ns}/${name}`));
@@ -66,7 +76,11 @@ export class FakeK8s implements ExportSources, ServiceExportWriter {
   }
   async writeConditions(se: ServiceExportObject, conditions: Condition[]) {
     this.statusWrites++;
-    this.update(se, (o) => (o.status = { conditions: structuredClone(conditions) }));
+    this.update(
+      se,
+      (o) => (o.status = { conditions: structuredClone(conditions) }),
+      this.heldStatus === undefined,
+    );
   }
   event(se: ServiceExportObject, type: string, reason: string, message: string) {
     this.events.push({ key: keyOf(se), type, reason, message });
@@ -124,11 +138,22 @@ export class FakeK8s implements ExportSources, ServiceExportWriter {
     }
   }
 
+  /** From now on reads show the statuses of this moment (objects created later: none). */
+  holdStatus() {
+    this.heldStatus = new Map([...this.exports].map(([k, se]) => [k, structuredClone(se.status)]));
+  }
+
+  /** The informer catches up: current statuses, one event per ServiceExport. */
+  releaseStatus() {
+    this.heldStatus = undefined;
+    for (const key of this.exports.keys()) this.onChange(key);
+  }
+
   condition(key: string, type: string): Condition | undefined {
     return this.exports.get(key)?.status?.conditions?.find((c) => c.type === type);
   }
 
-  private update(se: ServiceExportObject, change: (o: ServiceExportObject) => void) {
+  private update(se: ServiceExportObject, change: (o: ServiceExportObject) => void, notify = true) {
     const key = keyOf(se);
     const current = this.exports.get(key);
     // What the API server answers a write to an object that is gone.
@@ -141,7 +166,7 @@ export class FakeK8s implements ExportSources, ServiceExportWriter {
     ) {
       this.exports.delete(key);
     }
-    this.onChange(key);
+    if (notify) this.onChange(key);
   }
 }
 

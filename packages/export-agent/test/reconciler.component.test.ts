@@ -237,6 +237,24 @@ describe('export reconciler over the fake Cloud Map', () => {
     expect(k8s.events.map((e) => e.reason)).toEqual(['ExportFailed']);
   });
 
+  it('one failure, one Event, even when the cache lags behind the status write', async () => {
+    const { fake, k8s, agent } = setup();
+    k8s.holdStatus(); // every reconcile sees the ServiceExport without our status
+    k8s.apply('service', service('shop', 'cart'));
+    k8s.apply(
+      'export',
+      serviceExport('shop', 'cart', undefined, { exportedAnnotations: { a: 'x'.repeat(9000) } }),
+    );
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Failed'));
+    const writes = k8s.statusWrites;
+    agent.controller.enqueue(KEY); // e.g. an EndpointSlice event, on the stale view
+    await converged(() => expect(k8s.statusWrites).toBeGreaterThan(writes));
+    k8s.releaseStatus();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(k8s.events.map((e) => e.reason)).toEqual(['ExportFailed']);
+    expect(fake.calls('registerInstance')).toBe(0);
+  });
+
   it('raises Conflict with the reason and the older cluster as winner', async () => {
     const { fake, k8s } = setup();
     const older = expectedExport(['10.1.0.1']);
