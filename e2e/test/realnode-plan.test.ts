@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseNodeBinaries } from '../src/nodes/binaries.js';
 import { cniConflist, egressSelectorConfig, kubeletConfig } from '../src/nodes/configs.js';
+import { checkSocketPaths } from '../src/nodes/node.js';
 import { addressIn, netnsPrefix, realNodePlan } from '../src/nodes/plan.js';
 
 const clusters = [1, 2].map((i) => ({
@@ -81,5 +82,14 @@ describe('parseNodeBinaries', () => {
       .join('\n');
     expect(parseNodeBinaries(`${out}\n`).coredns).toBe('/c/coredns');
     expect(() => parseNodeBinaries('kubelet=/c/kubelet\n')).toThrow(/did not name kube-proxy/);
+  });
+});
+
+describe('checkSocketPaths', () => {
+  it('refuses a node directory whose kubelet sockets would not fit a Unix socket path', () => {
+    expect(() => checkSocketPaths('/tmp/cs/c1/node')).not.toThrow();
+    expect(() => checkSocketPaths(`/${'x'.repeat(80)}/c1/node`)).toThrow(
+      /too long for Unix sockets/,
+    );
   });
 });

@@ -69,6 +69,20 @@ export function nodeFiles(dir: string): NodeFiles {
   };
 }
 
+/**
+ * The longest Unix sockets under a node directory (the kubelet's device-plugin and
+ * pod-resources sockets) must fit the kernel's 107-byte limit; a clear error beats a kubelet
+ * that exits with `bind: invalid argument`.
+ */
+export function checkSocketPaths(dir: string): void {
+  const longest = join(dir, 'kubelet', 'pod-resources', 'kubelet.sock');
+  if (Buffer.byteLength(longest) > 107) {
+    throw new Error(
+      `real nodes: the state directory path is too long for Unix sockets (${longest} is ${Buffer.byteLength(longest)} bytes, the limit is 107); use a shorter state directory`,
+    );
+  }
+}
+
 /** Creates the node's network namespace, its link to the fabric, its address and routes. */
 function setUpNetwork(plan: RealNodePlan): void {
   addNetns(plan.netns);
@@ -110,6 +124,7 @@ export function createFabric(fabricNetns: string): void {
  */
 export async function startRealNode(opts: StartRealNodeOptions): Promise<ProcessRecord[]> {
   const { plan, bins } = opts;
+  checkSocketPaths(plan.dir);
   const f = nodeFiles(plan.dir);
   for (const d of [f.dir, f.pids, f.logs]) mkdirSync(d, { recursive: true, mode: 0o700 });
   writeFileSync(join(f.dir, 'node.json'), `${JSON.stringify(plan, null, 2)}\n`);

@@ -1,7 +1,7 @@
 // Real nodes (kubelet, containerd, kube-proxy, CoreDNS from samples/coredns) and both agents
 // as processes: a pod in c2 resolves clusterset.local names through CoreDNS and its traffic
 // through the clusterset IP reaches pods in c1 and c2 over the flat pod network.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import {
   loadClusterset,
   waitFor,
@@ -209,6 +209,27 @@ describe('traffic through the clusterset IP', () => {
     );
     const names = [...c1Pods.map((p) => `c1/${p.name}`), ...c2Pods.map((p) => `c2/${p.name}`)];
     for (const a of answers) expect(names).toContain(a);
+  });
+
+  it('fails over: with c1 scaled to 0, every answer comes from c2', async () => {
+    await c1.kc.makeApiClient(AppsV1Api).patchNamespacedDeploymentScale({
+      namespace: ns.name,
+      name: 'hello',
+      body: [{ op: 'replace', path: '/spec/replicas', value: 0 }],
+    });
+    const local = new Set(c2Pods.map((p) => p.name));
+    const seen = await waitFor(
+      'ten answers in a row from c2',
+      async () => {
+        const r = await sh(
+          `for i in 1 2 3 4 5 6 7 8 9 10; do curl -s -m 3 http://hello.${ns.name}.svc.clusterset.local/; done`,
+        );
+        const pods = [...r.stdout.matchAll(/pod=(\S+) /g)].map((m) => m[1]!);
+        return pods.length === 10 && pods.every((p) => local.has(p)) ? pods : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
+    expect(new Set(seen)).toEqual(local);
   });
 
   it('unexport everywhere: the name is NXDOMAIN and the clusterset IP answers no more', async () => {
