@@ -30,6 +30,7 @@ import {
 } from './host.js';
 import { nodeImageRefs } from './images.js';
 import { netnsPrefix, type RealNodePlan } from './plan.js';
+import { recordSysctls, restoreSysctls } from './sysctls.js';
 
 export interface StartRealNodeOptions {
   readonly plan: RealNodePlan;
@@ -204,6 +205,7 @@ export async function startRealNode(opts: StartRealNodeOptions): Promise<Process
   // Pods with dnsPolicy Default (CoreDNS's upstream) get this: an unroutable TEST-NET
   // resolver, so no query ever leaves the clusterset.
   writeFileSync(resolvConf, 'nameserver 192.0.2.53\n');
+  recordSysctls();
   const kubeletYaml = join(f.dir, 'kubelet.yaml');
   writeFileSync(
     kubeletYaml,
@@ -304,6 +306,7 @@ export async function stopRealNodes(stateDir: string): Promise<NodeTeardownRepor
     }
   }
   const cgroups = roots.flatMap(removeCgroupRoot);
+  if (dirs.length > 0) restoreSysctls();
   return {
     processes,
     mounts,
