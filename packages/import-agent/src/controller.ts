@@ -100,6 +100,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
   const poller = createPoller({
     port: opts.cloudMap,
     clock: opts.clock,
+    now: opts.now,
     logger: opts.logger,
     clustersetId: opts.trust.clustersetId,
     periods: opts.periods,

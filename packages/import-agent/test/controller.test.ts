@@ -91,6 +91,17 @@ const addresses = (cluster: FakeCluster) =>
     )
     .sort();
 
+function failEverything(cm: FakeCloudMap): void {
+  for (const op of [
+    'listNamespaces',
+    'listServices',
+    'discoverInstances',
+    'discoverInstancesRevision',
+  ] as const) {
+    cm.failAlways(op, 'ServiceUnavailable');
+  }
+}
+
 describe('import controller over the fake Cloud Map', () => {
   it('an export becomes a ServiceImport whose IP is the derived Service ClusterIP, with labelled slices', async () => {
     const cm = createFakeCloudMap();
@@ -239,6 +250,85 @@ describe('import controller over the fake Cloud Map', () => {
     expect(cluster.imports.get('shop/cart')?.status?.conditions?.[0]?.message).not.toMatch(
       /unreachable/,
     );
+  });
+
+  it('an importer-side outage longer than the TTL drops no endpoint; it converges one fast period after', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(3, 1)));
+    await publish(cm, exportOf('c2', 'shop', 'cart', endpoints(2, 2)));
+    await heartbeat(cm, 'shop', 'c1', 1_000_000);
+    await heartbeat(cm, 'shop', 'c2', 1_000_000);
+    const { cluster, tick, state } = await setup(cm);
+    expect(addresses(cluster)).toHaveLength(5);
+    cluster.writeLog.length = 0;
+    failEverything(cm);
+    // 10 minutes (TTL 60 s) during which both exporters stay alive and keep renewing, but
+    // this importer cannot read any of it.
+    let fewest = Infinity;
+    for (let i = 0; i < 60; i++) {
+      await heartbeat(cm, 'shop', 'c1', state.wall);
+      await heartbeat(cm, 'shop', 'c2', state.wall);
+      await tick(10_000);
+      fewest = Math.min(fewest, addresses(cluster).length);
+    }
+    expect(fewest).toBe(5);
+    expect(cluster.writeLog.filter((w) => w.startsWith('delete'))).toEqual([]);
+    // c2 changed as the outage lifted; c1 still alive.
+    await publish(cm, exportOf('c2', 'shop', 'cart', endpoints(3, 2)));
+    await heartbeat(cm, 'shop', 'c1', state.wall);
+    await heartbeat(cm, 'shop', 'c2', state.wall);
+    cm.clearFaults();
+    await tick(periods.fastMs);
+    expect(addresses(cluster)).toHaveLength(6);
+    expect(cluster.imports.get('shop/cart')?.status?.conditions?.[0]?.message).not.toMatch(
+      /unreachable|removed/,
+    );
+  });
+
+  it('a global outage (exporters could not renew either) drops no endpoint after it lifts', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    await heartbeat(cm, 'shop', 'c1', 1_000_000);
+    const { cluster, tick, state } = await setup(cm);
+    failEverything(cm);
+    await tick(600_000); // no renewal gets through for 10 minutes
+    cm.clearFaults();
+    let fewest = Infinity;
+    // The exporter renews again from 30 s after the lift (its period), every 10 s.
+    for (let i = 0; i < 12; i++) {
+      if (i >= 3) await heartbeat(cm, 'shop', 'c1', state.wall);
+      await tick(10_000);
+      fewest = Math.min(fewest, addresses(cluster).length);
+    }
+    expect(fewest).toBe(2);
+  });
+
+  it('an exporter that died during the importer outage goes stale one TTL after reads resume', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    await publish(cm, exportOf('c2', 'shop', 'cart', endpoints(2, 2)));
+    await heartbeat(cm, 'shop', 'c1', 1_000_000);
+    await heartbeat(cm, 'shop', 'c2', 1_000_000);
+    const { cluster, tick, state } = await setup(cm);
+    failEverything(cm);
+    for (let i = 0; i < 30; i++) {
+      await heartbeat(cm, 'shop', 'c2', state.wall); // c1 is gone
+      await tick(10_000);
+    }
+    expect(addresses(cluster)).toHaveLength(4); // nothing known yet: the last good state
+    cm.clearFaults();
+    const renewC2 = async (ms: number): Promise<void> => {
+      for (let left = ms; left > 0; left -= 5_000) {
+        await heartbeat(cm, 'shop', 'c2', state.wall);
+        await tick(Math.min(left, 5_000));
+      }
+    };
+    // A global outage also stops renewals: one TTL (60 s) of grace after reads resume…
+    await renewC2(50_000);
+    expect(addresses(cluster)).toHaveLength(4);
+    // …then c1, which never renewed again, is stale.
+    await renewC2(15_000);
+    expect(addresses(cluster)).toEqual(['c2:10.2.0.1', 'c2:10.2.0.2']);
   });
 
   it('hostile records are refused one by one while the good ones import', async () => {

@@ -29,6 +29,8 @@ let ttlNs: TestNamespace;
 let publisher: Publisher;
 let admin: EmulatorAdminClient;
 const agents: AgentProcess[] = [];
+let renewing: NodeJS.Timeout | undefined;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const eps = (n: number, octet = 1, port = 8080): Endpoint[] =>
   Array.from({ length: n }, (_, i) => ({
@@ -106,6 +108,14 @@ beforeAll(async () => {
   admin = new EmulatorAdminClient(env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] ?? '');
   ns = await e2eNamespace('imp');
   ttlNs = await e2eNamespace('impttl');
+  // The clusters the test plays export in `ns` and renew their heartbeats as an export agent
+  // does (records of our schema without a heartbeat go stale one TTL after first seen).
+  const renew = (): Promise<void> =>
+    Promise.all(
+      ['c1', 'c2'].map((c) => publisher.heartbeat(ns.name, c, CLUSTERSET).catch(() => undefined)),
+    ).then(() => undefined);
+  await renew();
+  renewing = setInterval(() => void renew(), 2_000);
   for (const c of clusters.slice(0, 2)) {
     const agent = new AgentProcess(
       `import-${c.name}`,
@@ -133,6 +143,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  clearInterval(renewing);
   await admin?.outage(false).catch(() => undefined);
   for (const a of agents) await a.stop();
   await ns?.delete({ wait: false });
@@ -301,9 +312,23 @@ describe('import agent, two clusters', () => {
     expect(si?.status?.conditions?.[0]?.status).toBe('True');
   });
 
-  it('an emulator outage keeps the imports intact and is reported; recovery needs no writes', async () => {
+  it('an emulator outage longer than the TTL loses no endpoint, is reported, and converges after it lifts', async () => {
+    // Issue 11 item 1: heartbeats frozen by the importer's own outage used to be compared with
+    // the wall clock, so every import emptied one TTL into the outage.
     const c2 = clusters[1]!;
     const before = addresses(await slices(c2.kc, ns.name, 'api'));
+    expect(before).toHaveLength(4);
+    const lost = new Set<string>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const seen = addresses(await slices(c2.kc, ns.name, 'api').catch(() => []));
+        for (const a of before) if (!seen.includes(a)) lost.add(a);
+        await sleep(500);
+      }
+    })();
+    const outageMs = 30_000; // TTL 12 s
+    const startedAt = Date.now();
     await admin.outage('unavailable');
     try {
       await waitFor(
@@ -312,25 +337,44 @@ describe('import agent, two clusters', () => {
           (await agents[1]!.metric('mcs_import_cloudmap_reachable')) === 0 ? true : undefined,
         { timeoutMs: 30_000 },
       );
-      await new Promise((r) => setTimeout(r, 8_000));
-      expect(addresses(await slices(c2.kc, ns.name, 'api'))).toEqual(before);
-      expect(await serviceImport(c2.kc, ns.name, 'web')).toBeDefined();
       const ready = await agents[1]!.get('/readyz?verbose');
       expect(ready.status).toBe(503);
       expect(ready.text).toMatch(
         /cloud-map failed: Cloud Map unreachable; serving the last good state/,
       );
       expect((await agents[1]!.get('/healthz')).status).toBe(200);
+      await sleep(Math.max(0, outageMs - (Date.now() - startedAt)));
+      expect(await serviceImport(c2.kc, ns.name, 'web')).toBeDefined();
     } finally {
       await admin.outage(false);
     }
+    const liftedAt = Date.now();
+    // A change made as the outage lifted arrives within about one fast period (1 s here).
+    await publisher.publish(exp('c1', ns.name, 'api', eps(3), { exportCreatedAtMs: 1_000 }));
+    await waitFor(
+      'the change made as it lifted',
+      async () => addresses(await slices(c2.kc, ns.name, 'api')).includes('c1:10.1.0.3'),
+      { timeoutMs: 20_000 },
+    );
+    const convergedMs = Date.now() - liftedAt;
     await waitFor(
       'reachable again',
       async () =>
         (await agents[1]!.metric('mcs_import_cloudmap_reachable')) === 1 ? true : undefined,
       { timeoutMs: 30_000 },
     );
-    expect(addresses(await slices(c2.kc, ns.name, 'api'))).toEqual(before);
+    // Keep watching one TTL past the lift, while the renewals catch up.
+    await sleep((TTL_SECONDS + 3) * 1000);
+    sampling = false;
+    await sampler;
+    console.log(
+      `importer outage ${String(outageMs / 1000)} s with TTL ${String(TTL_SECONDS)} s: ` +
+        `endpoints lost ${String(lost.size)}, change made at the lift imported after ${String(convergedMs)} ms`,
+    );
+    expect([...lost]).toEqual([]);
+    expect(addresses(await slices(c2.kc, ns.name, 'api'))).toEqual(
+      [...before, 'c1:10.1.0.3'].sort(),
+    );
   });
 
   it('a restart with nothing changed writes nothing', async () => {

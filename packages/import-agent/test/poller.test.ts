@@ -1,4 +1,4 @@
-import { FakeClock, noopLogger } from '@cloudmap-mcs/core';
+import { FakeClock, noopLogger, type CloudMapPort } from '@cloudmap-mcs/core';
 import { createFakeCloudMap, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createPoller, fastPeriodFor, type Poller } from '../src/poller/index.js';
@@ -32,6 +32,7 @@ function setup(local: string[] = ['shop'], budget?: number) {
     clustersetId: CLUSTERSET,
     periods,
     random: () => 0,
+    now: () => clock.now(),
     ...(budget === undefined ? {} : { requestBudgetPerSecond: budget }),
     isLocalNamespace: (n) => local.includes(n),
     onServiceChange: (ns, name) => changes.push(`${ns}/${name}`),
@@ -48,6 +49,17 @@ function setup(local: string[] = ['shop'], budget?: number) {
     await settle();
   };
   return { cm, clock, poller, changes, hbChanges, tick };
+}
+
+function failEverything(cm: FakeCloudMap): void {
+  for (const op of [
+    'listNamespaces',
+    'listServices',
+    'discoverInstances',
+    'discoverInstancesRevision',
+  ] as const) {
+    cm.failAlways(op, 'ServiceUnavailable');
+  }
 }
 
 describe('poller', () => {
@@ -136,32 +148,112 @@ describe('poller', () => {
     await poller.stop();
   });
 
-  it('an outage keeps the last good state, reports it, backs off, and recovers', async () => {
+  it('an outage keeps the last good state, reports it, probes with one call per fast period, and recovers', async () => {
     const { cm, poller, changes, tick } = setup();
-    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(5, 1)));
+    for (const name of ['a', 'b', 'c', 'd', 'e'])
+      await publish(cm, exportOf('c1', 'shop', name, endpoints(5, 1)));
     poller.start();
     await tick(0);
     changes.length = 0;
-    for (const op of [
-      'listNamespaces',
-      'listServices',
-      'discoverInstances',
-      'discoverInstancesRevision',
-    ] as const) {
-      cm.failAlways(op, 'ServiceUnavailable');
-    }
+    failEverything(cm);
     cm.resetCounters();
     await tick(300_000);
     expect(poller.health().reachable).toBe(false);
     expect(poller.health().message).toMatch(/unreachable; serving the last good state/);
-    expect(poller.get('shop', 'cart')?.instances).toHaveLength(6);
+    expect(poller.get('shop', 'a')?.instances).toHaveLength(6);
     expect(changes).toEqual([]);
-    // backoff: 5 s, 10, 20, 40, 80, 120 … instead of 60 rounds of 5 s
-    expect(cm.calls('discoverInstancesRevision')).toBeLessThan(10);
+    // One probe per fast period (60 in 300 s), not a revision call per service per round;
+    // the slow and resync rounds back off.
+    // (the first round after the failure starts is still a full one: 5 calls)
+    expect(cm.calls('discoverInstancesRevision')).toBeLessThanOrEqual(5 + 60);
+    expect(cm.calls('discoverInstancesRevision')).toBeGreaterThanOrEqual(59);
+    expect(cm.calls('listNamespaces')).toBeLessThan(5);
     cm.clearFaults();
-    await tick(240_000);
+    await tick(5_000);
     expect(poller.health()).toMatchObject({ reachable: true, failingServices: 0 });
     expect(changes).toEqual([]);
+    await poller.stop();
+  });
+
+  it('after an outage, a change made as it lifted arrives within one fast period', async () => {
+    const { cm, poller, changes, tick } = setup();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    poller.start();
+    await tick(0);
+    changes.length = 0;
+    failEverything(cm);
+    await tick(600_000); // long enough for any doubling backoff to reach its cap
+    cm.clearFaults();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(3, 1)));
+    await publish(cm, exportOf('c1', 'shop', 'new', endpoints(1, 1)));
+    await tick(5_000); // the first probe after the lift falls due at the end of this period
+    await tick(0); // …and the slow round it triggers runs at once
+    // The changed service via the fast round, the new one via the slow round the first
+    // success ran at once (not after the slow round's backoff).
+    expect(changes.sort()).toEqual(['shop/cart', 'shop/new']);
+    expect(poller.get('shop', 'cart')?.instances).toHaveLength(4);
+    await poller.stop();
+  });
+
+  it('confirmedAtMs moves with every successful read and stands still during an outage', async () => {
+    const { cm, poller, tick, clock } = setup();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    poller.start();
+    await tick(0);
+    await tick(20_000);
+    const before = poller.get('shop', 'cart')?.confirmedAtMs ?? 0;
+    expect(before).toBeGreaterThanOrEqual(clock.now() - 5_000);
+    failEverything(cm);
+    await tick(60_000);
+    expect(poller.get('shop', 'cart')?.confirmedAtMs).toBe(before);
+    cm.clearFaults();
+    await tick(5_000);
+    expect(poller.get('shop', 'cart')?.confirmedAtMs ?? 0).toBeGreaterThan(before + 60_000);
+    await poller.stop();
+  });
+
+  it('a fast round whose services were all dropped by a concurrent listing is not an outage', async () => {
+    const cm = createFakeCloudMap();
+    const clock = new FakeClock();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let hold = false;
+    const reports: boolean[] = [];
+    const port: CloudMapPort = {
+      ...cm,
+      discoverInstancesRevision: async (ns, name) => {
+        if (hold) await gate;
+        return cm.discoverInstancesRevision(ns, name);
+      },
+    };
+    const poller = createPoller({
+      port,
+      clock,
+      logger: noopLogger,
+      clustersetId: CLUSTERSET,
+      periods,
+      random: () => 0,
+      isLocalNamespace: (n) => n === 'shop',
+      onServiceChange: () => {},
+      onHeartbeatChange: () => {},
+      onHealthChange: (h) => reports.push(h.reachable),
+    });
+    await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));
+    poller.start();
+    clock.advance(0);
+    await settle();
+    expect(poller.synced).toBe(true);
+    hold = true;
+    clock.advance(5_000); // the fast round starts and waits in its revision call
+    await settle();
+    await unpublish(cm, 'shop', 'a', 'c1');
+    await cm.deleteService(cm.serviceByName('shop', 'a')?.id ?? '');
+    await poller.refreshNow(); // the listing drops 'a' while its revision call is in flight
+    expect(poller.get('shop', 'a')).toBeUndefined();
+    release();
+    await settle(6);
+    expect(poller.health().reachable).toBe(true);
+    expect(reports).not.toContain(false);
     await poller.stop();
   });
 

@@ -23,6 +23,7 @@ function setup(withOverlay: boolean) {
     services: () => [],
     allServices: () => [],
     heartbeats: () => [],
+    heartbeatService: () => undefined,
     health: () => ({ reachable: true, message: 'ok', failingServices: 0 }),
   };
   const cluster = createFakeCluster();

@@ -43,6 +43,7 @@ export function staticSnapshot(): StaticSnapshot {
     services: (ns) => all().filter((s) => s.namespace === ns),
     allServices: all,
     heartbeats: () => [],
+    heartbeatService: () => undefined,
     health: () => ({ reachable: true, message: 'ok', failingServices: 0 }),
   };
 }

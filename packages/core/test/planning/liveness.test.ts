@@ -41,3 +41,51 @@ describe('applyHeartbeats', () => {
     });
   });
 });
+
+describe('applyHeartbeats: clusters that never wrote a heartbeat', () => {
+  const ours = clusterExport('silent', {}, [endpoint('10.0.0.4')]);
+  const goController = clusterExport('aws', {}, [endpoint('10.0.0.5')], {
+    hasExportRecord: false,
+  });
+  const firstSeen = { silent: 1_000, aws: 1_000 };
+
+  it('our-schema records without a heartbeat are live for one TTL after first seen, then stale', () => {
+    const early = applyHeartbeats([ours], [], 5_999, 5_000, { firstSeenMs: firstSeen });
+    expect(early.stale).toEqual([]);
+    expect(early.nextExpiryMs).toBe(6_000);
+    const late = applyHeartbeats([ours], [], 6_000, 5_000, { firstSeenMs: firstSeen });
+    expect(late.stale).toEqual(['silent']);
+    expect(late.exports[0]?.endpoints).toEqual([]);
+  });
+
+  it('AWS Go-controller records (no export record, no heartbeat concept) stay live', () => {
+    const out = applyHeartbeats([goController], [], 1_000_000, 5_000, { firstSeenMs: firstSeen });
+    expect(out.stale).toEqual([]);
+    expect(out.exports[0]?.endpoints).toHaveLength(1);
+  });
+
+  it('a heartbeat, when there is one, decides; ages are judged at asOfMs, not at a clock', () => {
+    // The heartbeat is 4 s old as of the last successful read: live, whatever time it is now.
+    const out = applyHeartbeats([ours], [hb('silent', 96_000)], 100_000, 5_000, {
+      firstSeenMs: firstSeen,
+    });
+    expect(out.stale).toEqual([]);
+  });
+});
+
+describe('applyHeartbeats: after the importer own outage', () => {
+  const exports = frozen([clusterExport('c1', {}, [endpoint('10.0.0.1')])]);
+
+  it('nobody goes stale within one TTL of reads resuming, however old the heartbeats look', () => {
+    // Reads resumed at 100 s after a long outage; c1 last renewed at 10 s (TTL 5 s).
+    const during = applyHeartbeats(exports, [hb('c1', 10_000)], 104_999, 5_000, {
+      resumedAtMs: 100_000,
+    });
+    expect(during.stale).toEqual([]);
+    expect(during.nextExpiryMs).toBe(105_000);
+    const after = applyHeartbeats(exports, [hb('c1', 10_000)], 105_000, 5_000, {
+      resumedAtMs: 100_000,
+    });
+    expect(after.stale).toEqual(['c1']);
+  });
+});

@@ -1,4 +1,5 @@
 import {
+  Attr,
   HEARTBEAT_SERVICE_NAME,
   logFields,
   type CloudMapInstance,
@@ -23,6 +24,12 @@ import {
  * Only namespaces that exist in this cluster are read (namespace sameness) and only records
  * of this clusterset (QueryParameters CLUSTERSET_ID). A failed read keeps the last good
  * state; a service is dropped only when a successful listing no longer shows it.
+ *
+ * Outages (issue 11): while no call succeeds, the fast round shrinks to one probe call per
+ * fast period (no growing backoff), and the first successful call resets every backoff and
+ * runs the full rounds at once, so the snapshot converges within one fast period of Cloud
+ * Map coming back. Each snapshot entry says when it was last confirmed (`confirmedAtMs`),
+ * so consumers judge ages against the data, never against the wall clock across an outage.
  */
 
 export type RoundKind = 'slow' | 'fast' | 'resync';
@@ -35,6 +42,8 @@ export interface PollerMetrics {
 export interface PollerOptions {
   port: CloudMapPort;
   clock: Clock;
+  /** Wall-clock ms since the epoch, for `confirmedAtMs` and first-seen times (default Date.now). */
+  now?: () => number;
   logger: Logger;
   clustersetId: string;
   periods: PollPeriods;
@@ -79,6 +88,24 @@ async function inPool<T>(
   await Promise.all(Array.from({ length: Math.max(1, Math.min(size, items.length)) }, worker));
 }
 
+/**
+ * First-seen time per cluster id of a service's instances: kept for clusters still present,
+ * `readAt` for new ones; clusters gone are forgotten (memory follows the data).
+ */
+function firstSeen(
+  before: Readonly<Record<string, number>> | undefined,
+  instances: readonly CloudMapInstance[],
+  readAt: number,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const i of instances) {
+    const id = i.attributes[Attr.ClusterId];
+    if (id === undefined || id in out) continue;
+    out[id] = before?.[id] ?? readAt;
+  }
+  return out;
+}
+
 const describe = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
@@ -86,6 +113,7 @@ export function createPoller(opts: PollerOptions): Poller {
   const { port, clock, periods } = opts;
   const log = opts.logger.child({ [logFields.component]: 'poller' });
   const random = opts.random ?? Math.random;
+  const now = opts.now ?? Date.now;
   const concurrency = opts.concurrency ?? 8;
   const services = new Map<string, ServiceSnapshot>();
   const failures: Record<RoundKind, number> = { slow: 0, fast: 0, resync: 0 };
@@ -95,6 +123,36 @@ export function createPoller(opts: PollerOptions): Poller {
   let stopped = true;
   let lastGoodMs: number | undefined;
   let lastHealth = '';
+  // Whether the latest calls all failed: then the fast round only probes (see fastRound).
+  let unreachable = false;
+  let successes = 0; // successful calls so far, to tell a round in which none succeeded
+
+  /** Called after each successful Cloud Map call: the first one ends an outage. */
+  const callSucceeded = (): void => {
+    successes++;
+    if (!unreachable) return;
+    unreachable = false;
+    recovered();
+  };
+
+  /**
+   * The first success after an outage: forget every backoff and run a slow round now (a
+   * service created or deleted during the outage is found at once, not after up to
+   * maxBackoffMs). A round in flight reschedules itself when it ends.
+   */
+  const recovered = (): void => {
+    log.info('cloud map reachable again', { lastGoodMs });
+    const slowFailed = failures.slow > 0;
+    failures.slow = 0;
+    failures.fast = 0;
+    failures.resync = 0;
+    const waiting = timers.slow;
+    if (slowFailed && waiting !== undefined) {
+      clock.clearTimer(waiting);
+      delete timers.slow;
+      schedule('slow', 0);
+    }
+  };
 
   const notify = (s: ServiceSnapshot): void => {
     if (s.name === HEARTBEAT_SERVICE_NAME) opts.onHeartbeatChange(s.namespace);
@@ -103,7 +161,7 @@ export function createPoller(opts: PollerOptions): Poller {
 
   const health = (): SnapshotHealth => {
     const failing = [...services.values()].filter((s) => s.error !== undefined).length;
-    const reachable = failures.slow === 0 && failures.fast === 0 && failures.resync === 0;
+    const reachable = !unreachable;
     const since = lastGoodMs === undefined ? 'never' : new Date(lastGoodMs).toISOString();
     const message = reachable
       ? failing === 0
@@ -131,8 +189,19 @@ export function createPoller(opts: PollerOptions): Poller {
       const { instances, revision } = await port.discoverInstances(s.namespace, s.name, {
         CLUSTERSET_ID: opts.clustersetId,
       });
+      callSucceeded();
       const changed = !sameInstances(s.instances, instances);
-      const next: ServiceSnapshot = { ...s, instances, revision, fetchedAtMs: clock.now() };
+      const readAt = now();
+      const next: ServiceSnapshot = {
+        ...s,
+        instances,
+        revision,
+        fetchedAtMs: clock.now(),
+        confirmedAtMs: readAt,
+        clustersFirstSeenMs: firstSeen(s.clustersFirstSeenMs, instances, readAt),
+      };
+      const before = services.get(keyOf(s.namespace, s.name)) ?? s;
+      if (before.error !== undefined) next.resumedAtMs = readAt;
       delete next.error;
       services.set(keyOf(s.namespace, s.name), next);
       if (changed) notify(next);
@@ -166,6 +235,7 @@ export function createPoller(opts: PollerOptions): Poller {
       namespaces = (await port.listNamespaces()).filter(
         (ns) => ns.type !== 'DNS_PUBLIC' && opts.isLocalNamespace(ns.name),
       );
+      callSucceeded();
     } catch (error) {
       opts.metrics?.readError?.('listNamespaces');
       log.warn('listing cloud map namespaces failed', { [logFields.error]: describe(error) });
@@ -177,6 +247,7 @@ export function createPoller(opts: PollerOptions): Poller {
     await inPool(namespaces, concurrency, async (ns) => {
       try {
         for (const svc of await port.listServices(ns.id)) listed.add(keyOf(ns.name, svc.name));
+        callSucceeded();
       } catch (error) {
         ok = false;
         unlisted.add(ns.name);
@@ -208,26 +279,56 @@ export function createPoller(opts: PollerOptions): Poller {
     return ok;
   };
 
+  /**
+   * While Cloud Map is unreachable a fast round is one call: the revision of one service (the
+   * namespace's heartbeat service first, which every live exporter moves), or a namespace
+   * listing when nothing is tracked. True when it succeeded.
+   */
+  const probe = async (): Promise<boolean> => {
+    const all = [...services.values()];
+    const target = all.find((s) => s.name === HEARTBEAT_SERVICE_NAME) ?? all[0];
+    try {
+      if (target === undefined) await port.listNamespaces();
+      else await port.discoverInstancesRevision(target.namespace, target.name);
+      callSucceeded();
+      return true;
+    } catch (error) {
+      opts.metrics?.readError?.(
+        target === undefined ? 'listNamespaces' : 'discoverInstancesRevision',
+      );
+      log.debug('cloud map probe failed', { [logFields.error]: describe(error) });
+      return false;
+    }
+  };
+
   const fastRound = async (): Promise<boolean> => {
+    if (unreachable && !(await probe())) return false;
     const list = [...services.values()];
     let succeeded = 0;
+    let failed = 0;
     await inPool(list, concurrency, async (s) => {
       let revision: number;
       try {
         revision = await port.discoverInstancesRevision(s.namespace, s.name);
+        callSucceeded();
       } catch (error) {
+        failed++;
         markError(s, 'discoverInstancesRevision', error);
         return;
       }
+      // Dropped by a slow round meanwhile: not a failure (issue 12: a round whose services
+      // were all dropped used to count as one and reported Cloud Map unreachable).
       const current = services.get(keyOf(s.namespace, s.name));
-      if (current === undefined) return; // dropped by a slow round meanwhile
+      if (current === undefined) return;
       if (current.revision === revision && current.error === undefined) {
+        services.set(keyOf(s.namespace, s.name), { ...current, confirmedAtMs: now() });
         succeeded++;
         return;
       }
       if (await fetchInstances(current)) succeeded++;
+      else failed++;
     });
-    return list.length === 0 || succeeded > 0;
+    return failed === 0 || succeeded > 0;
   };
 
   const resyncRound = async (): Promise<boolean> => {
@@ -253,14 +354,17 @@ export function createPoller(opts: PollerOptions): Poller {
 
   const runOnce = async (kind: RoundKind): Promise<void> => {
     const started = clock.now();
+    const successesBefore = successes;
     const ok = await (kind === 'slow'
       ? slowRound()
       : kind === 'fast'
         ? fastRound()
         : resyncRound());
     failures[kind] = ok ? 0 : failures[kind] + 1;
+    // A failed round in which no call succeeded: Cloud Map cannot be reached from here.
+    if (!ok && successes === successesBefore) unreachable = true;
     if (ok && kind !== 'fast') {
-      lastGoodMs = Date.now();
+      lastGoodMs = now();
       const allRead = [...services.values()].every((s) => s.fetchedAtMs !== undefined);
       if (!synced && kind === 'slow' && allRead) {
         synced = true;
@@ -292,11 +396,10 @@ export function createPoller(opts: PollerOptions): Poller {
           : periods.resyncMs;
     // Until the first complete snapshot, retry the slow round at the fast period.
     const first = kind === 'slow' && !synced ? Math.min(base, periods.fastMs) : base;
-    return withJitter(
-      backoff(first, failures[kind], periods.maxBackoffMs),
-      periods.jitter,
-      random(),
-    );
+    // While unreachable the fast round is a single probe call: keep it at the fast period so
+    // recovery is seen within one period, instead of backing off to maxBackoffMs.
+    const failed = kind === 'fast' && unreachable ? 0 : failures[kind];
+    return withJitter(backoff(first, failed, periods.maxBackoffMs), periods.jitter, random());
   };
 
   return {
@@ -319,6 +422,9 @@ export function createPoller(opts: PollerOptions): Poller {
     },
     heartbeats(namespace): readonly CloudMapInstance[] {
       return services.get(keyOf(namespace, HEARTBEAT_SERVICE_NAME))?.instances ?? [];
+    },
+    heartbeatService(namespace) {
+      return services.get(keyOf(namespace, HEARTBEAT_SERVICE_NAME));
     },
     health,
     start() {

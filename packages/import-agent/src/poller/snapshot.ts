@@ -13,6 +13,27 @@ export interface ServiceSnapshot {
   /** The InstancesRevision that came with `instances`; undefined before the first read. */
   revision?: number;
   fetchedAtMs?: number;
+  /**
+   * Wall time (ms since the epoch) of the last successful read that showed `instances` are
+   * still current: a DiscoverInstances, or a DiscoverInstancesRevision that had not moved.
+   * The data is known good as of this time, and no later: while Cloud Map cannot be read it
+   * stays put, so heartbeat ages judged against it never count the importer's own blind
+   * period (issue 11 item 1).
+   */
+  confirmedAtMs?: number;
+  /**
+   * Wall time reads of this service succeeded again after failing (the end of this
+   * importer's latest blind period for it); undefined when no read failed since start. A
+   * Cloud Map outage usually blinds the exporters too: their heartbeats cannot be renewed
+   * while it lasts, so right after it they look old for reasons that say nothing about them.
+   */
+  resumedAtMs?: number;
+  /**
+   * Per cluster id (the CLUSTER_ID attribute of its instances): the wall time this poller
+   * first read a record of that cluster in this service, to age clusters that never wrote a
+   * heartbeat. Clusters no longer present are forgotten.
+   */
+  clustersFirstSeenMs?: Readonly<Record<string, number>>;
   error?: { message: string; sinceMs: number };
 }
 
@@ -27,11 +48,16 @@ export interface CloudMapSnapshot {
   allServices(): ServiceSnapshot[];
   /** Heartbeat instances of a namespace (`_mcs-heartbeat`), last good read. */
   heartbeats(namespace: string): readonly CloudMapInstance[];
+  /** The `_mcs-heartbeat` service of a namespace (instances and when they were confirmed). */
+  heartbeatService(namespace: string): ServiceSnapshot | undefined;
   health(): SnapshotHealth;
 }
 
 export interface SnapshotHealth {
-  /** False while Cloud Map cannot be read; the last good state is still served. */
+  /**
+   * False while Cloud Map cannot be read at all (a round made calls and none succeeded); the
+   * last good state is still served. Back to true on the first successful call.
+   */
   reachable: boolean;
   /** Human-readable, for /readyz and logs. */
   message: string;

@@ -72,7 +72,7 @@ export interface ImportReconcilerDeps {
   snapshot: CloudMapSnapshot;
   trust: TrustPolicy;
   heartbeatTtlMs: number;
-  /** Wall-clock ms since the epoch (heartbeats carry wall-clock times). */
+  /** Wall-clock ms since the epoch (status times; liveness uses the snapshot's read times). */
   now: () => number;
   logger: Logger;
   metrics?: ImportMetrics;
@@ -347,12 +347,27 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       return;
     }
 
+    // Heartbeat ages are judged as of the last successful read of the heartbeats (never the
+    // wall clock across our own outage, issue 11); without a heartbeat service, as of the
+    // last successful read of this service.
+    const heartbeatService = snapshot.heartbeatService(namespace);
+    const entry = snapshot.get(namespace, name);
+    const asOfMs = heartbeatService?.confirmedAtMs ?? entry?.confirmedAtMs ?? deps.now();
     const live = applyHeartbeats(
       readExports(log, namespace, name),
-      decodeHeartbeats(snapshot.heartbeats(namespace), { clustersetId: deps.trust.clustersetId })
-        .heartbeats,
-      deps.now(),
+      decodeHeartbeats(heartbeatService?.instances ?? [], {
+        clustersetId: deps.trust.clustersetId,
+      }).heartbeats,
+      asOfMs,
       deps.heartbeatTtlMs,
+      {
+        ...(entry?.clustersFirstSeenMs === undefined
+          ? {}
+          : { firstSeenMs: entry.clustersFirstSeenMs }),
+        ...(heartbeatService?.resumedAtMs === undefined
+          ? {}
+          : { resumedAtMs: heartbeatService.resumedAtMs }),
+      },
     );
     deps.metrics?.staleClusters?.(namespace, name, live.stale.length);
     const merged = mergeExports(live.exports);
@@ -490,8 +505,9 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     ) {
       waits.push(PENDING_RECHECK_MS);
     }
+    // Expiry is in data time: look again once data that old can have been read.
     if (live.nextExpiryMs !== undefined)
-      waits.push(Math.max(1_000, live.nextExpiryMs - deps.now() + 500));
+      waits.push(Math.max(1_000, live.nextExpiryMs - asOfMs + 500));
     // We relied on our own recent writes: look again once the informer must have caught up.
     if (used.untilMs > 0) waits.push(Math.max(100, used.untilMs - clock.now() + 100));
     return waits.length === 0 ? undefined : { requeueAfterMs: Math.min(...waits) };
