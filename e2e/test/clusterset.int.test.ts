@@ -6,7 +6,9 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   DiscoveryV1Api,
+  PatchStrategy,
   RbacAuthorizationV1Api,
+  setHeaderOptions,
   type V1Pod,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -130,6 +132,48 @@ describe('MCS CRDs', () => {
       expect(list.apiVersion).toBe(`multicluster.x-k8s.io/${version}`);
       expect(list.items.map((i) => i.metadata.name)).toEqual(['web']);
     }
+  });
+
+  it('accepts a ServiceImport as the AWS Go controller writes it: v1alpha1, one IP per cluster', async () => {
+    // Three exporting clusters → three derived-Service ClusterIPs in spec.ips (issue 11: our
+    // CRD's maxItems 2 refused it, breaking migration step 2).
+    const api = c1.kc.makeApiClient(CustomObjectsApi);
+    await api.createNamespacedCustomObject({
+      ...mcs,
+      version: 'v1alpha1',
+      namespace: ns.name,
+      plural: 'serviceimports',
+      body: {
+        apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+        kind: 'ServiceImport',
+        metadata: { name: 'three' },
+        spec: {
+          type: 'ClusterSetIP',
+          ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+          ips: ['10.96.0.11', '10.96.0.12', '10.96.0.13'],
+        },
+      },
+    });
+    const stored = (await api.getNamespacedCustomObject({
+      ...mcs,
+      version: 'v1beta1',
+      namespace: ns.name,
+      plural: 'serviceimports',
+      name: 'three',
+    })) as { spec: { ips: string[] } };
+    expect(stored.spec.ips).toHaveLength(3);
+    // Updating it (as the Go controller does when a fourth cluster exports) is accepted too.
+    await api.patchNamespacedCustomObject(
+      {
+        ...mcs,
+        version: 'v1alpha1',
+        namespace: ns.name,
+        plural: 'serviceimports',
+        name: 'three',
+        body: [{ op: 'add', path: '/spec/ips/-', value: '10.96.0.14' }],
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
   });
 
   it('creates a ClusterProperty (about.k8s.io) and reads it at both versions', async () => {
