@@ -258,9 +258,19 @@ describe('agents running as the chart deploys them', () => {
         spec: { ports: [{ port: 1 }] },
       }),
     ).toBe(403);
-    expect(await denied(impKc, 'GET', `/apis/multicluster.x-k8s.io/v1beta1/serviceexports`)).toBe(
-      403,
-    );
+    // The import agent reads ServiceExports (own-cluster records) but never writes them.
+    expect(
+      await denied(
+        impKc,
+        'POST',
+        `/apis/multicluster.x-k8s.io/v1beta1/namespaces/${app.name}/serviceexports`,
+        {
+          apiVersion: 'multicluster.x-k8s.io/v1beta1',
+          kind: 'ServiceExport',
+          metadata: { name: 'x' },
+        },
+      ),
+    ).toBe(403);
     expect(await denied(impKc, 'GET', `/api/v1/namespaces/${release.name}/secrets`)).toBe(403);
     expect(await denied(impKc, 'GET', `/api/v1/pods`)).toBe(403);
   });

@@ -398,6 +398,10 @@ describe('RBAC', () => {
         'core/namespaces:list',
         'core/namespaces:watch',
         'events.k8s.io/events:create',
+        // read only: records claiming this cluster's id import only while it exports
+        'multicluster.x-k8s.io/serviceexports:get',
+        'multicluster.x-k8s.io/serviceexports:list',
+        'multicluster.x-k8s.io/serviceexports:watch',
         ...[
           'multicluster.x-k8s.io/serviceimports',
           'core/services',

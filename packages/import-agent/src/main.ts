@@ -99,22 +99,27 @@ async function main(): Promise<void> {
   });
   await identity.start();
   shutdown.onShutdown('identity', 30, () => identity.stop());
-  const clustersetId = await new Promise<string>((resolve) => {
+  const { clustersetId, clusterId } = await new Promise<{
+    clustersetId: string;
+    clusterId: string;
+  }>((resolve) => {
     const now = identity.current();
-    if (now !== undefined) return resolve(now.clustersetId);
+    if (now !== undefined) return resolve(now);
     const off = identity.onChange((next) => {
       if (next !== undefined) {
         off();
-        resolve(next.clustersetId);
+        resolve(next);
       }
     });
   });
+  // The cluster id matters too: records claiming it are refused unless exported here.
   identity.onChange((next) => {
-    if (next?.clustersetId !== clustersetId) {
-      logger.warn('clusterset id changed; restarting to import the new clusterset', {
+    if (next?.clustersetId !== clustersetId || next.clusterId !== clusterId) {
+      logger.warn('cluster identity changed; restarting to import with the new one', {
         [logFields.clustersetId]: next?.clustersetId,
+        [logFields.clusterId]: next?.clusterId,
       });
-      void shutdown.shutdown('clusterset changed').then(() => process.exit(1));
+      void shutdown.shutdown('cluster identity changed').then(() => process.exit(1));
     }
   });
 
@@ -165,6 +170,11 @@ async function main(): Promise<void> {
         },
         serviceImport: (_event, obj) =>
           controller?.enqueue(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`),
+        // A local export appearing or going decides whether records of our own id import.
+        serviceExport: (event, obj) => {
+          if (event !== 'update')
+            controller?.enqueue(`${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`);
+        },
         service: (_event, obj) => {
           const key = keyOf(obj);
           if (key !== undefined) controller?.enqueue(key);
@@ -188,7 +198,11 @@ async function main(): Promise<void> {
       writer: createKubeWriter(kc),
       clock: realClock,
       logger,
-      trust: { clustersetId, addresses: createAddressPolicy(config.allowedCidrs) },
+      trust: {
+        clustersetId,
+        localClusterId: clusterId,
+        addresses: createAddressPolicy(config.allowedCidrs),
+      },
       periods: {
         slowMs: config.pollSlowMs,
         fastMs: config.pollFastMs,

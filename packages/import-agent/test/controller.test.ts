@@ -39,7 +39,12 @@ async function setup(
   cm: FakeCloudMap = createFakeCloudMap(),
   cluster: FakeCluster = createFakeCluster(),
   wallStart = 1_000_000,
-  extra: { logger?: Logger; refused?: (reason: string) => void } = {},
+  extra: {
+    logger?: Logger;
+    refused?: (reason: string) => void;
+    reconciled?: (outcome: string) => void;
+    localClusterId?: string;
+  } = {},
 ) {
   const clock = new FakeClock();
   const state = { wall: wallStart };
@@ -49,12 +54,19 @@ async function setup(
     writer: cluster,
     clock,
     logger: extra.logger ?? noopLogger,
-    trust: { clustersetId: CLUSTERSET, addresses: createAddressPolicy([]) },
+    trust: {
+      clustersetId: CLUSTERSET,
+      addresses: createAddressPolicy([]),
+      ...(extra.localClusterId === undefined ? {} : { localClusterId: extra.localClusterId }),
+    },
     periods,
     heartbeatTtlMs: 60_000,
     workers: 2,
     now: () => state.wall,
-    ...(extra.refused === undefined ? {} : { metrics: { refused: extra.refused } }),
+    metrics: {
+      ...(extra.refused === undefined ? {} : { refused: extra.refused }),
+      ...(extra.reconciled === undefined ? {} : { reconciled: extra.reconciled }),
+    },
   });
   running.push(ctl);
   const tick = async (ms: number): Promise<void> => {
@@ -374,6 +386,49 @@ describe('import controller over the fake Cloud Map', () => {
     expect(lines.map((l) => l.fields['subject']).sort()).toEqual([
       'shop/cart c1 127.0.0.1',
       'shop/cart c1 169.254.169.254',
+    ]);
+  });
+
+  it('Cloud Map services whose names cannot be Service names are counted refusals, not looping errors', async () => {
+    const cm = createFakeCloudMap();
+    for (const name of ['cart', 'Evil_Name', '_underscore'])
+      await publish(cm, exportOf('c1', 'shop', name, endpoints(1, 1)));
+    const counted: string[] = [];
+    const outcomes: string[] = [];
+    const { cluster, tick } = await setup(cm, createFakeCluster(), 1_000_000, {
+      refused: (reason) => counted.push(reason),
+      reconciled: (outcome) => outcomes.push(outcome),
+    });
+    await tick(30_000);
+    expect([...cluster.imports.keys()]).toEqual(['shop/cart']);
+    expect(outcomes.filter((o) => o === 'error' || o === 'terminal')).toEqual([]);
+    expect(counted.filter((r) => r === 'invalid-service-name').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('records claiming this cluster import only while this cluster exports the service', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    await publish(cm, exportOf('me', 'shop', 'cart', endpoints(2, 9)));
+    await heartbeat(cm, 'shop', 'c1', 1_000_000);
+    await heartbeat(cm, 'shop', 'me', 1_000_000);
+    const counted: string[] = [];
+    const { cluster, ctl, tick } = await setup(cm, createFakeCluster(), 1_000_000, {
+      localClusterId: 'me',
+      refused: (reason) => counted.push(reason),
+    });
+    // No local ServiceExport of shop/cart: "me" records are someone else's.
+    expect(addresses(cluster)).toEqual(['c1:10.1.0.1', 'c1:10.1.0.2']);
+    expect(counted).toContain('own-cluster-id');
+    expect(cluster.imports.get('shop/cart')?.status?.clusters).toEqual([{ cluster: 'c1' }]);
+    // Exported here: our export agent wrote them, and our own endpoints belong in the import.
+    cluster.exports.add('shop/cart');
+    ctl.enqueue('shop/cart');
+    await tick(1_000);
+    expect(addresses(cluster)).toEqual([
+      'c1:10.1.0.1',
+      'c1:10.1.0.2',
+      'me:10.9.0.1',
+      'me:10.9.0.2',
     ]);
   });
 

@@ -19,6 +19,8 @@ export interface FakeCluster extends ImportSources, ImportWriter {
   imports: Map<string, ServiceImportObject>;
   services: Map<string, ServiceObject>;
   slices: Map<string, EndpointSliceObject>;
+  /** Keys (`ns/name`) of this cluster's own ServiceExports. */
+  exports: Set<string>;
   writes: number;
   writeLog: string[];
   /** GETs that bypassed the caches (getLive). */
@@ -61,6 +63,7 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
     imports: new Map(),
     services: new Map(),
     slices: new Map(),
+    exports: new Set(),
     writes: 0,
     writeLog: [],
     liveReads: 0,
@@ -70,6 +73,7 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
       failMessage = message;
     },
     namespaceExists: (ns) => cluster.namespaces.has(ns),
+    serviceExportExists: (ns, name) => cluster.exports.has(key(ns, name)),
     freezeReads() {
       frozen = {
         imports: clone(cluster.imports),
@@ -110,6 +114,11 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
         .filter((i) => i.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY)
         .map((i) => key(i.metadata.namespace, i.metadata.name)),
     async applyServiceImport(obj) {
+      // As the API server: metadata.name must be a DNS subdomain.
+      if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(obj.metadata.name))
+        throw new Error(
+          `ServiceImport "${obj.metadata.name}" is invalid: metadata.name: Invalid value`,
+        );
       write(`apply ServiceImport ${obj.metadata.name}`);
       const k = key(obj.metadata.namespace, obj.metadata.name);
       const old = cluster.imports.get(k);

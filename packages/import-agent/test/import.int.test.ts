@@ -1,6 +1,8 @@
 // Issue 6 "Done when": import agents as real processes on harness clusters (or any clusters
 // from MCS_E2E_KUBECONFIGS) against the Cloud Map emulator. The export side is played by the
-// test, writing records with the codec straight into the emulator, as an export agent does.
+// test, writing records with the codec straight into the emulator, as an export agent does,
+// for clusters r1 and r2 (not the harness clusters c1 and c2: records claiming the importing
+// cluster's own id are refused unless it exports the service).
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -112,7 +114,7 @@ beforeAll(async () => {
   // does (records of our schema without a heartbeat go stale one TTL after first seen).
   const renew = (): Promise<void> =>
     Promise.all(
-      ['c1', 'c2'].map((c) => publisher.heartbeat(ns.name, c, CLUSTERSET).catch(() => undefined)),
+      ['r1', 'r2'].map((c) => publisher.heartbeat(ns.name, c, CLUSTERSET).catch(() => undefined)),
     ).then(() => undefined);
   await renew();
   renewing = setInterval(() => void renew(), 2_000);
@@ -151,8 +153,8 @@ afterAll(async () => {
 });
 
 describe('import agent, two clusters', () => {
-  it('an export from c1 appears in c2 and in c1: clusterset IP = derived Service ClusterIP, slices with the spec labels', async () => {
-    await publisher.publish(exp('c1', ns.name, 'web', eps(3)));
+  it('an export from r1 appears in c1 and in c2: clusterset IP = derived Service ClusterIP, slices with the spec labels', async () => {
+    await publisher.publish(exp('r1', ns.name, 'web', eps(3)));
     for (const c of clusters.slice(0, 2)) {
       const si = await waitFor(`ServiceImport web in ${c.name}`, async () => {
         const got = await serviceImport(c.kc, ns.name, 'web');
@@ -165,7 +167,7 @@ describe('import agent, two clusters', () => {
         .readNamespacedService({ namespace: ns.name, name: derivedServiceName(ns.name, 'web') });
       expect(si.spec.ips).toEqual(derived.spec?.clusterIPs);
       expect(derived.spec?.selector).toBeUndefined();
-      expect(si.status?.clusters).toEqual([{ cluster: 'c1' }]);
+      expect(si.status?.clusters).toEqual([{ cluster: 'r1' }]);
       const items = await waitFor('slices', async () => {
         const s = await slices(c.kc, ns.name, 'web');
         return s.length === 1 ? s : undefined;
@@ -173,7 +175,7 @@ describe('import agent, two clusters', () => {
       expect(items[0]?.metadata?.labels).toMatchObject({
         'kubernetes.io/service-name': derivedServiceName(ns.name, 'web'),
         'multicluster.kubernetes.io/service-name': 'web',
-        'multicluster.kubernetes.io/source-cluster': 'c1',
+        'multicluster.kubernetes.io/source-cluster': 'r1',
         'endpointslice.kubernetes.io/managed-by': 'cloudmap-mcs-import-agent',
       });
       expect(
@@ -191,10 +193,10 @@ describe('import agent, two clusters', () => {
     }
   });
 
-  it('c1 and c2 with overlapping pod IPs merge; port and type conflicts give the union and the oldest type', async () => {
-    await publisher.publish(exp('c1', ns.name, 'api', eps(2), { exportCreatedAtMs: 1_000 }));
+  it('r1 and r2 with overlapping pod IPs merge; port and type conflicts give the union and the oldest type', async () => {
+    await publisher.publish(exp('r1', ns.name, 'api', eps(2), { exportCreatedAtMs: 1_000 }));
     await publisher.publish(
-      exp('c2', ns.name, 'api', eps(2), {
+      exp('r2', ns.name, 'api', eps(2), {
         exportCreatedAtMs: 2_000,
         type: 'Headless',
         ports: [
@@ -209,10 +211,10 @@ describe('import agent, two clusters', () => {
       async () => addresses(await slices(c2.kc, ns.name, 'api')).length === 4,
     );
     expect(addresses(await slices(c2.kc, ns.name, 'api'))).toEqual([
-      'c1:10.1.0.1',
-      'c1:10.1.0.2',
-      'c2:10.1.0.1',
-      'c2:10.1.0.2',
+      'r1:10.1.0.1',
+      'r1:10.1.0.2',
+      'r2:10.1.0.1',
+      'r2:10.1.0.2',
     ]);
     const si = await waitFor('merged api', async () => {
       const got = await serviceImport(c2.kc, ns.name, 'api');
@@ -228,7 +230,7 @@ describe('import agent, two clusters', () => {
 
   it('250 endpoints give 3 slices; scaling back removes them; headless has no IPs', async () => {
     const c2 = clusters[1]!;
-    await publisher.publish(exp('c1', ns.name, 'big', eps(250)));
+    await publisher.publish(exp('r1', ns.name, 'big', eps(250)));
     const sizes = async (): Promise<number[]> =>
       (await slices(c2.kc, ns.name, 'big'))
         .map((s) => (s.endpoints ?? []).length)
@@ -236,10 +238,10 @@ describe('import agent, two clusters', () => {
     await waitFor('3 slices', async () => (await sizes()).join() === '50,100,100', {
       timeoutMs: 90_000,
     });
-    await publisher.publish(exp('c1', ns.name, 'big', eps(5)));
+    await publisher.publish(exp('r1', ns.name, 'big', eps(5)));
     await waitFor('1 slice', async () => (await sizes()).join() === '5', { timeoutMs: 90_000 });
 
-    await publisher.publish(exp('c1', ns.name, 'hl', eps(2), { type: 'Headless' }));
+    await publisher.publish(exp('r1', ns.name, 'hl', eps(2), { type: 'Headless' }));
     const si = await waitFor('headless import', async () => {
       const got = await serviceImport(c2.kc, ns.name, 'hl');
       return got?.status?.conditions?.[0]?.status === 'True' ? got : undefined;
@@ -250,11 +252,11 @@ describe('import agent, two clusters', () => {
       .makeApiClient(CoreV1Api)
       .readNamespacedService({ namespace: ns.name, name: derivedServiceName(ns.name, 'hl') });
     expect(derived.spec?.clusterIP).toBe('None');
-    expect(addresses(await slices(c2.kc, ns.name, 'hl'))).toEqual(['c1:10.1.0.1', 'c1:10.1.0.2']);
+    expect(addresses(await slices(c2.kc, ns.name, 'hl'))).toEqual(['r1:10.1.0.1', 'r1:10.1.0.2']);
   });
 
   it('hostile records injected into the emulator are refused while the good ones import', async () => {
-    await publisher.publish(exp('c1', ns.name, 'guarded', eps(3)));
+    await publisher.publish(exp('r1', ns.name, 'guarded', eps(3)));
     const good = (
       await testCloudMap(e2eContext().cloudMapEnv ?? {}).discoverInstances(ns.name, 'guarded')
     ).instances.find((i) => i.attributes['MCS_RECORD'] === 'endpoint');
@@ -303,14 +305,62 @@ describe('import agent, two clusters', () => {
       async () => addresses(await slices(c2.kc, ns.name, 'guarded')).length === 3,
     );
     expect(addresses(await slices(c2.kc, ns.name, 'guarded'))).toEqual([
-      'c1:10.1.0.1',
-      'c1:10.1.0.2',
-      'c1:10.1.0.3',
+      'r1:10.1.0.1',
+      'r1:10.1.0.2',
+      'r1:10.1.0.3',
     ]);
     const si = await serviceImport(c2.kc, ns.name, 'guarded');
-    expect(si?.status?.clusters).toEqual([{ cluster: 'c1' }]);
+    expect(si?.status?.clusters).toEqual([{ cluster: 'r1' }]);
     expect(si?.status?.conditions?.[0]?.status).toBe('True');
   });
+
+  it('records claiming the importing cluster are refused there unless it exports the service', async () => {
+    // Harness cluster c2 has cluster id "c2". Someone writes records in its name.
+    const [c1, c2] = [clusters[0]!, clusters[1]!];
+    const beat = (): Promise<void> =>
+      publisher.heartbeat(ns.name, c2.name, CLUSTERSET).catch(() => undefined);
+    await beat();
+    const beating = setInterval(() => void beat(), 2_000);
+    try {
+      await impostor(c1, c2);
+    } finally {
+      clearInterval(beating);
+      await publisher.unpublish(ns.name, 'impostor', c2.name);
+    }
+  });
+
+  async function impostor(c1: E2eCluster, c2: E2eCluster): Promise<void> {
+    await publisher.publish(exp(c2.name, ns.name, 'impostor', eps(2, 7)));
+    // c1 imports them as c2's; c2 does not: it never exported impostor.
+    await waitFor(
+      'impostor in c1',
+      async () => addresses(await slices(c1.kc, ns.name, 'impostor')).length === 2,
+    );
+    await waitFor(
+      'own-cluster-id refusal counted in c2',
+      async () =>
+        (await agents[1]!.metric('mcs_import_refused_records_total', 'reason="own-cluster-id"')) >
+        0,
+      { timeoutMs: 30_000 },
+    );
+    expect(await serviceImport(c2.kc, ns.name, 'impostor')).toBeUndefined();
+    // Once c2 exports the service, its own records are its export agent's and import there.
+    await c2.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      group: 'multicluster.x-k8s.io',
+      version: 'v1beta1',
+      namespace: ns.name,
+      plural: 'serviceexports',
+      body: {
+        apiVersion: 'multicluster.x-k8s.io/v1beta1',
+        kind: 'ServiceExport',
+        metadata: { name: 'impostor' },
+      },
+    });
+    await waitFor(
+      'own records imported in c2 once exported there',
+      async () => addresses(await slices(c2.kc, ns.name, 'impostor')).length === 2,
+    );
+  }
 
   it('an emulator outage longer than the TTL loses no endpoint, is reported, and converges after it lifts', async () => {
     // Issue 11 item 1: heartbeats frozen by the importer's own outage used to be compared with
@@ -350,10 +400,10 @@ describe('import agent, two clusters', () => {
     }
     const liftedAt = Date.now();
     // A change made as the outage lifted arrives within about one fast period (1 s here).
-    await publisher.publish(exp('c1', ns.name, 'api', eps(3), { exportCreatedAtMs: 1_000 }));
+    await publisher.publish(exp('r1', ns.name, 'api', eps(3), { exportCreatedAtMs: 1_000 }));
     await waitFor(
       'the change made as it lifted',
-      async () => addresses(await slices(c2.kc, ns.name, 'api')).includes('c1:10.1.0.3'),
+      async () => addresses(await slices(c2.kc, ns.name, 'api')).includes('r1:10.1.0.3'),
       { timeoutMs: 20_000 },
     );
     const convergedMs = Date.now() - liftedAt;
@@ -373,7 +423,7 @@ describe('import agent, two clusters', () => {
     );
     expect([...lost]).toEqual([]);
     expect(addresses(await slices(c2.kc, ns.name, 'api'))).toEqual(
-      [...before, 'c1:10.1.0.3'].sort(),
+      [...before, 'r1:10.1.0.3'].sort(),
     );
   });
 
@@ -417,8 +467,8 @@ describe('import agent, two clusters', () => {
   });
 
   it('unexporting everywhere deletes the import everywhere', async () => {
-    await publisher.unpublish(ns.name, 'api', 'c1');
-    await publisher.unpublish(ns.name, 'api', 'c2');
+    await publisher.unpublish(ns.name, 'api', 'r1');
+    await publisher.unpublish(ns.name, 'api', 'r2');
     for (const c of clusters.slice(0, 2)) {
       await waitFor(
         `api gone in ${c.name}`,
@@ -442,33 +492,33 @@ describe('import agent, two clusters', () => {
 
   it('a cluster whose export agent stops past the TTL loses its endpoints in c2', async () => {
     const c2 = clusters[1]!;
-    let c1Alive = true;
+    let r1Alive = true;
     const renew = setInterval(() => {
-      void publisher.heartbeat(ttlNs.name, 'c2', CLUSTERSET).catch(() => undefined);
-      if (c1Alive) void publisher.heartbeat(ttlNs.name, 'c1', CLUSTERSET).catch(() => undefined);
+      void publisher.heartbeat(ttlNs.name, 'r2', CLUSTERSET).catch(() => undefined);
+      if (r1Alive) void publisher.heartbeat(ttlNs.name, 'r1', CLUSTERSET).catch(() => undefined);
     }, 2_000);
     try {
-      await publisher.heartbeat(ttlNs.name, 'c1', CLUSTERSET);
-      await publisher.heartbeat(ttlNs.name, 'c2', CLUSTERSET);
-      await publisher.publish(exp('c1', ttlNs.name, 'ttl', eps(2, 1)));
-      await publisher.publish(exp('c2', ttlNs.name, 'ttl', eps(2, 2)));
+      await publisher.heartbeat(ttlNs.name, 'r1', CLUSTERSET);
+      await publisher.heartbeat(ttlNs.name, 'r2', CLUSTERSET);
+      await publisher.publish(exp('r1', ttlNs.name, 'ttl', eps(2, 1)));
+      await publisher.publish(exp('r2', ttlNs.name, 'ttl', eps(2, 2)));
       await waitFor(
         'both clusters imported',
         async () => addresses(await slices(c2.kc, ttlNs.name, 'ttl')).length === 4,
       );
-      c1Alive = false;
+      r1Alive = false;
       const stoppedAt = Date.now();
       await waitFor(
-        'c1 endpoints removed',
+        'r1 endpoints removed',
         async () =>
-          addresses(await slices(c2.kc, ttlNs.name, 'ttl')).join() === 'c2:10.2.0.1,c2:10.2.0.2',
+          addresses(await slices(c2.kc, ttlNs.name, 'ttl')).join() === 'r2:10.2.0.1,r2:10.2.0.2',
         {
           timeoutMs: (TTL_SECONDS + 30) * 1000,
         },
       );
       expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual((TTL_SECONDS - 3) * 1000);
       const si = await serviceImport(c2.kc, ttlNs.name, 'ttl');
-      expect(si?.status?.conditions?.[0]?.message).toMatch(/endpoints of c1 removed/);
+      expect(si?.status?.conditions?.[0]?.message).toMatch(/endpoints of r1 removed/);
     } finally {
       clearInterval(renew);
     }

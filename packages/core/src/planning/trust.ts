@@ -27,7 +27,8 @@ export type RefusalReason =
   | 'invalid-port-name'
   | 'invalid-property'
   | 'invalid-label'
-  | 'invalid-field';
+  | 'invalid-field'
+  | 'own-cluster-id';
 
 export interface Refusal {
   reason: RefusalReason;
@@ -42,6 +43,18 @@ export interface Refusal {
 export interface TrustPolicy {
   clustersetId: string;
   addresses: AddressPolicy;
+  /**
+   * This (the importing) cluster's id. Records claiming it are imported only while this
+   * cluster has a ServiceExport of the service (then they are its own export agent's, and
+   * its own endpoints belong in the import); otherwise they are refused (`own-cluster-id`).
+   */
+  localClusterId?: string;
+}
+
+/** What the importing cluster itself says about a service. */
+export interface LocalContext {
+  /** This cluster has a ServiceExport of the same namespace/name. */
+  localExport: boolean;
 }
 
 export interface Trusted<T> {
@@ -125,7 +138,11 @@ function checkPort(port: ServicePort | EndpointPort): [RefusalReason, string] | 
 }
 
 /** Validates one decoded export; returns a trimmed copy or nothing, and what was refused. */
-export function trustExport(policy: TrustPolicy, input: ClusterExport): Trusted<ClusterExport> {
+export function trustExport(
+  policy: TrustPolicy,
+  input: ClusterExport,
+  local: LocalContext = { localExport: false },
+): Trusted<ClusterExport> {
   const service = `${input.namespace}/${input.name}`;
   const cluster = input.cluster.clusterId;
   const refusals: Refusal[] = [];
@@ -145,6 +162,12 @@ export function trustExport(policy: TrustPolicy, input: ClusterExport): Trusted<
   // DNS label in headless names, so it must be a DNS subdomain that also fits a label value.
   if (cluster.length > 63 || !DNS_SUBDOMAIN.test(cluster)) {
     refuse('invalid-cluster-id', cluster.slice(0, 128), 'cluster id is not a short DNS subdomain');
+    return { value: undefined, refusals };
+  }
+  // Our own id without a local export: not written by our export agent (it only writes what
+  // this cluster exports), so someone else claims to be us (issue 11).
+  if (cluster === policy.localClusterId && !local.localExport) {
+    refuse('own-cluster-id', cluster, 'claims this cluster, which does not export the service');
     return { value: undefined, refusals };
   }
 

@@ -85,6 +85,17 @@ describe('trustExport', () => {
     expect(out.refusals.every((r) => r.service === 'shop/cart' && r.cluster === 'c1')).toBe(true);
   });
 
+  it('records claiming this cluster are refused unless this cluster exports the service', () => {
+    const own: TrustPolicy = { ...policy, localClusterId: 'me' };
+    const claim = clusterExport('me', {}, [endpoint('10.9.0.1')]);
+    const refused = trustExport(own, claim);
+    expect(refused.value).toBeUndefined();
+    expect(refused.refusals).toMatchObject([{ reason: 'own-cluster-id', cluster: 'me' }]);
+    expect(trustExport(own, claim, { localExport: true }).value?.endpoints).toHaveLength(1);
+    // Other clusters are not affected, with or without a local export.
+    expect(trustExport(own, clusterExport('c1', {}, [endpoint('10.9.0.2')])).value).toBeDefined();
+  });
+
   it('applies the allowed CIDRs', () => {
     const strict: TrustPolicy = {
       clustersetId: 'set-1',

@@ -48,6 +48,8 @@ export const IMPORT_GROUP = 'multicluster.x-k8s.io';
 export interface ImportInformers {
   namespaces: Watched<KubernetesObject>;
   serviceImports: Watched<KubernetesObject>;
+  /** This cluster's own ServiceExports (small objects; only their existence is read). */
+  serviceExports: Watched<KubernetesObject>;
   services: Watched<KubernetesObject>;
   endpointSlices: Watched<KubernetesObject>;
 }
@@ -55,6 +57,7 @@ export interface ImportInformers {
 export interface InformerHandlers {
   namespace: Handler<KubernetesObject>;
   serviceImport: Handler<KubernetesObject>;
+  serviceExport: Handler<KubernetesObject>;
   service: Handler<KubernetesObject>;
   endpointSlice: Handler<KubernetesObject>;
 }
@@ -90,6 +93,20 @@ export function startImportInformers(
         })) as KubernetesListObject<KubernetesObject>,
       undefined,
       handlers.serviceImport,
+      logger,
+    ),
+    serviceExports: watch(
+      'serviceexports',
+      kc,
+      `/apis/${IMPORT_GROUP}/v1beta1/serviceexports`,
+      async () =>
+        (await custom.listClusterCustomObject({
+          group: IMPORT_GROUP,
+          version: 'v1beta1',
+          plural: 'serviceexports',
+        })) as KubernetesListObject<KubernetesObject>,
+      undefined,
+      handlers.serviceExport,
       logger,
     ),
     services: watch(

@@ -20,6 +20,7 @@ export function createKubeSources(informers: ImportInformers): ImportSources {
       const obj = informers.namespaces.get(ns);
       return obj !== undefined && obj.metadata?.deletionTimestamp === undefined;
     },
+    serviceExportExists: (ns, name) => informers.serviceExports.get(name, ns) !== undefined,
     serviceImport: (ns, name) => plain<ServiceImportObject>(informers.serviceImports.get(name, ns)),
     service: (ns, name) => plain<ServiceObject>(informers.services.get(name, ns)),
     endpointSlices: (ns, importName) =>

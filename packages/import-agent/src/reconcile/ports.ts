@@ -18,6 +18,11 @@ export interface ImportSources {
   service(namespace: string, name: string): ServiceObject | undefined;
   /** Slices labelled multicluster.kubernetes.io/service-name=<importName> and managed by us. */
   endpointSlices(namespace: string, importName: string): EndpointSliceObject[];
+  /**
+   * Whether this cluster has a ServiceExport of `namespace/name`: records claiming this
+   * cluster's id are only its export agent's (and imported) when it does.
+   */
+  serviceExportExists(namespace: string, name: string): boolean;
   /** Keys (`ns/name`) of every ServiceImport we manage (startup replay). */
   managedImportKeys(): string[];
 }

@@ -214,8 +214,9 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       })),
     );
     const out: ClusterExport[] = [];
+    const local = { localExport: deps.sources.serviceExportExists(namespace, name) };
     for (const e of decoded.exports) {
-      const trusted = trustExport(deps.trust, e);
+      const trusted = trustExport(deps.trust, e, local);
       report(log, trusted.refusals);
       if (trusted.value !== undefined) out.push(trusted.value);
     }
