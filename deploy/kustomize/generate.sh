@@ -32,9 +32,13 @@ for f in "$deploy"/crds/*.yaml; do cp "$f" "$out/crds/"; done
   for f in "$deploy"/crds/*.yaml; do echo "  - $(basename "$f")"; done
 } >"$out/crds/kustomization.yaml"
 
+# The chart wants an explicit endpoint-address choice; the kustomize base takes "any address but
+# the always-refused ones" (this cluster's own Service CIDRs and nodes included), and
+# docs/install.md tells kustomize users to set MCS_ALLOWED_CIDRS in their overlay.
 for agent in export import; do
   other=$([[ $agent == export ]] && echo import || echo export)
-  { echo "$header"; render --set "${agent}Agent.enabled=true" --set "${other}Agent.enabled=false"; } \
+  { echo "$header"; render --set "${agent}Agent.enabled=true" --set "${other}Agent.enabled=false" \
+    --set importAgent.allowAllAddresses=true; } \
     >"$out/$agent-agent/$agent-agent.yaml"
   cat >"$out/$agent-agent/kustomization.yaml" <<EOT
 $header

@@ -398,6 +398,9 @@ describe('RBAC', () => {
         'core/namespaces:list',
         'core/namespaces:watch',
         'events.k8s.io/events:create',
+        // this cluster's own addresses, refused as endpoints
+        'core/nodes:list',
+        'networking.k8s.io/servicecidrs:list',
         // read only: records claiming this cluster's id import only while it exports
         'multicluster.x-k8s.io/serviceexports:get',
         'multicluster.x-k8s.io/serviceexports:list',
@@ -526,6 +529,49 @@ describe('values schema', () => {
     // Every value the chart ships is described, so nothing escapes validation.
     const values = render({ values: {} });
     expect(values.status).toBe(0);
+  });
+});
+
+describe('import agent endpoint addresses (issue 11)', () => {
+  it('are an explicit choice: allowedCidrs or allowAllAddresses, not neither, not both', () => {
+    const neither = render({ values: { importAgent: { addressChoice: false } } });
+    expect(neither.status).not.toBe(0);
+    expect(neither.stderr).toMatch(/choose which endpoint addresses may be imported/);
+    const twice = render({
+      values: {
+        importAgent: {
+          addressChoice: false,
+          allowedCidrs: ['10.0.0.0/8'],
+          allowAllAddresses: true,
+        },
+      },
+    });
+    expect(twice.status).not.toBe(0);
+    expect(twice.stderr).toMatch(/not both/);
+    // The export agent alone needs no choice.
+    const exportOnly = render({
+      values: {
+        exportAgent: { enabled: true },
+        importAgent: { enabled: false, addressChoice: false },
+      },
+    });
+    expect(exportOnly.status, exportOnly.stderr).toBe(0);
+  });
+
+  it('passes the allow-list and the local Service CIDRs to the agent', () => {
+    const out = render({
+      values: {
+        importAgent: { allowedCidrs: ['10.0.0.0/8'], localServiceCidrs: ['10.96.0.0/12'] },
+      },
+    });
+    expect(out.status, out.stderr).toBe(0);
+    const env = envOf(one<V1Deployment>(out.objects, 'Deployment', 'import-agent'));
+    expect(env.get('MCS_ALLOWED_CIDRS')?.value).toBe('10.0.0.0/8');
+    expect(env.get('MCS_LOCAL_SERVICE_CIDRS')?.value).toBe('10.96.0.0/12');
+    const open = render({ values: { importAgent: { allowAllAddresses: true } } });
+    expect(
+      envOf(one<V1Deployment>(open.objects, 'Deployment', 'import-agent')).has('MCS_ALLOWED_CIDRS'),
+    ).toBe(false);
   });
 });
 

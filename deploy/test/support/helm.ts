@@ -68,12 +68,27 @@ export interface Rendered extends HelmResult {
   readonly objects: KubernetesObject[];
 }
 
+/**
+ * The chart requires an explicit endpoint-address choice for the import agent
+ * (allowedCidrs or allowAllAddresses). Tests that are not about it get allowAllAddresses;
+ * those about it say `addressChoice: false` in the values' importAgent to render as given.
+ */
+function withAddressChoice(values: Record<string, unknown>): Record<string, unknown> {
+  const imp = (values['importAgent'] ?? {}) as Record<string, unknown>;
+  if (imp['addressChoice'] === false) {
+    const { addressChoice: _, ...rest } = imp;
+    return { ...values, importAgent: rest };
+  }
+  if (imp['allowedCidrs'] !== undefined || imp['allowAllAddresses'] !== undefined) return values;
+  return { ...values, importAgent: { ...imp, allowAllAddresses: true } };
+}
+
 /** `helm template`; objects are empty when helm fails (see status / stderr). */
 export function render(opts: RenderOptions = {}): Rendered {
   const dir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-values-'));
   try {
     const valuesFile = join(dir, 'values.json');
-    writeFileSync(valuesFile, JSON.stringify(opts.values ?? {}));
+    writeFileSync(valuesFile, JSON.stringify(withAddressChoice(opts.values ?? {})));
     const args = [
       'template',
       opts.release ?? 'mcs',

@@ -35,6 +35,10 @@ export interface ImportAgentConfig {
   namespaces: NamespacePolicy;
   /** Caps on imports per namespace and per agent (reconcile/scope.ts). */
   caps: ImportCaps;
+  /** Refused as endpoints besides the ServiceCIDRs and nodes read from the cluster. */
+  localServiceCidrs: string[];
+  /** How often the Service CIDRs and node addresses are read again. */
+  localAddressesPeriodMs: number;
   workers: number;
   maxEndpointsPerSlice: number;
   metricsPort: number;
@@ -73,6 +77,8 @@ const FLAGS = [
   'denied-namespaces',
   'max-imports-per-namespace',
   'max-imports',
+  'local-service-cidrs',
+  'local-addresses-seconds',
   'workers',
   'max-endpoints-per-slice',
   'metrics-port',
@@ -193,6 +199,17 @@ export function parseConfig(
       default: DEFAULT_IMPORT_CAPS.total,
       describe: 'most ServiceImports this agent manages in all',
     })
+    .option('local-service-cidrs', {
+      type: 'string',
+      default: '',
+      describe:
+        'comma-separated Service CIDRs of this cluster, refused as endpoints (read from ServiceCIDR objects on k8s 1.33+; needed before)',
+    })
+    .option('local-addresses-seconds', {
+      type: 'number',
+      default: 60,
+      describe: 'period of reading this cluster’s Service CIDRs and node addresses',
+    })
     .option('workers', { type: 'number', default: 4 })
     .option('max-endpoints-per-slice', { type: 'number', default: 100 })
     .option('metrics-port', { type: 'number', default: 8080 })
@@ -217,19 +234,22 @@ export function parseConfig(
       throw new ConfigError(`--${name} must be a positive number, got ${String(v)}`);
     return v;
   };
-  const allowedCidrs = args.allowedCidrs
-    .split(',')
-    .map((c) => c.trim())
-    .filter((c) => c !== '');
-  for (const cidr of allowedCidrs) {
-    try {
-      parseCidr(cidr);
-    } catch (error) {
-      throw new ConfigError(
-        `--allowed-cidrs: ${error instanceof Error ? error.message : String(error)}`,
-      );
+  const cidrList = (flag: string, value: string): string[] => {
+    const list = value
+      .split(',')
+      .map((c) => c.trim())
+      .filter((c) => c !== '');
+    for (const cidr of list) {
+      try {
+        parseCidr(cidr);
+      } catch (error) {
+        throw new ConfigError(
+          `--${flag}: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
     }
-  }
+    return list;
+  };
   const namespaceList = (flag: string, value: string): string[] => {
     const names = value
       .split(',')
@@ -241,6 +261,8 @@ export function parseConfig(
     }
     return names;
   };
+  const allowedCidrs = cidrList('allowed-cidrs', args.allowedCidrs);
+  const localServiceCidrs = cidrList('local-service-cidrs', args.localServiceCidrs);
   if (args.pollJitter < 0 || args.pollJitter > 1)
     throw new ConfigError('--poll-jitter must be within 0..1');
   const maxPerSlice = positive('max-endpoints-per-slice', args.maxEndpointsPerSlice);
@@ -262,6 +284,8 @@ export function parseConfig(
       perNamespace: Math.floor(positive('max-imports-per-namespace', args.maxImportsPerNamespace)),
       total: Math.floor(positive('max-imports', args.maxImports)),
     },
+    localServiceCidrs,
+    localAddressesPeriodMs: positive('local-addresses-seconds', args.localAddressesSeconds) * 1000,
     workers: Math.floor(positive('workers', args.workers)),
     maxEndpointsPerSlice: Math.floor(maxPerSlice),
     metricsPort: args.metricsPort,

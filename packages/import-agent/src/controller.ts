@@ -65,6 +65,8 @@ export interface ImportController {
   namespaceChanged(namespace: string): void;
   /** An owned object changed or was deleted behind our back: reconcile its import. */
   enqueue(key: string): void;
+  /** What is trusted changed (e.g. the local addresses): reconcile every import. */
+  enqueueAll(): void;
   stop(): Promise<void>;
 }
 
@@ -190,6 +192,11 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     },
     enqueue(key) {
       if (started) queue.add(key);
+    },
+    enqueueAll() {
+      if (!started) return;
+      for (const key of opts.sources.managedImportKeys()) queue.add(key);
+      for (const key of allSnapshotKeys(poller)) queue.add(key);
     },
     async stop() {
       if (syncWaiter?.timer !== undefined) opts.clock.clearTimer(syncWaiter.timer);

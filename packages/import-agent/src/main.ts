@@ -5,6 +5,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { hideBin } from 'yargs/helpers';
 import {
   createAddressPolicy,
+  createLocalAddresses,
   LABEL_MCS_SERVICE_NAME,
   logFields,
   realClock,
@@ -32,6 +33,7 @@ import { createImportController, type ImportController } from './controller.js';
 import { startImportInformers } from './k8s/informers.js';
 import { createKubeSources } from './k8s/kube-sources.js';
 import { createKubeWriter } from './k8s/kube-writer.js';
+import { createKubeLocalAddressReader, createLocalAddressWatch } from './k8s/local-addresses.js';
 import { createImportMetrics } from './metrics.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from './reconcile/k8s-types.js';
 import { SLICE_MANAGED_BY } from './reconcile/reconciler.js';
@@ -192,6 +194,34 @@ async function main(): Promise<void> {
     readiness.set('caches', false, 'waiting for informer caches to sync');
     await Promise.all(Object.values(informers).map((i) => i.synced()));
     readiness.set('caches', true);
+    // This cluster's Service CIDRs and node addresses are never imported: know them before
+    // the first reconcile, then keep them current.
+    const local = createLocalAddresses();
+    const localWatch = createLocalAddressWatch({
+      reader: createKubeLocalAddressReader(kc),
+      local,
+      extraServiceCidrs: config.localServiceCidrs,
+      clock: realClock,
+      logger,
+      periodMs: config.localAddressesPeriodMs,
+      onChange: () => controller?.enqueueAll(),
+    });
+    readiness.set('local-addresses', false, 'reading Service CIDRs and node addresses');
+    for (;;) {
+      try {
+        await localWatch.refresh();
+        break;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        readiness.set('local-addresses', false, `reading them failed: ${message.slice(0, 200)}`);
+        logger.warn('reading local addresses failed; retrying', { [logFields.error]: error });
+        await new Promise((r) => setTimeout(r, 5_000));
+        if (shutdown.signal.aborted) return;
+      }
+    }
+    readiness.set('local-addresses', true);
+    localWatch.start();
+    shutdown.onShutdown('local addresses', 30, () => localWatch.stop());
     controller = createImportController({
       cloudMap,
       sources: createKubeSources(informers),
@@ -201,7 +231,7 @@ async function main(): Promise<void> {
       trust: {
         clustersetId,
         localClusterId: clusterId,
-        addresses: createAddressPolicy(config.allowedCidrs),
+        addresses: createAddressPolicy(config.allowedCidrs, local),
       },
       periods: {
         slowMs: config.pollSlowMs,

@@ -11,6 +11,8 @@ describe('import agent config', () => {
       heartbeatTtlMs: 120_000,
       leaderElect: true,
       allowedCidrs: [],
+      localServiceCidrs: [],
+      localAddressesPeriodMs: 60_000,
       workers: 4,
     });
     expect(c.identity).toMatch(/^host-\d+$/);
@@ -63,5 +65,13 @@ describe('import agent config', () => {
   ])('refuses %j', (argv, message) => {
     expect(() => parseConfig(argv, {}, 'h')).toThrow(ConfigError);
     expect(() => parseConfig(argv, {}, 'h')).toThrow(message);
+  });
+
+  it('reads the local Service CIDRs and refuses a bad one', () => {
+    const c = parseConfig(['--local-service-cidrs', '10.96.0.0/12,fd00:96::/112'], {}, 'h');
+    expect(c.localServiceCidrs).toEqual(['10.96.0.0/12', 'fd00:96::/112']);
+    expect(() => parseConfig(['--local-service-cidrs', '10.96.0.0'], {}, 'h')).toThrow(
+      /--local-service-cidrs: invalid CIDR/,
+    );
   });
 });

@@ -3,6 +3,7 @@
 // test, writing records with the codec straight into the emulator, as an export agent does,
 // for clusters r1 and r2 (not the harness clusters c1 and c2: records claiming the importing
 // cluster's own id are refused unless it exports the service).
+import { readFileSync } from 'node:fs';
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -361,6 +362,40 @@ describe('import agent, two clusters', () => {
       async () => addresses(await slices(c2.kc, ns.name, 'impostor')).length === 2,
     );
   }
+
+  it("the importing cluster's own Service IPs and node addresses are never imported there", async () => {
+    // Issue 11 item 4: c2's API server IP (its Service CIDR) and a node address of c2, written
+    // as r1's endpoints, are imported by c1 (they are not c1's) but refused by c2.
+    const [c1, c2] = [clusters[0]!, clusters[1]!];
+    const core = c2.kc.makeApiClient(CoreV1Api);
+    const apiIp =
+      (await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' })).spec
+        ?.clusterIP ?? '';
+    const nodeIp =
+      (await core.listNode()).items
+        .flatMap((n) => n.status?.addresses ?? [])
+        .find((a) => a.type === 'InternalIP')?.address ?? '';
+    expect(apiIp).not.toBe('');
+    expect(nodeIp).not.toBe('');
+    const good = eps(1, 1)[0]!;
+    const list: Endpoint[] = [apiIp, nodeIp, '10.1.0.1'].map((address) => ({ ...good, address }));
+    await publisher.publish(exp('r1', ns.name, 'local', list));
+    await waitFor(
+      'c1 imports all three',
+      async () => addresses(await slices(c1.kc, ns.name, 'local')).length === 3,
+    );
+    await waitFor(
+      'c2 imports only the pod address',
+      async () => addresses(await slices(c2.kc, ns.name, 'local')).join() === 'r1:10.1.0.1',
+    );
+    expect(
+      await agents[1]!.metric('mcs_import_refused_records_total', 'reason="refused-address"'),
+    ).toBeGreaterThan(0);
+    const log = readFileSync(agents[1]!.logFile, 'utf8');
+    for (const detail of ['local-service-cidr', 'local-node'])
+      expect(log).toContain(`"detail":"${detail}"`);
+    await publisher.unpublish(ns.name, 'local', 'r1');
+  });
 
   it('an emulator outage longer than the TTL loses no endpoint, is reported, and converges after it lifts', async () => {
     // Issue 11 item 1: heartbeats frozen by the importer's own outage used to be compared with

@@ -199,6 +199,10 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.maxImportsPerNamespace | quote }}
 - name: MCS_MAX_IMPORTS
   value: {{ .agent.maxImports | quote }}
+{{- with .agent.localServiceCidrs }}
+- name: MCS_LOCAL_SERVICE_CIDRS
+  value: {{ join "," . | quote }}
+{{- end }}
 {{- end }}
 {{- with .agent.extraEnv }}
 {{ toYaml . }}

@@ -8,3 +8,4 @@ export * from './slices.js';
 export * from './trust.js';
 export * from './export-plan.js';
 export * from './conflicts.js';
+export * from './local-addresses.js';
