@@ -43,12 +43,14 @@ export const fastProfile: Profile = {
     fastPollS: 1,
     slowPollS: 2,
     jitter: 0.1,
-    ttlS: 6,
+    // The export agent reads its own heartbeat through the Cloud Map client's 5 s cache, so a
+    // live heartbeat can be period + period/3 + 5 s old (~8 s here): the TTL must exceed that.
+    ttlS: 12,
     args: [
       '--poll-fast-seconds=1',
       '--poll-slow-seconds=2',
       '--poll-jitter=0.1',
-      '--heartbeat-ttl-seconds=6',
+      '--heartbeat-ttl-seconds=12',
       '--leader-elect=false',
       '--log-level=info',
     ],
@@ -64,7 +66,7 @@ export const fastProfile: Profile = {
     ],
   },
   lease: { durationS: 4, renewS: 3, retryS: 1 },
-  outageS: 15,
+  outageS: 20,
   throttleS: 15,
   throttleShare: 0.5,
   kills: 5,

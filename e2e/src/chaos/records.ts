@@ -74,10 +74,28 @@ export class CloudMapRecords {
     return svc?.id;
   }
 
-  /** Every instance of a service (ListInstances), [] when the service does not exist. */
+  /**
+   * Every instance of a service (ListInstances), [] when the service does not exist. Retried:
+   * the reader shares a loaded machine with the agents and must not fail a scenario on a
+   * dropped connection of its own.
+   */
   async instances(namespace: string, name: string): Promise<CloudMapInstance[]> {
-    const id = await this.serviceId(namespace, name);
-    return id === undefined ? [] : this.cm.listInstances(id);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const id = await this.serviceId(namespace, name);
+        return id === undefined ? [] : await this.cm.listInstances(id);
+      } catch (err) {
+        if (attempt >= 4) throw err;
+        await new Promise((r) => setTimeout(r, 500 * attempt));
+      }
+    }
+  }
+
+  /** The instances of several services of a namespace, read one service at a time. */
+  async instancesOfAll(namespace: string, names: readonly string[]): Promise<CloudMapInstance[][]> {
+    const out: CloudMapInstance[][] = [];
+    for (const n of names) out.push(await this.instances(namespace, n));
+    return out;
   }
 
   /** Heartbeat renewal time of a cluster in a namespace, as stored in Cloud Map. */

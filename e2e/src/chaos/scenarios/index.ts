@@ -1,5 +1,6 @@
 // Every fault scenario, in the order a run takes them.
 import type { Scenario } from '../scenario.js';
+import { baseline } from './baseline.js';
 import { userServiceCollision } from './collision.js';
 import { staleEviction } from './eviction.js';
 import { leaderFailover } from './failover.js';
@@ -19,6 +20,7 @@ import { deniedNamespaces, importCap, invalidServiceNames } from './scope.js';
 import { throttling } from './throttle.js';
 
 export const scenarios: readonly Scenario[] = [
+  baseline,
   cloudMapOutage,
   importerOutage,
   exporterOutage,

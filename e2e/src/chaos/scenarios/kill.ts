@@ -51,7 +51,7 @@ export const killMidSync: Scenario = {
         },
       );
       await agent.kill9();
-      const own = (await Promise.all(names.map((n) => ctx.records.instances(ns, n)))).flat().length;
+      const own = (await ctx.records.instancesOfAll(ns, names)).flat().length;
       if (own < total) midSync += 1;
       await sleep(200);
     }
@@ -61,10 +61,8 @@ export const killMidSync: Scenario = {
     await waitFor(
       'Cloud Map holds exactly the exported instances',
       async () => {
-        const audits = await Promise.all(
-          names.map(async (n, i) =>
-            auditInstances(await ctx.records.instances(ns, n), c1.name, ipsOf(i)),
-          ),
+        const audits = (await ctx.records.instancesOfAll(ns, names)).map((list, i) =>
+          auditInstances(list, c1.name, ipsOf(i)),
         );
         const bad = audits.filter(
           (a) =>
@@ -79,10 +77,8 @@ export const killMidSync: Scenario = {
     });
     const convergeMs = Date.now() - restartedAt;
     await sleep(3_000); // anything still in flight would show now
-    const audits = await Promise.all(
-      names.map(async (n, i) =>
-        auditInstances(await ctx.records.instances(ns, n), c1.name, ipsOf(i)),
-      ),
+    const audits = (await ctx.records.instancesOfAll(ns, names)).map((list, i) =>
+      auditInstances(list, c1.name, ipsOf(i)),
     );
     const found = audits.reduce((a, b) => a + b.total, 0);
     const orphans = audits.reduce((a, b) => a + b.orphans.length, 0);
