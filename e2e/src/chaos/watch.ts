@@ -18,6 +18,8 @@ export class ImportWatch {
   firstLossAt: number | undefined;
   /** Which (cluster, service, source) lost endpoints first, with the counts. */
   firstLoss = '';
+  /** Samples in which some (cluster, service, source) had fewer endpoints than at the start. */
+  samplesBelow = 0;
 
   constructor(
     readonly clusters: readonly ChaosCluster[],
@@ -26,6 +28,7 @@ export class ImportWatch {
   ) {}
 
   async #sample(): Promise<void> {
+    let below = false;
     for (const c of this.clusters) {
       let view: ImportView;
       try {
@@ -38,15 +41,19 @@ export class ImportWatch {
         for (const [src, ips] of bySource) seen.set(`${c.name} ${svc} ${src}`, ips.length);
       if (this.samples === 0 || this.#baseline.size === 0)
         for (const [k, n] of seen) if (!this.#baseline.has(k)) this.#baseline.set(k, n);
+      // Only this cluster's keys: the others are judged from their own view.
       for (const k of this.#baseline.keys()) {
+        if (!k.startsWith(`${c.name} `)) continue;
         const n = seen.get(k) ?? 0;
         if (n < (this.#min.get(k) ?? Infinity)) this.#min.set(k, n);
+        if (n < (this.#baseline.get(k) ?? 0)) below = true;
         if (n < (this.#baseline.get(k) ?? 0) && this.firstLossAt === undefined) {
           this.firstLossAt = Date.now();
           this.firstLoss = `${k}: ${String(n)} of ${String(this.#baseline.get(k))}`;
         }
       }
     }
+    if (below) this.samplesBelow += 1;
     this.samples += 1;
   }
 

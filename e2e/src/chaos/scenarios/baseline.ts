@@ -14,11 +14,21 @@ export const baseline: Scenario = {
     const watch = new ImportWatch(ctx.clusters, s.ns, 250);
     await watch.start();
     const forMs = 4 * ctx.profile.import.ttlS * 1000;
-    await sleep(forMs);
+    // The heartbeat's age as stored in Cloud Map, sampled each second: past the TTL, the
+    // importers are right to drop the cluster and the fault is the exporter's renewal.
+    let maxAgeMs = 0;
+    const until = Date.now() + forMs;
+    while (Date.now() < until) {
+      const at = await ctx.records.heartbeatMs(s.ns, ctx.cluster(0).name).catch(() => undefined);
+      if (at !== undefined) maxAgeMs = Math.max(maxAgeMs, Date.now() - at);
+      await sleep(1_000);
+    }
     await watch.stop();
+    out.figure('max heartbeat age s', seconds(maxAgeMs));
     out.figure('watched s', seconds(forMs));
     out.figure('samples', watch.samples);
     out.figure('endpoints lost', watch.lost);
+    out.figure('samples below start', watch.samplesBelow);
     out.figure('control s', seconds(s.controlMs));
     out.observe(
       `${watch.lost} of ${watch.baseline} endpoints dropped with no fault${watch.firstLoss === '' ? '' : ` (first: ${watch.firstLoss})`}`,
