@@ -7,7 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeFlags } from '../src/chaos/context.js';
 import { CuttableProxy } from '../src/chaos/proxy.js';
 import { auditInstances } from '../src/chaos/records.js';
-import { reportMarkdown, resultsTable, type ScenarioResult } from '../src/chaos/report.js';
+import {
+  mergeReports,
+  reportMarkdown,
+  resultsTable,
+  type ScenarioResult,
+} from '../src/chaos/report.js';
 
 const endpoint = (id: string, ip: string, cluster = 'c1') => ({
   id,
@@ -133,4 +138,40 @@ describe('CuttableProxy', () => {
     p.cut(false);
     expect(await call()).toBe('200 upstream POST /x?y=1');
   });
+});
+
+it('mergeReports: parts run side by side become one report in scenario order', () => {
+  const part = (id: string, start: string, end: string, load: number) => ({
+    profile: 'long',
+    command: `make chaos CHAOS_ARGS='--only ${id}'`,
+    commit: 'abc',
+    startedAt: start,
+    finishedAt: end,
+    durationS: 1,
+    cores: 2,
+    loadAverage: { start: load, end: load },
+    results: [
+      {
+        id,
+        fault: 'f',
+        expected: 'e',
+        observed: 'o',
+        figures: {},
+        passed: true,
+        failures: [],
+        durationS: 1,
+      },
+    ],
+  });
+  const merged = mergeReports(
+    [
+      part('b', '2026-01-01T00:00:10.000Z', '2026-01-01T00:01:00.000Z', 3),
+      part('a', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:30.000Z', 5),
+    ],
+    ['a', 'b'],
+  );
+  expect(merged.results.map((r) => r.id)).toEqual(['a', 'b']);
+  expect(merged.durationS).toBe(60);
+  expect(merged.loadAverage).toEqual({ start: 5, end: 5 });
+  expect(merged.command).toContain("--only b' ; make chaos CHAOS_ARGS='--only a'");
 });

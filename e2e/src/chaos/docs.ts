@@ -1,11 +1,13 @@
 /**
  * docs/reliability.md is generated from a run's JSON report (never typed by hand):
  * `node e2e/dist/src/chaos/docs.js .state/chaos/long.json docs/reliability.md`, which
- * `make chaos` does after its run.
+ * `make chaos` does after its run. Several JSON files (parts of one profile that ran side by
+ * side) are merged into one table.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { reportMarkdown, type ChaosReport } from './report.js';
+import { mergeReports, reportMarkdown, type ChaosReport } from './report.js';
+import { scenarios } from './scenarios/index.js';
 
 const intro = `# Reliability: the fault and hostility suite
 
@@ -35,16 +37,26 @@ export function reliabilityPage(report: ChaosReport): string {
   return `${intro}\n${reportMarkdown(report)}`;
 }
 
-export function writeReliabilityPage(jsonPath: string, docPath: string): void {
-  const report = JSON.parse(readFileSync(jsonPath, 'utf8')) as ChaosReport;
-  writeFileSync(docPath, reliabilityPage(report));
+export function writeReliabilityPage(jsonPaths: string | readonly string[], docPath: string): void {
+  const paths = typeof jsonPaths === 'string' ? [jsonPaths] : jsonPaths;
+  const parts = paths.map((p) => JSON.parse(readFileSync(p, 'utf8')) as ChaosReport);
+  writeFileSync(
+    docPath,
+    reliabilityPage(
+      mergeReports(
+        parts,
+        scenarios.map((s) => s.id),
+      ),
+    ),
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [json, doc] = process.argv.slice(2);
-  if (json === undefined || doc === undefined) {
-    console.error('usage: docs.js <report.json> <reliability.md>');
+  const args = process.argv.slice(2);
+  const doc = args.pop();
+  if (doc === undefined || args.length === 0) {
+    console.error('usage: docs.js <report.json>... <reliability.md>');
     process.exit(2);
   }
-  writeReliabilityPage(json, doc);
+  writeReliabilityPage(args, doc);
 }

@@ -92,3 +92,37 @@ export function writeReport(report: ChaosReport, dir: string, base: string): str
   writeFileSync(md, reportMarkdown(report));
   return [json, md];
 }
+
+/**
+ * One report from runs of the same profile that ran side by side (each on its own clusterset),
+ * results in `order` (scenario ids), the commands of every part kept.
+ */
+export function mergeReports(
+  parts: readonly ChaosReport[],
+  order: readonly string[] = [],
+): ChaosReport {
+  const [first] = parts;
+  if (first === undefined) throw new Error('no report to merge');
+  if (parts.length === 1) return first;
+  const rank = (id: string) => (order.includes(id) ? order.indexOf(id) : order.length);
+  const startedAt = parts.map((p) => p.startedAt).sort()[0] ?? first.startedAt;
+  const finishedAt =
+    parts
+      .map((p) => p.finishedAt)
+      .sort()
+      .at(-1) ?? first.finishedAt;
+  return {
+    profile: first.profile,
+    command: `${String(parts.length)} parts run side by side, each on its own clusterset: ${parts.map((p) => p.command).join(' ; ')}`,
+    commit: [...new Set(parts.map((p) => p.commit))].join(', '),
+    startedAt,
+    finishedAt,
+    durationS: Math.round((Date.parse(finishedAt) - Date.parse(startedAt)) / 1000),
+    cores: first.cores,
+    loadAverage: {
+      start: Math.max(...parts.map((p) => p.loadAverage.start)),
+      end: Math.max(...parts.map((p) => p.loadAverage.end)),
+    },
+    results: parts.flatMap((p) => p.results).sort((a, b) => rank(a.id) - rank(b.id)),
+  };
+}
