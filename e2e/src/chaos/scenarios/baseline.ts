@@ -7,13 +7,14 @@ import { oneExport } from './setup.js';
 
 export const baseline: Scenario = {
   id: 'baseline-no-fault',
-  fault: 'none: one exported Service, both agents running, watched for 4 heartbeat TTLs',
+  fault:
+    'none: one exported Service, both agents running, watched for several heartbeat TTLs (fast: 2, long: 4)',
   expected: 'no import loses an endpoint',
   async run(ctx, out) {
     const s = await oneExport(ctx);
     const watch = new ImportWatch(ctx.clusters, s.ns, 250);
     await watch.start();
-    const forMs = 4 * ctx.profile.import.ttlS * 1000;
+    const forMs = (ctx.profile.name === 'long' ? 4 : 2) * ctx.profile.import.ttlS * 1000;
     // The heartbeat's age as stored in Cloud Map, sampled each second: past the TTL, the
     // importers are right to drop the cluster and the fault is the exporter's renewal.
     let maxAgeMs = 0;

@@ -96,7 +96,7 @@ export const refusalLogRate: Scenario = {
     const lines = () => importers.reduce((n, a) => n + a.logLines('refused'), 0);
     const l0 = lines();
     const r0 = await refused(importers);
-    const windowS = ctx.profile.name === 'long' ? 60 : 20;
+    const windowS = ctx.profile.name === 'long' ? 60 : 10;
     const until = Date.now() + windowS * 1000;
     for (let k = 0; Date.now() < until; k++) {
       // A changing control endpoint makes every import agent reconcile the service again.
