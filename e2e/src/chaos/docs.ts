@@ -25,6 +25,7 @@ its expectations; a failed one is listed with what was observed.
   faults at full length (a 10-minute Cloud Map outage, 2 minutes of 50 % throttling), writes
   \`.state/chaos/long.{json,md}\` and regenerates this page. \`CHAOS_ARGS='--only a,b'\` runs some.
 
+\`baseline-no-fault\` is the suite's own control: the same setup with no fault must lose nothing.
 Scenario code: \`e2e/src/chaos/scenarios/\`. Bounds: "one fast poll period" is the fast poll
 period with its jitter plus a 5 s allowance for watch events, reconcile and apply on a loaded
 2-core machine, on top of the control latency (the same change carried with no fault, measured
