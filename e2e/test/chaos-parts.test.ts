@@ -175,3 +175,34 @@ it('mergeReports: parts run side by side become one report in scenario order', (
   expect(merged.loadAverage).toEqual({ start: 5, end: 5 });
   expect(merged.command).toContain("--only b' ; make chaos CHAOS_ARGS='--only a'");
 });
+
+it('mergeReports: a scenario re-run in a later part replaces its earlier result', () => {
+  const part = (end: string, passed: boolean) => ({
+    profile: 'long',
+    command: 'c',
+    commit: end,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    finishedAt: end,
+    durationS: 1,
+    cores: 2,
+    loadAverage: { start: 1, end: 1 },
+    results: [
+      {
+        id: 'a',
+        fault: 'f',
+        expected: 'e',
+        observed: end,
+        figures: {},
+        passed,
+        failures: [],
+        durationS: 1,
+      },
+    ],
+  });
+  const merged = mergeReports([
+    part('2026-01-01T00:09:00.000Z', true),
+    part('2026-01-01T00:05:00.000Z', false),
+  ]);
+  expect(merged.results).toHaveLength(1);
+  expect(merged.results[0]?.passed).toBe(true);
+});

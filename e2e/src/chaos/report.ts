@@ -93,9 +93,18 @@ export function writeReport(report: ChaosReport, dir: string, base: string): str
   return [json, md];
 }
 
+/** Each scenario's result from the part that finished last (a scenario re-run after a fix). */
+function latestPerScenario(parts: readonly ChaosReport[]): ScenarioResult[] {
+  const byId = new Map<string, ScenarioResult>();
+  for (const part of [...parts].sort((a, b) => a.finishedAt.localeCompare(b.finishedAt)))
+    for (const r of part.results) byId.set(r.id, r);
+  return [...byId.values()];
+}
+
 /**
- * One report from runs of the same profile that ran side by side (each on its own clusterset),
- * results in `order` (scenario ids), the commands of every part kept.
+ * One report from runs of the same profile that ran side by side (each on its own clusterset)
+ * or one after the other (scenarios re-run after a fix: the latest result counts), results in
+ * `order` (scenario ids), the commands of every part kept.
  */
 export function mergeReports(
   parts: readonly ChaosReport[],
@@ -123,6 +132,6 @@ export function mergeReports(
       start: Math.max(...parts.map((p) => p.loadAverage.start)),
       end: Math.max(...parts.map((p) => p.loadAverage.end)),
     },
-    results: parts.flatMap((p) => p.results).sort((a, b) => rank(a.id) - rank(b.id)),
+    results: latestPerScenario(parts).sort((a, b) => rank(a.id) - rank(b.id)),
   };
 }
