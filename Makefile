@@ -79,7 +79,7 @@ moto: ## Build (or reuse) the moto venv the Cloud Map emulator's contract suite 
 
 .PHONY: test-integration
 test-integration: build controlplane moto ## Integration suites on real local clusters and the emulator
-	pnpm exec vitest run --project integration --passWithNoTests
+	pnpm exec vitest run --project integration
 
 .PHONY: test-realnodes
 test-realnodes: build controlplane nodes ## Real-node suites (e2e/test/realnodes: DNS, traffic, teardown; root)

@@ -2,18 +2,25 @@
 // the Cloud Map emulator the integration globalSetup starts (docs/harness.md).
 import { randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
-import { describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCloudMapClient } from '../../src/cloudmap/client.js';
 import { createCloudMapMetrics } from '../../src/cloudmap/metrics.js';
 import { createServiceDiscoveryClient } from '../../src/cloudmap/sdk-client.js';
 import { createSdkCloudMapPort } from '../../src/cloudmap/sdk-port.js';
 import { isCloudMapError } from '../../src/ports/cloudmap-port.js';
 
-const env = (
-  (inject as (k: string) => unknown)('mcsE2e') as { cloudMapEnv: Record<string, string> | null }
-).cloudMapEnv;
+const ctx = (inject as (k: string) => unknown)('mcsE2e') as {
+  cloudMapEnv: Record<string, string> | null;
+  external: boolean;
+};
+const env = ctx.cloudMapEnv;
 
-describe.runIf(env !== null)('Cloud Map client on the emulator', () => {
+// Skipped only on external clusters run without the emulator (real AWS). The harness always
+// starts the emulator, so there a missing one is a broken harness: the suite fails.
+describe.runIf(env !== null || !ctx.external)('Cloud Map client on the emulator', () => {
+  beforeAll(() => {
+    expect(env, 'the harness started no Cloud Map emulator').not.toBeNull();
+  });
   const e = env ?? {};
   const port = () =>
     createSdkCloudMapPort(
