@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a real node of the harness needs (containerd, runc, the CNI
-# plugins, busybox-static and socat for the stand-in images, nftables for kube-proxy), only
-# those missing. `--check` installs nothing: it lists what is missing and exits 1 if anything
+# plugins, busybox-static and socat for the stand-in images, nftables for kube-proxy, iproute2
+# for the harness's own `ip netns`/`ip link` calls: minimal images such as debian:*-slim lack
+# it), only those missing. `--check` installs nothing: it lists what is missing and exits 1 if anything
 # is. Needs root for the install; otherwise it says what to run and exits 2.
 set -euo pipefail
 say() { echo "nodes: $*" >&2; }
@@ -14,9 +15,10 @@ declare -A probe=(
   [busybox-static]=/bin/busybox
   [socat]=/usr/bin/socat
   [nftables]=/usr/sbin/nft
+  [iproute2]=/sbin/ip
 )
 missing=()
-for p in containerd runc containernetworking-plugins busybox-static socat nftables; do
+for p in containerd runc containernetworking-plugins busybox-static socat nftables iproute2; do
   [[ -x ${probe[$p]} ]] || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
