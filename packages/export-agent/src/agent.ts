@@ -119,6 +119,7 @@ export async function runExportAgent(
     onPeerChange: () => metrics.peerChange(),
     tags: { 'cloudmap-mcs:managed-by': 'cloudmap-mcs-export-agent' },
     ...(config.dns === undefined ? {} : { dns: config.dns }),
+    podLabelAttributes: config.podLabelAttributes,
     onReconcile: (outcome, ms) => {
       metrics.reconcile(outcome, ms);
       metrics.exports(controller.reconciler.exportedCount());

@@ -1,5 +1,6 @@
 import yargs from 'yargs';
 import type { LogLevel } from '@cloudmap-mcs/core';
+import { isLabelKey, parseLabelKeyList } from './pod-label-attributes.js';
 
 /** Everything the export agent is configured with; built once in main.ts, passed down. */
 export interface ExportAgentConfig {
@@ -33,6 +34,8 @@ export interface ExportAgentConfig {
    * DnsConfig; absent when off (the default).
    */
   dns?: { ttl: number; namespaceVpc?: string };
+  /** Pod label keys every ServiceExport without the annotation exports as attributes. */
+  podLabelAttributes: string[];
   /** MCS_* variables that are not flags of this agent (logged with the config). */
   ignoredEnvironment: string[];
 }
@@ -112,6 +115,12 @@ const OPTIONS = {
     describe:
       'create services in DNS_PRIVATE namespaces with A/AAAA and SRV records (MULTIVALUE, custom health), so VPC clients resolve <service>.<namespace>',
   },
+  'pod-label-attributes': {
+    type: 'string',
+    default: '',
+    describe:
+      'comma-separated pod label keys written as POD_LABEL_<key> attributes on endpoint instances of every ServiceExport without the cloudmap-mcs.io/pod-label-attributes annotation',
+  },
   'dns-ttl': { type: 'number', default: 10, describe: 'TTL of those records, seconds' },
   'dns-namespace-vpc': {
     type: 'string',
@@ -178,6 +187,7 @@ export async function parseConfig(
     logLevel: args.logLevel,
     podName: args.podName ?? `export-agent-${Math.random().toString(36).slice(2, 8)}`,
     registerRatePerSecond: positive('register-rate', args.registerRate),
+    podLabelAttributes: parseLabelKeyList(args.podLabelAttributes),
     ignoredEnvironment: ignored,
   };
   if (!(
@@ -186,6 +196,9 @@ export async function parseConfig(
   )) {
     throw new ConfigError('leader election needs lease-duration > renew-deadline > retry-period');
   }
+  const badLabels = config.podLabelAttributes.filter((k) => !isLabelKey(k));
+  if (badLabels.length > 0)
+    throw new ConfigError(`--pod-label-attributes: not label keys: ${badLabels.join(', ')}`);
   if (args.dnsNamespaceVpc !== undefined && args.dnsNamespaceVpc !== '' && !args.dnsRecords)
     throw new ConfigError('--dns-namespace-vpc needs --dns-records');
   if (args.dnsRecords) {

@@ -53,6 +53,8 @@ export interface ExportControllerOptions {
   tags: Record<string, string>;
   /** DNS namespaces (ADR 0010); absent: HTTP namespaces, services without DnsConfig. */
   dns?: DnsOptions;
+  /** `--pod-label-attributes` (default label keys for pod label attributes). */
+  podLabelAttributes?: readonly string[];
   onReconcile?: (outcome: ReconcileOutcome, durationMs: number) => void;
   onQueueDepth?: (depth: number) => void;
 }
@@ -130,6 +132,9 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     resyncMs: opts.resyncMs,
     pendingRequeueMs: opts.pendingRequeueMs,
     onNamespaceExported: () => beat(),
+    ...(opts.podLabelAttributes === undefined
+      ? {}
+      : { podLabelAttributes: opts.podLabelAttributes }),
     ...(peers === undefined ? {} : { peers }),
   });
   const unsubscribe = opts.operations.onComplete((r) => {

@@ -14,6 +14,14 @@ import {
   type ServiceExportObject,
   type ServiceObject,
 } from './k8s-types.js';
+import { podLabelAttributes } from './pod-label-attributes.js';
+
+/** Pod label attributes for one export: which keys, and where pods' labels are read. */
+export interface PodLabelSource {
+  keys: readonly string[];
+  /** The pod's labels from the agent's cache; undefined when the pod is not known (yet). */
+  labelsOf(namespace: string, podName: string): Readonly<Record<string, string>> | undefined;
+}
 
 /** Why a ServiceExport cannot be exported (mcs-api `Valid=False` reasons). */
 export type InvalidReason = 'NoService' | 'InvalidServiceType';
@@ -70,6 +78,7 @@ function serviceProperties(se: ServiceExportObject, svc: ServiceObject): Service
 function endpointsOf(
   slices: readonly EndpointSliceObject[],
   ports: readonly ServicePort[],
+  pods?: PodLabelSource,
 ): Endpoint[] {
   const byAddress = new Map<string, Endpoint>();
   const sorted = [...slices].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
@@ -104,6 +113,14 @@ function endpointsOf(
       if (e.hostname) endpoint.hostname = e.hostname;
       if (e.nodeName) endpoint.nodeName = e.nodeName;
       if (e.zone) endpoint.zone = e.zone;
+      if (pods !== undefined && pods.keys.length > 0) {
+        const ref = e.targetRef;
+        const labels =
+          ref?.kind === 'Pod' && ref.name !== undefined
+            ? pods.labelsOf(ref.namespace ?? slice.metadata.namespace, ref.name)
+            : undefined;
+        endpoint.attributes = podLabelAttributes(labels, pods.keys);
+      }
       const seen = byAddress.get(address);
       if (seen === undefined || (!seen.conditions.ready && ready)) {
         byAddress.set(address, endpoint);
@@ -124,13 +141,15 @@ function endpointsOf(
 /**
  * What this cluster should export for one ServiceExport (DESIGN.md §3 step 2). Pure: reads
  * only its arguments. ClusterIP, NodePort and LoadBalancer export as ClusterSetIP, headless as
- * Headless; ExternalName is refused (mcs-api `InvalidServiceType`).
+ * Headless; ExternalName is refused (mcs-api `InvalidServiceType`). With `pods`, each endpoint
+ * carries its pod's labels among `pods.keys` as attributes; without, nothing changes.
  */
 export function buildDesiredExport(
   cluster: ClusterIdentity,
   se: ServiceExportObject,
   svc: ServiceObject | undefined,
   slices: readonly EndpointSliceObject[],
+  pods?: PodLabelSource,
 ): DesiredExport {
   const { namespace, name } = se.metadata;
   if (svc === undefined) {
@@ -148,7 +167,7 @@ export function buildDesiredExport(
     };
   }
   const properties = serviceProperties(se, svc);
-  const endpoints = endpointsOf(slices, properties.ports);
+  const endpoints = endpointsOf(slices, properties.ports, pods);
   if (properties.ipFamilies.length === 0) {
     const seen = new Set(endpoints.map((e) => e.addressType));
     properties.ipFamilies = (['IPv4', 'IPv6'] as const).filter((f) => seen.has(f));

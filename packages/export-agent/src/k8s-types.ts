@@ -17,6 +17,7 @@ export interface ObjectMeta {
   deletionTimestamp?: Timestamp;
   finalizers?: string[];
   labels?: Record<string, string>;
+  annotations?: Record<string, string>;
 }
 
 export interface Condition {
@@ -70,6 +71,8 @@ export interface EndpointSliceObject {
     hostname?: string;
     nodeName?: string;
     zone?: string;
+    /** The pod behind the address (pod label attributes read its labels). */
+    targetRef?: { kind?: string; namespace?: string; name?: string };
   }[];
   ports?: { name?: string; protocol?: string; port?: number; appProtocol?: string }[];
 }

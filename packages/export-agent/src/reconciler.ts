@@ -24,6 +24,7 @@ import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
 import { findCondition, mergeConditions } from './conditions.js';
 import { createEventDedup } from './event-dedup.js';
 import { buildDesiredExport } from './desired.js';
+import { podLabelSourceFor } from './pod-label-source.js';
 import { fitInstancesToService } from './dns-attributes.js';
 import { conditionsFor, type ExportOutcome } from './export-status.js';
 import type { ServiceExportObject } from './k8s-types.js';
@@ -47,6 +48,8 @@ export interface ExportReconcilerDeps {
   onNamespaceExported?: (namespace: string) => void;
   /** Told which Cloud Map service each exported key uses, to requeue it on others' changes. */
   peers?: PeerWatch;
+  /** `--pod-label-attributes`: label keys for ServiceExports without the annotation. */
+  podLabelAttributes?: readonly string[];
 }
 
 export interface ExportReconciler {
@@ -151,11 +154,19 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     if (!(se.metadata.finalizers ?? []).includes(FINALIZER))
       await writer.addFinalizer(se, FINALIZER);
     const svc = sources.service(namespace, name);
+    const pods = podLabelSourceFor(se, deps.podLabelAttributes ?? [], sources);
+    if (pods.refused !== undefined) {
+      // Never trimmed, never half-applied: the records written last stay as they are.
+      await writeStatus(se, { kind: 'failed', message: pods.refused }, log);
+      return;
+    }
+    if (pods.waiting === true) return { requeueAfterMs: deps.pendingRequeueMs };
     const desired = buildDesiredExport(
       identity,
       se,
       svc,
       svc ? sources.endpointSlices(namespace, name) : [],
+      pods.source,
     );
     if (!desired.valid) {
       const done = await unexport(namespace, name, identity, log);

@@ -16,6 +16,13 @@ export interface ExportSources {
   endpointSlices(namespace: string, serviceName: string): EndpointSliceObject[];
   /** Every ServiceExport key (`ns/name`) in the cache. */
   serviceExportKeys(): string[];
+  /** A pod's labels (pod label attributes); undefined when unknown or not watched. */
+  podLabels?(namespace: string, name: string): Readonly<Record<string, string>> | undefined;
+  /**
+   * Whether pods' labels can be read yet. The first call may start the pod watch, so an
+   * export is not written without its labels first and with them a moment later.
+   */
+  podLabelsReady?(): boolean;
 }
 
 export type EventType = 'Normal' | 'Warning';

@@ -18,6 +18,20 @@ describe('parseConfig', () => {
     expect(c.dns).toBeUndefined();
   });
 
+  it('reads the default pod label attribute keys from the flag or MCS_POD_LABEL_ATTRIBUTES', async () => {
+    expect((await parseConfig([], {})).podLabelAttributes).toEqual([]);
+    expect(
+      (await parseConfig(['--pod-label-attributes', 'version, track'], {})).podLabelAttributes,
+    ).toEqual(['track', 'version']);
+    expect(
+      (await parseConfig([], { MCS_POD_LABEL_ATTRIBUTES: 'app.kubernetes.io/version' }))
+        .podLabelAttributes,
+    ).toEqual(['app.kubernetes.io/version']);
+    await expect(parseConfig(['--pod-label-attributes', 'ok,not ok'], {})).rejects.toThrow(
+      new ConfigError('--pod-label-attributes: not label keys: not ok'),
+    );
+  });
+
   it('reads the DNS namespace options (ADR 0010) and refuses inconsistent ones', async () => {
     expect((await parseConfig(['--dns-records'], {})).dns).toEqual({ ttl: 10 });
     expect(

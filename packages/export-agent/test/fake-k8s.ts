@@ -24,6 +24,8 @@ export class FakeK8s implements ExportSources, ServiceExportWriter {
   readonly exports = new Map<string, ServiceExportObject>();
   readonly services = new Map<string, ServiceObject>();
   readonly slices = new Map<string, EndpointSliceObject>();
+  /** Pods' labels by `ns/name` (pod label attributes). */
+  readonly pods = new Map<string, Record<string, string>>();
   readonly events: RecordedEvent[] = [];
   statusWrites = 0;
   onChange: (key: string) => void = () => {};
@@ -63,6 +65,12 @@ export class FakeK8s implements ExportSources, ServiceExportWriter {
   }
   serviceExportKeys() {
     return [...this.exports.keys()];
+  }
+  podLabels(ns: string, name: string) {
+    return structuredClone(this.pods.get(`${ns}/${name}`));
+  }
+  podLabelsReady() {
+    return true;
   }
 
   // ---- ServiceExportWriter ----
@@ -138,6 +146,16 @@ export class FakeK8s implements ExportSources, ServiceExportWriter {
     }
   }
 
+  /** Sets a pod's labels and re-queues the exports whose slices point at it (a pod watch). */
+  setPodLabels(ns: string, pod: string, labels: Record<string, string>) {
+    this.pods.set(`${ns}/${pod}`, { ...labels });
+    for (const s of this.slices.values()) {
+      if (s.metadata.namespace !== ns) continue;
+      if ((s.endpoints ?? []).some((e) => e.targetRef?.name === pod))
+        this.onChange(`${ns}/${s.metadata.labels?.['kubernetes.io/service-name']}`);
+    }
+  }
+
   /** From now on reads show the statuses of this moment (objects created later: none). */
   holdStatus() {
     this.heldStatus = new Map([...this.exports].map(([k, se]) => [k, structuredClone(se.status)]));
@@ -209,6 +227,8 @@ export const slice = (
     serving?: boolean;
     terminating?: boolean;
     node?: string;
+    /** The backing pod's name (targetRef kind Pod). */
+    pod?: string;
   }[],
   ports: EndpointSliceObject['ports'] = [{ name: 'http', protocol: 'TCP', port: 8080 }],
   addressType = 'IPv4',
@@ -224,5 +244,6 @@ export const slice = (
       terminating: a.terminating ?? false,
     },
     ...(a.node === undefined ? {} : { nodeName: a.node }),
+    ...(a.pod === undefined ? {} : { targetRef: { kind: 'Pod', namespace: ns, name: a.pod } }),
   })),
 });

@@ -28,6 +28,7 @@ export function startAgent(
     dns?: { ttl: number; namespaceVpc?: string };
     /** The revision check of other clusters' changes; off unless a test needs it. */
     peerCheckMs?: number;
+    podLabelAttributes?: string[];
   } = {},
 ): Agent {
   const client = createCloudMapClient(fake, {
@@ -52,6 +53,9 @@ export function startAgent(
     peerCheckBudgetPerSecond: 1_000,
     tags: { 'cloudmap-mcs:managed-by': 'export-agent' },
     ...(over.dns === undefined ? {} : { dns: over.dns }),
+    ...(over.podLabelAttributes === undefined
+      ? {}
+      : { podLabelAttributes: over.podLabelAttributes }),
   });
   k8s.onChange = (key) => controller.enqueue(key);
   const running = controller.run();

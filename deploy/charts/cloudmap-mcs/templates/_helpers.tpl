@@ -156,6 +156,10 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.heartbeatSeconds | quote }}
 - name: MCS_REGISTER_RATE
   value: {{ .agent.registerRate | quote }}
+{{- with .agent.podLabelAttributes }}
+- name: MCS_POD_LABEL_ATTRIBUTES
+  value: {{ . | quote }}
+{{- end }}
 {{- with .agent.dns }}
 {{- if .records }}
 - name: MCS_DNS_RECORDS

@@ -57,6 +57,11 @@ export interface Endpoint {
   hostname?: string;
   nodeName?: string;
   zone?: string;
+  /**
+   * Extra attributes written on this endpoint's instances as they are (pod label attributes,
+   * docs/cloudmap-schema.md); absent for exports that do not opt in.
+   */
+  attributes?: Record<string, string>;
 }
 
 /** Service-level properties one cluster exports (the per-cluster export record). */

@@ -107,6 +107,10 @@ export function encodeEndpointInstance(
     [Attr.Terminating]: String(endpoint.conditions.terminating),
   };
   if (endpoint.zone !== undefined) attributes[Attr.Zone] = endpoint.zone;
+  // Extra attributes never replace a schema attribute (their keys are prefixed by the agent).
+  for (const [key, value] of Object.entries(endpoint.attributes ?? {})) {
+    if (!(key in attributes)) attributes[key] = value;
+  }
   return {
     id: endpointInstanceId(cluster, servicePort.protocol, endpoint.address, servicePort.port),
     attributes,

@@ -16,6 +16,7 @@ import {
 import { createKubeInformer, type SupervisedInformer } from '@cloudmap-mcs/core/runtime';
 import type { EndpointSliceObject, ServiceExportObject, ServiceObject } from '../k8s-types.js';
 import type { ExportSources } from '../sources.js';
+import { createPodLabelCache } from './pod-labels.js';
 import { ClusterPropertyApi, SERVICE_NAME_LABEL, ServiceExportApi } from './api.js';
 
 interface ClusterPropertyObject extends KubernetesObject {
@@ -103,6 +104,16 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     clock,
   });
 
+  const sliceList = (ns: string) => slices.list(ns) as readonly EndpointSliceObject[];
+  const pods = createPodLabelCache({
+    kubeConfig,
+    logger,
+    clock,
+    slicesIn: sliceList,
+    isExported: (ns, svc) => exported(ns, svc),
+    enqueue: (key) => opts.enqueue(key),
+  });
+
   const resolution = (): IdentityResolution =>
     resolveClusterIdentity({
       flags: opts.flags,
@@ -134,15 +145,16 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     serviceExport: (ns, name) => exports.get(name, ns),
     service: (ns, name) => services.get(name, ns) as ServiceObject | undefined,
     endpointSlices: (ns, serviceName) =>
-      (slices.list(ns) as readonly EndpointSliceObject[]).filter(
-        (s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === serviceName,
-      ),
+      sliceList(ns).filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === serviceName),
     serviceExportKeys: () => exports.list().map(keyOf),
+    podLabels: (ns, name) => pods.labels(ns, name),
+    podLabelsReady: () => pods.ready(),
     start() {
       for (const i of [exports, services, slices, properties]) i.start();
     },
     async stop() {
       await Promise.all([exports, services, slices, properties].map((i) => i.stop()));
+      await pods.stop();
     },
   };
 }

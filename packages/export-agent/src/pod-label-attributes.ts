@@ -1,0 +1,85 @@
+import { Limits } from '@cloudmap-mcs/core';
+import type { ServiceExportObject } from './k8s-types.js';
+
+/**
+ * Endpoint attributes from pod labels (issue 17 item 1, docs/export-agent.md). Opt-in per
+ * ServiceExport with this annotation (comma-separated label keys); `--pod-label-attributes`
+ * is the default for ServiceExports without it. An empty annotation turns a default off.
+ */
+export const POD_LABEL_ATTRIBUTES_ANNOTATION = 'cloudmap-mcs.io/pod-label-attributes';
+
+/**
+ * Prefix of the attribute a label becomes: `version` → `POD_LABEL_version`. The prefix keeps
+ * labels from ever shadowing a schema attribute (READY, ZONE, AWS_INSTANCE_IPV4, …) and tells
+ * readers (the AWS Go controller ignores unknown keys) where the attribute came from.
+ */
+export const POD_LABEL_ATTRIBUTE_PREFIX = 'POD_LABEL_';
+
+/** A Kubernetes label key: optional DNS-subdomain prefix and `/`, then a 1-63 character name. */
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+export function isLabelKey(key: string): boolean {
+  const slash = key.lastIndexOf('/');
+  if (slash < 0) return LABEL_NAME.test(key);
+  return LABEL_PREFIX.test(key.slice(0, slash)) && LABEL_NAME.test(key.slice(slash + 1));
+}
+
+export const attributeKeyForLabel = (label: string): string => POD_LABEL_ATTRIBUTE_PREFIX + label;
+
+/** Splits `"version, track"` into sorted unique keys; blanks are dropped. */
+export function parseLabelKeyList(text: string): string[] {
+  const keys = text
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  return [...new Set(keys)].sort();
+}
+
+export type LabelKeySelection = { keys: string[] } | { keys: []; refused: string };
+
+/**
+ * Which label keys a ServiceExport carries as attributes: its annotation when present (even
+ * empty), else the cluster-wide default. A key that is not a label key, or a set whose
+ * attribute keys alone cannot fit Cloud Map beside the schema's attributes, is refused whole,
+ * never trimmed: a trimmed set would silently hide endpoints from consumers that filter on it.
+ */
+export function labelKeysFor(
+  se: ServiceExportObject,
+  defaults: readonly string[],
+): LabelKeySelection {
+  const annotation = se.metadata.annotations?.[POD_LABEL_ATTRIBUTES_ANNOTATION];
+  const keys = annotation === undefined ? [...defaults] : parseLabelKeyList(annotation);
+  const bad = keys.filter((k) => !isLabelKey(k));
+  if (bad.length > 0) {
+    return { keys: [], refused: `not label keys: ${bad.map((k) => JSON.stringify(k)).join(', ')}` };
+  }
+  const room = Limits.maxAttributes - ENDPOINT_SCHEMA_ATTRIBUTES;
+  if (keys.length > room) {
+    return {
+      keys: [],
+      refused: `${keys.length} pod label attributes requested; an endpoint instance has room for ${room} beside the ${ENDPOINT_SCHEMA_ATTRIBUTES} schema attributes (Cloud Map allows ${Limits.maxAttributes})`,
+    };
+  }
+  return { keys };
+}
+
+/**
+ * The most attributes the schema writes on one endpoint instance (docs/cloudmap-schema.md: the
+ * AWS controller's 16 + MCS_RECORD, MCS_SCHEMA_VERSION, SERVING, TERMINATING, ZONE). The core
+ * codec's limit check stays the authority on each encoded instance; this is the early refusal.
+ */
+export const ENDPOINT_SCHEMA_ATTRIBUTES = 21;
+
+/** The attributes one pod contributes: its labels among `keys`; a missing label adds nothing. */
+export function podLabelAttributes(
+  labels: Readonly<Record<string, string>> | undefined,
+  keys: readonly string[],
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of keys) {
+    const value = labels?.[key];
+    if (value !== undefined) out[attributeKeyForLabel(key)] = value;
+  }
+  return out;
+}
