@@ -15,7 +15,7 @@ import type { ChaosAgent } from '../agent.js';
 import type { ChaosContext } from '../context.js';
 import { importView, serviceImport, type ChaosCluster } from '../kube.js';
 import { fastPeriodS } from '../profile.js';
-import type { Outcome, Scenario } from '../scenario.js';
+import { seconds, type Outcome, type Scenario } from '../scenario.js';
 import { waitFor } from '../../wait.js';
 
 export const CLUSTERSET = 'e2e-clusterset';
@@ -307,12 +307,14 @@ export const ownClusterId: Scenario = {
 
 export const ghostCluster: Scenario = {
   id: 'hostile-ghost-cluster',
-  fault: 'records of an unknown cluster that never wrote a heartbeat',
+  fault:
+    'records (our schema, with an export record) of an unknown cluster that never wrote a heartbeat',
   expected:
-    "its endpoints are not imported (a cluster without a heartbeat is not live); a live cluster's endpoints in the same service are",
+    "not live forever: its endpoints go from every import within one TTL (+ one fast poll period) of the import agents first reading them; a live cluster's endpoints in the same service stay",
   async run(ctx, out) {
+    const p = ctx.profile;
     const ns = await ctx.namespace();
-    const n = ctx.profile.name === 'long' ? 500 : 50;
+    const n = p.name === 'long' ? 500 : 50;
     await ctx.keepAlive(ns, 'c9');
     const ghostIps = Array.from(
       { length: n },
@@ -333,16 +335,40 @@ export const ghostCluster: Scenario = {
     });
     await writeAll(ctx, ns, 'haunted', instances);
     await writeAll(ctx, ns, 'haunted', hostileInstances(ns, 'haunted', 'c9', []));
+    const firstRead = Date.now(); // the import agents read everything at start
     await ctx.importers();
     await controlSeen(ctx, ns, 'haunted', 'c9');
-    let imported = 0;
-    for (const c of ctx.clusters)
-      imported += ((await importedAddresses(c, ns, 'haunted')).get('ghost') ?? []).length;
+    const ghosts = async () => {
+      let k = 0;
+      for (const c of ctx.clusters)
+        k += ((await importedAddresses(c, ns, 'haunted')).get('ghost') ?? []).length;
+      return k;
+    };
+    const atFirst = await ghosts();
+    const latestMs = (p.import.ttlS + fastPeriodS(p) + p.slackS) * 1000;
+    let gone = false;
+    while (Date.now() - firstRead < latestMs + 5_000) {
+      if ((await ghosts()) === 0) {
+        gone = true;
+        break;
+      }
+      await sleep(500);
+    }
+    const goneAfterMs = Date.now() - firstRead;
+    const live = ((await importedAddresses(ctx.cluster(1), ns, 'haunted')).get('c9') ?? []).length;
     out.figure('ghost endpoints written', n);
-    out.figure('ghost endpoints imported', imported);
+    out.figure('imported at first', atFirst);
+    out.figure('gone after s', gone ? seconds(goneAfterMs) : 'never');
+    out.figure('TTL s', p.import.ttlS);
     out.observe(
-      `${imported} of ${n} ghost endpoints imported (summed over ${ctx.clusters.length} clusters)`,
+      gone
+        ? `${atFirst} ghost endpoints imported at first (summed over ${ctx.clusters.length} clusters), gone ${seconds(goneAfterMs)} s after the import agents started`
+        : `${atFirst} ghost endpoints imported and still there ${seconds(goneAfterMs)} s after the import agents started (TTL ${p.import.ttlS} s)`,
     );
-    out.check(imported === 0, `${imported} endpoints of a cluster without a heartbeat imported`);
+    out.check(
+      gone && goneAfterMs <= latestMs,
+      `ghost endpoints ${gone ? `gone only after ${seconds(goneAfterMs)} s` : 'never dropped'} (latest ${seconds(latestMs)} s)`,
+    );
+    out.check(live > 0, "the live cluster's endpoints went too");
   },
 };
