@@ -103,9 +103,17 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     periodMs: opts.heartbeatPeriodMs,
     logger,
   });
+  // Renewals run one at a time; a burst of export changes (a start-up of 100 exports)
+  // coalesces into the one sync queued behind the running one, which reads the latest set.
   let beating: Promise<void> = Promise.resolve();
+  let beatQueued = false;
   const beat = (): void => {
-    beating = beating.then(() => heartbeats.sync(reconciler.exportedNamespaces()));
+    if (beatQueued) return;
+    beatQueued = true;
+    beating = beating.then(() => {
+      beatQueued = false;
+      return heartbeats.sync(reconciler.exportsByNamespace());
+    });
   };
   const peers =
     opts.peerCheckMs > 0
@@ -131,7 +139,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     now: () => new Date(opts.wallNow()),
     resyncMs: opts.resyncMs,
     pendingRequeueMs: opts.pendingRequeueMs,
-    onNamespaceExported: () => beat(),
+    onExportsChanged: () => beat(),
     ...(opts.podLabelAttributes === undefined
       ? {}
       : { podLabelAttributes: opts.podLabelAttributes }),

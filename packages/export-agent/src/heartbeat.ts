@@ -1,6 +1,7 @@
 import {
   Attr,
   encodeHeartbeat,
+  exportsDigest,
   HEARTBEAT_SERVICE_NAME,
   heartbeatDue,
   heartbeatInstanceId,
@@ -24,10 +25,11 @@ export interface HeartbeatDeps {
 
 export interface Heartbeats {
   /**
-   * Renews the heartbeat in each namespace where it is due and removes it from namespaces this
-   * process exported into before but no longer does. Errors are per namespace and logged.
+   * Renews the heartbeat in each namespace where it is due (by age, or because the set of
+   * exported service names changed) and removes it from namespaces this process exported into
+   * before but no longer does. Errors are per namespace and logged.
    */
-  sync(namespaces: ReadonlySet<string>): Promise<void>;
+  sync(exports: ReadonlyMap<string, readonly string[]>): Promise<void>;
 }
 
 /**
@@ -39,7 +41,11 @@ export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
   const { cloudMap, resolver, pending, logger } = deps;
   const known = new Set<string>();
 
-  async function renew(namespace: string, cluster: ClusterIdentity): Promise<void> {
+  async function renew(
+    namespace: string,
+    names: readonly string[],
+    cluster: ClusterIdentity,
+  ): Promise<void> {
     const ensured = await resolver.ensure(namespace, HEARTBEAT_SERVICE_NAME);
     if (ensured.state !== 'ready') return;
     const { target } = ensured;
@@ -55,11 +61,13 @@ export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
       if (!isCloudMapError(error, 'ServiceNotFound')) throw error;
     }
     const now = deps.now();
-    if (!heartbeatDue(observed, now, deps.periodMs)) return;
+    const digest = exportsDigest(names);
+    if (!heartbeatDue(observed, now, deps.periodMs, digest)) return;
     const instance = encodeHeartbeat({
       cluster,
       renewedAtMs: now,
       periodSeconds: Math.round(deps.periodMs / 1000),
+      exportsDigest: digest,
     });
     const ref = await cloudMap.registerInstance(target.serviceId, instance.id, instance.attributes);
     pending.add(target.serviceId, instance.id, ref.operationId, instance.attributes);
@@ -76,18 +84,18 @@ export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
   }
 
   return {
-    async sync(namespaces) {
+    async sync(exports) {
       const cluster = deps.identity();
       if (cluster === undefined) return;
       const work: [string, () => Promise<void>][] = [];
-      for (const ns of namespaces) work.push([ns, () => renew(ns, cluster)]);
+      for (const [ns, names] of exports) work.push([ns, () => renew(ns, names, cluster)]);
       for (const ns of known) {
-        if (!namespaces.has(ns)) work.push([ns, () => remove(ns, cluster)]);
+        if (!exports.has(ns)) work.push([ns, () => remove(ns, cluster)]);
       }
       for (const [ns, fn] of work) {
         try {
           await fn();
-          if (namespaces.has(ns)) known.add(ns);
+          if (exports.has(ns)) known.add(ns);
           else known.delete(ns);
         } catch (error) {
           logger.warn('heartbeat failed', { namespace: ns, err: error });

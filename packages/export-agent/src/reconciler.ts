@@ -44,8 +44,11 @@ export interface ExportReconcilerDeps {
   resyncMs: number;
   /** Re-check while Cloud Map operations or a namespace creation are in flight. */
   pendingRequeueMs: number;
-  /** Called when this cluster starts exporting into a namespace (heartbeat). */
-  onNamespaceExported?: (namespace: string) => void;
+  /**
+   * Called when a Service of the namespace starts or stops being exported: the heartbeat
+   * carries a digest of the exported names, so importers find new services within a fast poll.
+   */
+  onExportsChanged?: (namespace: string) => void;
   /** Told which Cloud Map service each exported key uses, to requeue it on others' changes. */
   peers?: PeerWatch;
   /** `--pod-label-attributes`: label keys for ServiceExports without the annotation. */
@@ -56,8 +59,8 @@ export interface ExportReconciler {
   reconcile(key: string): Promise<ReconcileResult | void>;
   /** The key whose Cloud Map service has this ID, to requeue on an operation's completion. */
   keyForService(serviceId: string): string | undefined;
-  /** Namespaces with at least one exported Service (they get a heartbeat). */
-  exportedNamespaces(): Set<string>;
+  /** Exported Service names by namespace (each such namespace gets a heartbeat). */
+  exportsByNamespace(): Map<string, string[]>;
   /** How many ServiceExports are currently exported (metrics). */
   exportedCount(): number;
 }
@@ -102,7 +105,7 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
 
   /** Removes this cluster's records of N/S; true once nothing of ours is left or in flight. */
   async function unexport(namespace: string, name: string, identity: ClusterIdentity, log: Logger) {
-    exported.delete(`${namespace}/${name}`);
+    if (exported.delete(`${namespace}/${name}`)) deps.onExportsChanged?.(namespace);
     deps.peers?.unwatch(`${namespace}/${name}`);
     const target = await resolver.find(namespace, name);
     if (target === undefined) return true;
@@ -239,7 +242,7 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     serviceKeys.set(target.serviceId, `${namespace}/${name}`);
     if (!exported.has(`${namespace}/${name}`)) {
       exported.set(`${namespace}/${name}`, namespace);
-      deps.onNamespaceExported?.(namespace);
+      deps.onExportsChanged?.(namespace);
     }
     const fitted = await fitToService(se, target, encodedInstances, log);
     if (fitted === undefined) return { requeueAfterMs: deps.resyncMs };
@@ -309,7 +312,15 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
       }
     },
     keyForService: (serviceId) => serviceKeys.get(serviceId),
-    exportedNamespaces: () => new Set(exported.values()),
+    exportsByNamespace: () => {
+      const byNamespace = new Map<string, string[]>();
+      for (const [key, namespace] of exported) {
+        const names = byNamespace.get(namespace) ?? [];
+        names.push(key.slice(namespace.length + 1));
+        byNamespace.set(namespace, names);
+      }
+      return byNamespace;
+    },
     exportedCount: () => exported.size,
   };
 

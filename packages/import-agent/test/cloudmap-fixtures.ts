@@ -83,6 +83,7 @@ export async function heartbeat(
   namespace: string,
   clusterId: string,
   renewedAtMs: number,
+  exportsDigest?: string,
 ): Promise<void> {
   const ns = cm.namespaceByName(namespace) ?? cm.seedNamespace(namespace, 'HTTP');
   const svc =
@@ -92,6 +93,7 @@ export async function heartbeat(
     cluster: { clusterId, clustersetId: CLUSTERSET },
     renewedAtMs,
     periodSeconds: 30,
+    ...(exportsDigest === undefined ? {} : { exportsDigest }),
   });
   await cm.registerInstance(svc.id, hb.id, hb.attributes);
 }

@@ -1,4 +1,4 @@
-import { FakeClock, noopLogger, type CloudMapPort } from '@cloudmap-mcs/core';
+import { exportsDigest, FakeClock, noopLogger, type CloudMapPort } from '@cloudmap-mcs/core';
 import { createFakeCloudMap, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createPoller, fastPeriodFor, type Poller } from '../src/poller/index.js';
@@ -119,6 +119,36 @@ describe('poller', () => {
     await tick(60_000);
     expect(changes).toEqual(['shop/a']);
     expect(poller.get('shop', 'a')).toBeUndefined();
+    await poller.stop();
+  });
+
+  it('a heartbeat naming other exports finds a new service within one fast period', async () => {
+    const { cm, poller, changes, tick } = setup();
+    await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));
+    await heartbeat(cm, 'shop', 'c1', 1_000, exportsDigest(['a']));
+    poller.start();
+    await tick(0);
+    changes.length = 0;
+    await publish(cm, exportOf('c1', 'shop', 'new', endpoints(1, 1)));
+    await heartbeat(cm, 'shop', 'c1', 1_000, exportsDigest(['a', 'new']));
+    // The fast round sees the heartbeat move; the listing it asks for finds the service and
+    // reads it; the slow round (60 s) is nowhere near due.
+    await tick(5_000);
+    expect(changes).toContain('shop/new');
+    expect(poller.get('shop', 'new')?.instances.length).toBeGreaterThan(0);
+    await poller.stop();
+  });
+
+  it('a heartbeat renewal with the same exports lists nothing', async () => {
+    const { cm, poller, tick } = setup();
+    await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));
+    await heartbeat(cm, 'shop', 'c1', 1_000, exportsDigest(['a']));
+    poller.start();
+    await tick(0);
+    const listed = cm.calls('listServices');
+    await heartbeat(cm, 'shop', 'c1', 31_000, exportsDigest(['a']));
+    await tick(5_000);
+    expect(cm.calls('listServices')).toBe(listed);
     await poller.stop();
   });
 

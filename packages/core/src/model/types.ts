@@ -102,4 +102,6 @@ export interface Heartbeat {
   renewedAtMs: number;
   /** How often the export agent renews it; lets a reader tell late from stale. */
   periodSeconds?: number;
+  /** Digest of the names of the services the cluster exports in this namespace. */
+  exportsDigest?: string;
 }

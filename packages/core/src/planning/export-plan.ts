@@ -2,6 +2,7 @@ import type { ClusterIdentity } from '../model/types.js';
 import type { CloudMapInstance } from '../ports/cloudmap-port.js';
 import { Attr } from '../records/attributes.js';
 import { isOwnInstance } from '../records/decode.js';
+import { shortHash } from './naming.js';
 import { compareStrings } from './ordering.js';
 
 /** What the export agent must change in one Cloud Map service. Empty when in sync. */
@@ -67,14 +68,25 @@ export const isEmptyPlan = (plan: ExportPlan): boolean =>
   plan.register.length === 0 && plan.deregister.length === 0;
 
 /**
- * Whether the heartbeat must be renewed now: absent, unreadable, or at least one period old.
- * A restart inside a period therefore writes nothing.
+ * Whether the heartbeat must be renewed now: absent, unreadable, at least one period old, or
+ * naming another set of exported services than `exportsDigest` (an export started or ended:
+ * importers learn of it from the heartbeat they already poll). A restart inside a period with
+ * the same exports therefore writes nothing.
  */
 export function heartbeatDue(
   observed: CloudMapInstance | undefined,
   nowMs: number,
   periodMs: number,
+  exportsDigest?: string,
 ): boolean {
   const renewedAt = Number(observed?.attributes[Attr.HeartbeatRenewedAt] ?? Number.NaN);
-  return !Number.isFinite(renewedAt) || nowMs - renewedAt >= periodMs;
+  if (!Number.isFinite(renewedAt) || nowMs - renewedAt >= periodMs) return true;
+  return (
+    exportsDigest !== undefined && observed?.attributes[Attr.HeartbeatExports] !== exportsDigest
+  );
+}
+
+/** The heartbeat's digest of a namespace's exported service names (order does not matter). */
+export function exportsDigest(serviceNames: Iterable<string>): string {
+  return shortHash([...new Set(serviceNames)].sort().join('\n'), 16);
 }

@@ -53,6 +53,12 @@ export const Attr = {
   ExportedAnnotations: 'EXPORTED_ANNOTATIONS',
   HeartbeatRenewedAt: 'HEARTBEAT_RENEWED_AT',
   HeartbeatPeriodSeconds: 'HEARTBEAT_PERIOD_SECONDS',
+  /**
+   * Heartbeat: digest of the names of the services this cluster exports in the namespace. It
+   * changes when an export starts or ends, so importers learn of new services from the
+   * heartbeat they already poll instead of waiting for the slow listing.
+   */
+  HeartbeatExports: 'HEARTBEAT_EXPORTS',
 } as const;
 
 export type RecordKind = 'endpoint' | 'export' | 'heartbeat';

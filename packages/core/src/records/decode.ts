@@ -248,6 +248,8 @@ export function decodeHeartbeats(
       if (period !== undefined) {
         hb.periodSeconds = p.parseCount(period, Attr.HeartbeatPeriodSeconds);
       }
+      const exportsDigest = attributes[Attr.HeartbeatExports];
+      if (exportsDigest !== undefined) hb.exportsDigest = exportsDigest;
       heartbeats.push(hb);
     } catch (error) {
       if (!(error instanceof p.RecordParseError)) throw error;

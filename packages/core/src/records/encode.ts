@@ -154,5 +154,8 @@ export function encodeHeartbeat(heartbeat: Heartbeat): CloudMapInstance {
   if (heartbeat.periodSeconds !== undefined) {
     attributes[Attr.HeartbeatPeriodSeconds] = String(heartbeat.periodSeconds);
   }
+  if (heartbeat.exportsDigest !== undefined) {
+    attributes[Attr.HeartbeatExports] = heartbeat.exportsDigest;
+  }
   return { id: heartbeatInstanceId(heartbeat.cluster), attributes };
 }

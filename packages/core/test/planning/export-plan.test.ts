@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { encodeClusterExport, type CloudMapInstance } from '../../src/index.js';
-import { heartbeatDue, isEmptyPlan, planExport } from '../../src/planning/export-plan.js';
+import {
+  exportsDigest,
+  heartbeatDue,
+  isEmptyPlan,
+  planExport,
+} from '../../src/planning/export-plan.js';
 import { clusterExport, endpoint } from './fixtures.js';
 
 const a = clusterExport('cluster-a', {}, [endpoint('10.0.0.1'), endpoint('10.0.0.2')]);
@@ -67,5 +72,24 @@ describe('heartbeatDue', () => {
     ['unreadable', hb('soon'), 0, true],
   ])('%s → %s', (_, observed, now, due) => {
     expect(heartbeatDue(observed, now, 30_000)).toBe(due);
+  });
+
+  const withExports = (digest: string) => ({
+    id: 'h',
+    attributes: { HEARTBEAT_RENEWED_AT: '100000', HEARTBEAT_EXPORTS: digest },
+  });
+  it.each<[string, CloudMapInstance, string | undefined, boolean]>([
+    [
+      'same exports, fresh',
+      withExports(exportsDigest(['a', 'b'])),
+      exportsDigest(['b', 'a']),
+      false,
+    ],
+    ['an export added', withExports(exportsDigest(['a'])), exportsDigest(['a', 'b']), true],
+    ['an export removed', withExports(exportsDigest(['a', 'b'])), exportsDigest(['a']), true],
+    ['no digest asked for', withExports('x'), undefined, false],
+    ['no digest stored yet', hb('100000'), exportsDigest(['a']), true],
+  ])('%s → due %s', (_, observed, digest, due) => {
+    expect(heartbeatDue(observed, 110_000, 30_000, digest)).toBe(due);
   });
 });

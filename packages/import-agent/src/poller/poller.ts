@@ -154,9 +154,52 @@ export function createPoller(opts: PollerOptions): Poller {
     }
   };
 
+  // Each exporter's heartbeat carries a digest of the services it exports in the namespace
+  // (HEARTBEAT_EXPORTS). When one moves, an export started or ended: a listing now finds a new
+  // service within one fast period instead of at the next slow round (60 s by default).
+  const exportDigests = new Map<string, string>();
+  const exportsMoved = (s: ServiceSnapshot): boolean => {
+    const prefix = `${s.namespace}/`;
+    const seen = new Set<string>();
+    let moved = false;
+    for (const instance of s.instances) {
+      const digest = instance.attributes[Attr.HeartbeatExports];
+      if (digest === undefined) continue;
+      const key = prefix + instance.id;
+      seen.add(key);
+      if (exportDigests.get(key) === digest) continue;
+      // Before the first complete snapshot every service is being listed anyway.
+      if (synced) moved = true;
+      exportDigests.set(key, digest);
+    }
+    for (const key of [...exportDigests.keys()]) {
+      if (key.startsWith(prefix) && !seen.has(key)) exportDigests.delete(key);
+    }
+    return moved;
+  };
+
+  // One listing queued behind the running one at most: a burst of heartbeat changes coalesces,
+  // and a change seen while a listing runs still gets a listing after it.
+  let listingQueued = false;
+  const requestListing = (): void => {
+    if (listingQueued || stopped) return;
+    listingQueued = true;
+    const listing = (async () => {
+      while (running.slow !== undefined) await running.slow;
+      listingQueued = false;
+      if (!stopped) await run('slow');
+    })();
+    inFlight.add(listing);
+    void listing.finally(() => inFlight.delete(listing));
+  };
+
   const notify = (s: ServiceSnapshot): void => {
-    if (s.name === HEARTBEAT_SERVICE_NAME) opts.onHeartbeatChange(s.namespace);
-    else opts.onServiceChange(s.namespace, s.name);
+    if (s.name !== HEARTBEAT_SERVICE_NAME) return opts.onServiceChange(s.namespace, s.name);
+    opts.onHeartbeatChange(s.namespace);
+    if (exportsMoved(s)) {
+      log.debug('exports changed in namespace; listing services', { namespace: s.namespace });
+      requestListing();
+    }
   };
 
   const health = (): SnapshotHealth => {
