@@ -147,6 +147,20 @@ describe('values', () => {
     expect(exp.metadata?.name).not.toBe(imp.metadata?.name);
   });
 
+  it('passes exportAgent.podLabelAttributes as MCS_POD_LABEL_ATTRIBUTES, and nothing when empty', () => {
+    const envWith = (values: Record<string, unknown>) => {
+      const out = render({ values });
+      expect(out.status).toBe(0);
+      return envOf(one<V1Deployment>(out.objects, 'Deployment', 'export-agent'));
+    };
+    expect(envWith({}).has('MCS_POD_LABEL_ATTRIBUTES')).toBe(false);
+    expect(
+      envWith({ exportAgent: { podLabelAttributes: 'version,track' } }).get(
+        'MCS_POD_LABEL_ATTRIBUTES',
+      )?.value,
+    ).toBe('version,track');
+  });
+
   it('passes the shared settings to both agents and the per-agent ones to each', () => {
     const out = render({
       values: {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   Attr,
+  decodeServiceInstances,
   encodeClusterExport,
   encodeEndpointInstance,
   Limits,
@@ -199,6 +200,21 @@ describe('desired export with pod labels', () => {
     expect(JSON.stringify(encodeClusterExport(a.export))).toBe(
       JSON.stringify(encodeClusterExport(b.export)),
     );
+  });
+
+  it('records with pod label attributes decode to the same export (readers ignore the keys)', () => {
+    const se = withAnnotation('version,track');
+    const pods = podLabelSourceFor(se, [], sources);
+    const labelled = buildDesiredExport(cluster, se, service('shop', 'cart'), slices, pods.source);
+    const plain = buildDesiredExport(cluster, se, service('shop', 'cart'), slices);
+    if (!labelled.valid || !plain.valid) throw new Error('expected valid exports');
+    const decode = (exp: ClusterExport) =>
+      decodeServiceInstances('shop', 'cart', encodeClusterExport(exp).instances, {
+        clustersetId: cluster.clustersetId,
+      });
+    const decoded = decode(labelled.export);
+    expect(decoded.rejected).toEqual([]);
+    expect(decoded.exports).toEqual(decode(plain.export).exports);
   });
 
   it('waits for the pod cache instead of writing without labels first', () => {
