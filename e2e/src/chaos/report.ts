@@ -122,7 +122,7 @@ export function mergeReports(
       .at(-1) ?? first.finishedAt;
   return {
     profile: first.profile,
-    command: `${String(parts.length)} parts run side by side, each on its own clusterset: ${parts.map((p) => p.command).join(' ; ')}`,
+    command: `${String(parts.length)} parts, each on its own clusterset, run side by side or again after a fix landed (the latest result of each scenario is shown): ${parts.map((p) => p.command).join(' ; ')}`,
     commit: [...new Set(parts.map((p) => p.commit))].join(', '),
     startedAt,
     finishedAt,
