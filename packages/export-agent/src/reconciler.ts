@@ -163,7 +163,16 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
       await writeStatus(se, { kind: 'failed', message: pods.refused }, log);
       return;
     }
-    if (pods.waiting === true) return { requeueAfterMs: deps.pendingRequeueMs };
+    if (pods.waiting === true) {
+      // A first export says why it waits (e.g. no RBAC for pods); an established one keeps
+      // Ready=True through an agent restart instead of flapping to Pending and back.
+      if (findCondition(se.status?.conditions, 'Ready')?.status !== 'True') {
+        const message =
+          'Waiting for the pod watch (pod label attributes) to sync; the export agent needs get, list and watch on pods.';
+        await writeStatus(se, { kind: 'pending', message }, log);
+      }
+      return { requeueAfterMs: deps.pendingRequeueMs };
+    }
     const desired = buildDesiredExport(
       identity,
       se,

@@ -69,8 +69,10 @@ export class FakeK8s implements ExportSources, ServiceExportWriter {
   podLabels(ns: string, name: string) {
     return structuredClone(this.pods.get(`${ns}/${name}`));
   }
+  /** False: the pod watch has not synced (e.g. no RBAC for pods). */
+  podsSynced = true;
   podLabelsReady() {
-    return true;
+    return this.podsSynced;
   }
 
   // ---- ServiceExportWriter ----

@@ -88,6 +88,22 @@ describe('pod label attributes', () => {
     expect(fake.writes).toBe(0);
   });
 
+  it('waits for the pod watch with Ready=False/Pending saying why, then exports with labels', async () => {
+    const { fake, k8s } = setup();
+    k8s.podsSynced = false;
+    exportCart(k8s, 'version');
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Pending'));
+    expect(k8s.condition(KEY, 'Ready')?.message).toMatch(
+      /pod watch .* get, list and watch on pods/,
+    );
+    expect(fake.calls('registerInstance')).toBe(0);
+    k8s.podsSynced = true;
+    await converged(() =>
+      expect(versions(fake)).toEqual({ '10.0.0.1': 'red', '10.0.0.2': 'blue' }),
+    );
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+  });
+
   it('an over-limit key set: Ready=False/Failed and one Event, the last records stay', async () => {
     const { fake, k8s } = setup();
     exportCart(k8s, 'version');
