@@ -186,6 +186,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
       });
     },
     namespaceChanged(namespace) {
+      poller.awaitNamespace(namespace);
       void poller.refreshNow().then(() => {
         if (started) enqueueNamespace(namespace);
       });

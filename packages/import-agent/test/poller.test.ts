@@ -139,6 +139,24 @@ describe('poller', () => {
     await poller.stop();
   });
 
+  it('a namespace created here is listed as soon as its Cloud Map namespace appears', async () => {
+    const { cm, poller, changes, tick } = setup(['shop', 'fresh']);
+    await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));
+    poller.start();
+    await tick(0);
+    poller.awaitNamespace('fresh');
+    await tick(5_000);
+    // The exporter creates the Cloud Map namespace after the importer's refresh.
+    await publish(cm, exportOf('c1', 'fresh', 'web', endpoints(1, 1)));
+    await tick(5_000);
+    expect(changes).toContain('fresh/web');
+    // Once listed, or after one slow period, the namespace is no longer awaited.
+    const listings = cm.calls('listNamespaces');
+    await tick(20_000);
+    expect(cm.calls('listNamespaces')).toBe(listings);
+    await poller.stop();
+  });
+
   it('a heartbeat renewal with the same exports lists nothing', async () => {
     const { cm, poller, tick } = setup();
     await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));

@@ -67,6 +67,13 @@ export interface Poller extends CloudMapSnapshot {
   stop(): Promise<void>;
   /** Runs a slow round now (e.g. a namespace was created locally). */
   refreshNow(): Promise<void>;
+  /**
+   * A namespace was just created here: until its Cloud Map namespace shows up (for at most one
+   * slow period), each fast round also lists the Cloud Map namespaces, and a listing of services
+   * runs as soon as it appears. Apps are often deployed into a new namespace in every cluster at
+   * once; the exporter creates the Cloud Map namespace seconds after the importer's refresh.
+   */
+  awaitNamespace(namespace: string): void;
   /** Services currently tracked, heartbeat services included. */
   readonly tracked: number;
 }
@@ -284,6 +291,7 @@ export function createPoller(opts: PollerOptions): Poller {
       log.warn('listing cloud map namespaces failed', { [logFields.error]: describe(error) });
       return false;
     }
+    for (const ns of namespaces) awaited.delete(ns.name);
     let ok = true;
     const listed = new Set<string>();
     const unlisted = new Set<string>(); // namespaces whose services could not be listed
@@ -344,8 +352,26 @@ export function createPoller(opts: PollerOptions): Poller {
     }
   };
 
+  // Local namespaces created recently whose Cloud Map namespace was not listed yet → since.
+  const awaited = new Map<string, number>();
+  const checkAwaitedNamespaces = async (): Promise<void> => {
+    for (const [name, since] of awaited) {
+      if (clock.now() - since >= periods.slowMs) awaited.delete(name);
+    }
+    if (awaited.size === 0) return;
+    try {
+      const appeared = (await port.listNamespaces()).some((ns) => awaited.has(ns.name));
+      callSucceeded();
+      if (appeared) requestListing();
+    } catch (error) {
+      opts.metrics?.readError?.('listNamespaces');
+      log.debug('listing cloud map namespaces failed', { [logFields.error]: describe(error) });
+    }
+  };
+
   const fastRound = async (): Promise<boolean> => {
     if (unreachable && !(await probe())) return false;
+    await checkAwaitedNamespaces();
     const list = [...services.values()];
     let succeeded = 0;
     let failed = 0;
@@ -488,6 +514,9 @@ export function createPoller(opts: PollerOptions): Poller {
     },
     async refreshNow() {
       await run('slow');
+    },
+    awaitNamespace(namespace) {
+      if (opts.isLocalNamespace(namespace)) awaited.set(namespace, clock.now());
     },
   };
 }
