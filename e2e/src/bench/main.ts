@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `make bench` / `make bench-smoke`: node e2e/dist/src/bench/main.js [options]. Every option
 // also reads a BENCH_* variable (--matrix ↔ BENCH_MATRIX). See docs/benchmarks.md.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import yargs from 'yargs';
@@ -65,9 +65,27 @@ const args = await yargs(hideBin(process.argv))
     default: false,
     describe: 'also write docs/benchmarks.md and docs/benchmarks.svg',
   })
+  .option('render', {
+    type: 'string',
+    describe: 'measure nothing: print (and with --docs write) the report of this results JSON',
+  })
   .strict()
   .help()
   .parseAsync();
+
+/** docs/benchmarks.md and the chart it shows. */
+function writeDocs(r: BenchReport): void {
+  const docs = join(repoRoot(), 'docs');
+  writeFileSync(join(docs, 'benchmarks.svg'), svgChart(r));
+  writeFileSync(join(docs, 'benchmarks.md'), markdown(r, 'benchmarks.svg'));
+}
+
+if (args.render !== undefined) {
+  const saved = JSON.parse(readFileSync(args.render, 'utf8')) as BenchReport;
+  process.stdout.write(textTable(saved));
+  if (args.docs) writeDocs(saved);
+  process.exit(0);
+}
 
 const cells = parseMatrix(args.matrix);
 const sides = args.sides.split(',').map((s) => s.trim()) as Side[];
@@ -94,13 +112,6 @@ const command = [
   `BENCH_NEW_SERVICES=${args.newServices}`,
   ...(args.unrelated > 0 ? [`BENCH_UNRELATED=${args.unrelated}`] : []),
 ].join(' ');
-
-/** docs/benchmarks.md and the chart it shows. */
-function writeDocs(r: BenchReport): void {
-  const docs = join(repoRoot(), 'docs');
-  writeFileSync(join(docs, 'benchmarks.svg'), svgChart(r));
-  writeFileSync(join(docs, 'benchmarks.md'), markdown(r, 'benchmarks.svg'));
-}
 
 const results: PhaseResult[] = [];
 const failures: PhaseFailure[] = [];
