@@ -82,6 +82,37 @@ export function ipv6Bytes(address: string): number[] {
   return bytes;
 }
 
+/**
+ * The canonical text of a valid IP address (RFC 5952 for IPv6: lower case, no leading zeros,
+ * the longest run of two or more zero groups as `::`, the first on a tie; no dotted tail), the
+ * form the API server requires in an EndpointSlice. Cloud Map stores whatever text a writer
+ * gave, and one record in another spelling (`::127.0.0.1`, `2001:DB8::0001`) would otherwise
+ * make the API server refuse the whole slice (issue 11). IPv4 text that `isIP` accepts is
+ * already canonical.
+ */
+export function canonicalAddress(address: string): string {
+  if (!address.includes(':')) return address;
+  const bytes = ipv6Bytes(address);
+  const words = Array.from(
+    { length: 8 },
+    (_, i) => ((bytes[2 * i] ?? 0) << 8) | (bytes[2 * i + 1] ?? 0),
+  );
+  let best = { at: -1, length: 0 };
+  for (let i = 0; i < 8;) {
+    if (words[i] !== 0) {
+      i += 1;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && words[j] === 0) j += 1;
+    if (j - i > best.length) best = { at: i, length: j - i };
+    i = j;
+  }
+  const hex = (ws: readonly number[]): string => ws.map((w) => w.toString(16)).join(':');
+  if (best.length < 2) return hex(words);
+  return `${hex(words.slice(0, best.at))}::${hex(words.slice(best.at + best.length))}`;
+}
+
 const v4 = (b: readonly number[], at: readonly number[]): string =>
   at.map((i) => String(b[i] ?? 0)).join('.');
 const zero = (b: readonly number[], from: number, to: number): boolean =>

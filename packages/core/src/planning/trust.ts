@@ -6,7 +6,7 @@ import type {
   ServiceProperties,
 } from '../model/types.js';
 import type { CloudMapInstance } from '../ports/cloudmap-port.js';
-import type { AddressPolicy } from './address-policy.js';
+import { canonicalAddress, type AddressPolicy } from './address-policy.js';
 
 /**
  * The import agent's trust boundary (DESIGN.md §7): everything read from Cloud Map is
@@ -280,7 +280,12 @@ function trustEndpoint(policy: TrustPolicy, input: Endpoint, refuse: Refuse): En
   }
   const ports = trustPorts(input.ports, refuse);
   if (ports.length === 0 && input.ports.length > 0) return undefined;
-  const out: Endpoint = { ...input, ports, conditions: { ...input.conditions } };
+  const out: Endpoint = {
+    ...input,
+    address: canonicalAddress(input.address),
+    ports,
+    conditions: { ...input.conditions },
+  };
   const optional: [keyof Endpoint & ('hostname' | 'nodeName' | 'zone'), RegExp][] = [
     ['hostname', DNS_LABEL],
     ['nodeName', DNS_SUBDOMAIN],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  canonicalAddress,
   createAddressPolicy,
   embeddedIpv4,
   ipv6Bytes,
@@ -97,4 +98,22 @@ describe('address policy', () => {
       expect(() => parseCidr(cidr)).toThrow(/invalid CIDR/);
     },
   );
+});
+
+describe('canonicalAddress', () => {
+  // What the API server accepts in an EndpointSlice (Go's netip.Addr.String()).
+  it.each([
+    ['10.1.2.3', '10.1.2.3'],
+    ['2001:db8::1', '2001:db8::1'],
+    ['2001:DB8::0001', '2001:db8::1'],
+    ['2001:db8:0:0:0:0:0:1', '2001:db8::1'],
+    ['2001:0db8:0000:0000:0001:0000:0000:0001', '2001:db8::1:0:0:1'],
+    ['2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1'],
+    ['::127.0.0.1', '::7f00:1'],
+    ['::1', '::1'],
+    ['fd00:0:0:0:0:0:0:0', 'fd00::'],
+    ['1:0:0:2:0:0:0:3', '1:0:0:2::3'],
+  ])('%s → %s', (input, canonical) => {
+    expect(canonicalAddress(input)).toBe(canonical);
+  });
 });

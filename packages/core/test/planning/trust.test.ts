@@ -111,6 +111,15 @@ describe('trustExport', () => {
     ]);
   });
 
+  it('writes endpoint addresses in canonical form, whatever spelling the record used', () => {
+    const out = trustExport(
+      { clustersetId: 'set-1', addresses: createAddressPolicy([]) },
+      clusterExport('c1', {}, [endpoint('2001:DB8::0001')]),
+    );
+    expect(out.refusals).toEqual([]);
+    expect(out.value?.endpoints.map((e) => e.address)).toEqual(['2001:db8::1']);
+  });
+
   it('drops bad service ports, labels and properties but keeps the export', () => {
     const out = trustExport(
       policy,
