@@ -112,8 +112,17 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     beatQueued = true;
     beating = beating.then(() => {
       beatQueued = false;
-      return heartbeats.sync(reconciler.exportsByNamespace());
+      return heartbeats.sync(reconciler.exportsByNamespace(), { settled: firstPass === undefined });
     });
+  };
+  // Keys enqueued at start that have not been reconciled once yet. Until then the exported set
+  // is partial: a digest of it would rewrite heartbeats that are in fact current (a restart with
+  // nothing changed must write nothing), so export changes move the heartbeat only after it.
+  let firstPass: Set<string> | undefined = new Set();
+  const firstPassDone = (key: string): void => {
+    if (firstPass === undefined || !firstPass.delete(key) || firstPass.size > 0) return;
+    firstPass = undefined;
+    beat();
   };
   const peers =
     opts.peerCheckMs > 0
@@ -139,7 +148,9 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     now: () => new Date(opts.wallNow()),
     resyncMs: opts.resyncMs,
     pendingRequeueMs: opts.pendingRequeueMs,
-    onExportsChanged: () => beat(),
+    onExportsChanged: () => {
+      if (firstPass === undefined) beat();
+    },
     ...(opts.podLabelAttributes === undefined
       ? {}
       : { podLabelAttributes: opts.podLabelAttributes }),
@@ -182,20 +193,25 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     enqueueAll,
     async run() {
       const identity = opts.sources.identity();
+      const initial = new Set<string>(opts.sources.serviceExportKeys());
       if (identity !== undefined) {
-        for (const key of await findOwnedKeys(opts.cloudMap, identity)) queue.add(key);
+        for (const key of await findOwnedKeys(opts.cloudMap, identity)) initial.add(key);
       }
-      enqueueAll();
+      firstPass = initial.size === 0 ? undefined : new Set(initial);
+      for (const key of initial) queue.add(key);
       scheduleHeartbeat();
       peers?.start();
       await runWorkers(
         queue,
         (key) => {
-          return reconciler.reconcile(key).catch((error: unknown) => {
-            // The one place a reconcile error is logged (GUIDE.md rule 14).
-            logger.warn('reconcile failed', { [logFields.key]: key, [logFields.error]: error });
-            throw error;
-          });
+          return reconciler
+            .reconcile(key)
+            .catch((error: unknown) => {
+              // The one place a reconcile error is logged (GUIDE.md rule 14).
+              logger.warn('reconcile failed', { [logFields.key]: key, [logFields.error]: error });
+              throw error;
+            })
+            .finally(() => firstPassDone(key));
         },
         opts.workers,
         {

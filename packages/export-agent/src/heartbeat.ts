@@ -29,7 +29,7 @@ export interface Heartbeats {
    * exported service names changed) and removes it from namespaces this process exported into
    * before but no longer does. Errors are per namespace and logged.
    */
-  sync(exports: ReadonlyMap<string, readonly string[]>): Promise<void>;
+  sync(exports: ReadonlyMap<string, readonly string[]>, opts?: { settled: boolean }): Promise<void>;
 }
 
 /**
@@ -45,6 +45,7 @@ export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
     namespace: string,
     names: readonly string[],
     cluster: ClusterIdentity,
+    settled: boolean,
   ): Promise<void> {
     const ensured = await resolver.ensure(namespace, HEARTBEAT_SERVICE_NAME);
     if (ensured.state !== 'ready') return;
@@ -62,7 +63,8 @@ export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
     }
     const now = deps.now();
     const digest = exportsDigest(names);
-    if (!heartbeatDue(observed, now, deps.periodMs, digest)) return;
+    // A digest of a partial set (before the first pass over every export) renews nothing.
+    if (!heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined)) return;
     const instance = encodeHeartbeat({
       cluster,
       renewedAtMs: now,
@@ -84,11 +86,12 @@ export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
   }
 
   return {
-    async sync(exports) {
+    async sync(exports, opts = { settled: true }) {
       const cluster = deps.identity();
       if (cluster === undefined) return;
       const work: [string, () => Promise<void>][] = [];
-      for (const [ns, names] of exports) work.push([ns, () => renew(ns, names, cluster)]);
+      for (const [ns, names] of exports)
+        work.push([ns, () => renew(ns, names, cluster, opts.settled)]);
       for (const ns of known) {
         if (!exports.has(ns)) work.push([ns, () => remove(ns, cluster)]);
       }
