@@ -10,6 +10,9 @@ import { props } from './cloudmap-fixtures.js';
 import { AgentProcess, Publisher, testCloudMap } from './int-helpers.js';
 
 const CLUSTERSET = 'e2e-clusterset';
+// A remote exporter: the agent runs in harness cluster c1, which refuses records claiming its
+// own id unless it exports the service itself (ADR 0006).
+const EXPORTER = 'r1';
 const PER_NAMESPACE = 2;
 let cluster: E2eCluster;
 let ns: TestNamespace;
@@ -29,7 +32,7 @@ async function publish(namespace: string, name: string): Promise<void> {
   const exp: ClusterExport = {
     namespace,
     name,
-    cluster: { clusterId: 'c1', clustersetId: CLUSTERSET },
+    cluster: { clusterId: EXPORTER, clustersetId: CLUSTERSET },
     properties: props(),
     endpoints: eps,
     hasExportRecord: true,
@@ -84,7 +87,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // Leave no hostile records behind for the suites that run after this one.
   for (const [namespace, name] of published)
-    await publisher.unpublish(namespace, name, 'c1').catch(() => undefined);
+    await publisher.unpublish(namespace, name, EXPORTER).catch(() => undefined);
   await agent?.stop();
   await ns?.delete({ wait: false });
 });
