@@ -59,6 +59,15 @@ export const Attr = {
    * heartbeat they already poll instead of waiting for the slow listing.
    */
   HeartbeatExports: 'HEARTBEAT_EXPORTS',
+  /** Change feed (records/feed.ts): the writer's incarnation; a new one means "sweep". */
+  FeedEpoch: 'FEED_EPOCH',
+  /** Change feed: sequence number of the latest change written. */
+  FeedSeq: 'FEED_SEQ',
+  /** Change feed: every change with a sequence number above this one is listed. */
+  FeedFloor: 'FEED_FLOOR',
+  FeedUpdatedAt: 'FEED_UPDATED_AT',
+  /** Change feed: `ns/name:seq` entries, comma-separated, over `FEED_CHANGES`, `.2`, `.3`, … */
+  FeedChanges: 'FEED_CHANGES',
 } as const;
 
 export type RecordKind = 'endpoint' | 'export' | 'heartbeat';

@@ -6,3 +6,4 @@ export * from './limits.js';
 export * from './encode.js';
 export * from './decode.js';
 export { RecordParseError } from './parse.js';
+export * from './feed.js';
