@@ -81,8 +81,12 @@ moto: ## Build (or reuse) the moto venv the Cloud Map emulator's contract suite 
 test-integration: build controlplane moto ## Integration suites on real local clusters and the emulator
 	pnpm exec vitest run --project integration
 
+.PHONY: images
+images: ## Build (or reuse) the agent images from Dockerfile.export/.import with buildah, no daemon or registry (root; cached by content)
+	@deploy/docker/build-images.sh
+
 .PHONY: test-realnodes
-test-realnodes: build controlplane nodes ## Real-node suites (e2e/test/realnodes: DNS, traffic, teardown; root)
+test-realnodes: build controlplane nodes helm ## Real-node suites (e2e/test/realnodes: DNS, traffic, the Helm chart as pods, teardown; root)
 	pnpm exec vitest run --project realnodes
 
 .PHONY: test
@@ -109,7 +113,7 @@ DEMO_STATE ?= .state/demo
 DEMO_ARGS ?=
 
 .PHONY: demo
-demo: build controlplane ## Two local clusters + Cloud Map emulator + both agents, a service exported from both; Ctrl-C stops (CI=true: exit once verified)
+demo: build controlplane helm ## Two local clusters + Cloud Map emulator + both agents (on real nodes: helm install, as pods), a service exported from both; Ctrl-C stops (CI=true: exit once verified)
 	@node e2e/dist/src/demo/main.js --state $(DEMO_STATE) $(DEMO_ARGS)
 
 .PHONY: peer
