@@ -47,6 +47,8 @@ export const MOTO_DEVIATIONS = {
     'A second RegisterInstance for an instance whose registration is running is accepted.',
   'health-status-always-healthy':
     'Instances report HEALTHY even without a health check (AWS reports UNKNOWN), and AWS_INIT_HEALTH_STATUS is ignored.',
+  'custom-health-not-required':
+    'UpdateInstanceCustomHealthStatus succeeds for services without HealthCheckCustomConfig (no CustomHealthNotFound).',
   'revision-not-monotonic':
     'DiscoverInstancesRevision sums per-instance counters, so it goes down after a deregistration.',
   'list-operations-ignores-filters':

@@ -167,6 +167,11 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
           instances: (res.Instances ?? []).map((i) => ({
             id: required(i.InstanceId, 'InstanceId', 'discoverInstances'),
             attributes: { ...i.Attributes },
+            ...(i.HealthStatus === 'HEALTHY' ||
+            i.HealthStatus === 'UNHEALTHY' ||
+            i.HealthStatus === 'UNKNOWN'
+              ? { health: i.HealthStatus }
+              : {}),
           })),
           revision: res.InstancesRevision ?? 0,
         };

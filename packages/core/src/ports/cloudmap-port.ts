@@ -42,6 +42,11 @@ export interface CloudMapService {
 export interface CloudMapInstance {
   id: string;
   attributes: Record<string, string>;
+  /**
+   * DiscoverInstances' HealthStatus of the instance (UNKNOWN for services without a health
+   * check); absent where the read does not report it (ListInstances).
+   */
+  health?: 'HEALTHY' | 'UNHEALTHY' | 'UNKNOWN';
 }
 
 export type OperationStatus = 'SUBMITTED' | 'PENDING' | 'SUCCESS' | 'FAIL';
