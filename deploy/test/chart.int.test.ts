@@ -159,7 +159,7 @@ describe('chart on a harness API server', () => {
       expect(out.stderr).toBe('');
       expect(out.status).toBe(0);
       const crds = out.objects.filter((o) => o.kind === 'CustomResourceDefinition');
-      expect(crds).toHaveLength(3);
+      expect(crds).toHaveLength(4);
       expect(out.objects.length).toBeGreaterThanOrEqual(crds.length + 8);
       expect(await dryRunAll(out.objects)).toEqual([]);
       console.info(

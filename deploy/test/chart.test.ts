@@ -430,6 +430,10 @@ describe('RBAC', () => {
           ['get', 'list', 'watch', 'create', 'patch', 'delete'].map((v) => `${r}:${v}`),
         ),
         'multicluster.x-k8s.io/serviceimports/status:patch',
+        // the user's choice of non-Kubernetes Cloud Map services (ADR 0014): read, status written
+        'multicluster.cloudmap-mcs.io/cloudmapserviceimports:list',
+        'multicluster.cloudmap-mcs.io/cloudmapserviceimports:watch',
+        'multicluster.cloudmap-mcs.io/cloudmapserviceimports/status:patch',
       ].sort(),
     );
   });
@@ -611,6 +615,7 @@ describe('chart packaging', () => {
         .map((o) => o.metadata?.name)
         .sort(),
     ).toEqual([
+      'cloudmapserviceimports.multicluster.cloudmap-mcs.io',
       'clusterproperties.about.k8s.io',
       'serviceexports.multicluster.x-k8s.io',
       'serviceimports.multicluster.x-k8s.io',

@@ -66,7 +66,7 @@ describe('overlay both', () => {
   it('builds the CRDs, the namespace, the identity and both agents', () => {
     const objs = built();
     const kinds = objs.map((o) => o.kind);
-    expect(kinds.filter((k) => k === 'CustomResourceDefinition')).toHaveLength(3);
+    expect(kinds.filter((k) => k === 'CustomResourceDefinition')).toHaveLength(4);
     expect(kinds.filter((k) => k === 'ClusterProperty')).toHaveLength(2);
     expect(
       objs

@@ -38,3 +38,4 @@ export { waitFor, WaitTimeoutError } from './wait.js';
 export { nodeImageRefs, buildNodeImages } from './nodes/images.js';
 export { realNodeSupport, type RealNodeSupport } from './nodes/prereqs.js';
 export type { RealNodePlan } from './nodes/plan.js';
+export { ecsLikeService, sdkFromEnv, type EcsLikeService, type EcsTask } from './ecs-like.js';

@@ -18,8 +18,9 @@ const crds = new Map(
 );
 
 describe('deploy/crds', () => {
-  it('holds exactly the three CRDs, each in a file named <group>_<plural>.yaml', () => {
+  it('holds exactly the three MCS CRDs and CloudMapServiceImport, each in a file named <group>_<plural>.yaml', () => {
     expect([...crds.keys()].sort()).toEqual([
+      'cloudmapserviceimports.multicluster.cloudmap-mcs.io',
       'clusterproperties.about.k8s.io',
       'serviceexports.multicluster.x-k8s.io',
       'serviceimports.multicluster.x-k8s.io',
@@ -28,7 +29,7 @@ describe('deploy/crds', () => {
       expect(file).toBe(`${crd.spec.group}_${crd.spec.names.plural}.yaml`);
   });
 
-  it.each([...crds.keys()])(
+  it.each([...crds.keys()].filter((k) => !k.endsWith('.cloudmap-mcs.io')))(
     '%s serves v1alpha1 and v1beta1 with one schema, stores v1beta1',
     (name) => {
       const { crd } = crds.get(name)!;
@@ -65,5 +66,19 @@ describe('deploy/crds', () => {
     expect(spec.properties?.['ips']?.type).toBe('array');
     expect(spec.properties?.['ips']?.maxItems).toBeUndefined();
     expect(crd.spec.scope).toBe('Namespaced');
+  });
+
+  it('CloudMapServiceImport: namespaced v1alpha1 with a status subresource, spec.cloudMap.{namespace,service} required (ADR 0014)', () => {
+    const { crd } = crds.get('cloudmapserviceimports.multicluster.cloudmap-mcs.io')!;
+    expect(crd.spec.scope).toBe('Namespaced');
+    expect(crd.spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([
+      ['v1alpha1', true, true],
+    ]);
+    const version = crd.spec.versions[0]!;
+    expect(version.subresources).toEqual({ status: {} });
+    const spec = version.schema!.openAPIV3Schema!.properties!['spec']!;
+    expect(spec.required).toEqual(['cloudMap']);
+    expect(spec.properties?.['cloudMap']?.required).toEqual(['namespace', 'service']);
+    expect(spec.properties?.['type']?._enum).toEqual(['ClusterSetIP', 'Headless']);
   });
 });

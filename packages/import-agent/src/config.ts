@@ -39,6 +39,10 @@ export interface ImportAgentConfig {
   localServiceCidrs: string[];
   /** How often the Service CIDRs and node addresses are read again. */
   localAddressesPeriodMs: number;
+  /** Import CloudMapServiceImport selections (external/, ADR 0014). */
+  externalServices: boolean;
+  /** How often each selected non-Kubernetes service is read. */
+  externalPollMs: number;
   workers: number;
   maxEndpointsPerSlice: number;
   metricsPort: number;
@@ -79,6 +83,8 @@ const FLAGS = [
   'max-imports',
   'local-service-cidrs',
   'local-addresses-seconds',
+  'external-services',
+  'external-poll-seconds',
   'workers',
   'max-endpoints-per-slice',
   'metrics-port',
@@ -210,6 +216,18 @@ export function parseConfig(
       default: 60,
       describe: 'period of reading this cluster’s Service CIDRs and node addresses',
     })
+    .option('external-services', {
+      type: 'boolean',
+      default: true,
+      describe:
+        'import the non-Kubernetes Cloud Map services users select with CloudMapServiceImport objects',
+    })
+    .option('external-poll-seconds', {
+      type: 'number',
+      default: 10,
+      describe:
+        'period of reading each selected non-Kubernetes service (one DiscoverInstances each)',
+    })
     .option('workers', { type: 'number', default: 4 })
     .option('max-endpoints-per-slice', { type: 'number', default: 100 })
     .option('metrics-port', { type: 'number', default: 8080 })
@@ -286,6 +304,8 @@ export function parseConfig(
     },
     localServiceCidrs,
     localAddressesPeriodMs: positive('local-addresses-seconds', args.localAddressesSeconds) * 1000,
+    externalServices: args.externalServices,
+    externalPollMs: positive('external-poll-seconds', args.externalPollSeconds) * 1000,
     workers: Math.floor(positive('workers', args.workers)),
     maxEndpointsPerSlice: Math.floor(maxPerSlice),
     metricsPort: args.metricsPort,

@@ -6,6 +6,7 @@ import {
   runWorkers,
   type CloudMapPort,
   type Clock,
+  type ClusterExport,
   type EventRecorder,
   type Logger,
   type ReconcileOutcome,
@@ -48,6 +49,11 @@ export interface ImportControllerOptions {
   namespaces?: NamespacePolicy;
   /** Caps on imports per namespace and per agent. */
   caps?: ImportCaps;
+  /** User-selected non-Kubernetes Cloud Map services (external/, ADR 0014). */
+  external?: {
+    exportFor(namespace: string, name: string): ClusterExport | undefined;
+    keys(): string[];
+  };
   metrics?: ImportMetrics &
     PollerMetrics & {
       queueDepth?(depth: number): void;
@@ -137,6 +143,9 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     namespaces: policy,
     refusals,
     ...(opts.caps === undefined ? {} : { caps: opts.caps }),
+    ...(opts.external === undefined
+      ? {}
+      : { externalExport: (ns: string, name: string) => opts.external?.exportFor(ns, name) }),
     ...(opts.maxEndpointsPerSlice === undefined
       ? {}
       : { maxEndpointsPerSlice: opts.maxEndpointsPerSlice }),
@@ -171,6 +180,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
       for (const ns of new Set([...keys].map((k) => k.slice(0, k.indexOf('/')))))
         enqueueNamespace(ns);
       for (const key of allSnapshotKeys(poller)) queue.add(key);
+      for (const key of opts.external?.keys() ?? []) queue.add(key);
       log.info('import controller started', { keys: queue.length, workers: opts.workers });
       workers = runWorkers(queue, reconcile, opts.workers, {
         onResult: (key, outcome, durationMs, error) => {

@@ -35,6 +35,7 @@ import { createKubeSources } from './k8s/kube-sources.js';
 import { createKubeWriter } from './k8s/kube-writer.js';
 import { createKubeLocalAddressReader, createLocalAddressWatch } from './k8s/local-addresses.js';
 import { createImportMetrics } from './metrics.js';
+import { startExternalImports } from './external/wire.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from './reconcile/k8s-types.js';
 import { SLICE_MANAGED_BY } from './reconcile/reconciler.js';
 
@@ -222,7 +223,27 @@ async function main(): Promise<void> {
     readiness.set('local-addresses', true);
     localWatch.start();
     shutdown.onShutdown('local addresses', 30, () => localWatch.stop());
+    // Non-Kubernetes Cloud Map services the users select (ADR 0014); off with --external-services=false.
+    const external = config.externalServices
+      ? startExternalImports({
+          kc,
+          cloudMap,
+          trust: {
+            clustersetId,
+            localClusterId: clusterId,
+            addresses: createAddressPolicy(config.allowedCidrs, local),
+          },
+          periodMs: config.externalPollMs,
+          identity: config.identity,
+          namespaces: config.namespaces,
+          logger,
+          controller: () => controller,
+          shutdown,
+          metrics,
+        })
+      : undefined;
     controller = createImportController({
+      ...(external === undefined ? {} : { external }),
       cloudMap,
       sources: createKubeSources(informers),
       writer: createKubeWriter(kc),

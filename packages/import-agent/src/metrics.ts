@@ -1,7 +1,9 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ImportControllerOptions } from './controller.js';
 
-type ControllerMetrics = NonNullable<ImportControllerOptions['metrics']>;
+type ControllerMetrics = NonNullable<ImportControllerOptions['metrics']> & {
+  externalReads(outcome: string): void;
+};
 
 /** The import agent's own metrics (DESIGN.md §6); Cloud Map call metrics come from core. */
 export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'): ControllerMetrics {
@@ -86,7 +88,14 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
     labelNames: ['namespace', 'name'],
     registers,
   });
+  const externalReads = new Counter({
+    name: `${prefix}external_reads_total`,
+    help: 'Reads of user-selected non-Kubernetes Cloud Map services (CloudMapServiceImport), by outcome.',
+    labelNames: ['outcome'],
+    registers,
+  });
   return {
+    externalReads: (outcome) => externalReads.inc({ outcome }),
     reconciled: (outcome, ms) => {
       reconciles.inc({ outcome });
       duration.observe(ms / 1000);

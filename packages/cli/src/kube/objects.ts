@@ -33,6 +33,11 @@ export interface ServiceImportInfo {
   ports: ServiceImportPort[];
   /** `status.clusters[].cluster`. */
   clusters: string[];
+  /**
+   * Imported from a non-Kubernetes Cloud Map service by a CloudMapServiceImport (label
+   * multicluster.cloudmap-mcs.io/external=true, ADR 0014): no MCS records back it.
+   */
+  external?: boolean;
 }
 
 /** An EndpointSlice labelled `multicluster.kubernetes.io/service-name` (written by the import agent). */

@@ -77,6 +77,9 @@ export function parseServiceImport(o: Json): ServiceImportInfo {
     clusters: arr(obj(o['status'])['clusters'])
       .map((c) => str(obj(c)['cluster']))
       .filter((c) => c !== ''),
+    ...(obj(m['labels'])['multicluster.cloudmap-mcs.io/external'] === 'true'
+      ? { external: true }
+      : {}),
   };
 }
 

@@ -88,6 +88,7 @@ function importRow(si: ServiceImportInfo, slices: ImportedSliceInfo[]): ImportRo
     namespace: si.namespace,
     name: si.name,
     type: si.type,
+    ...(si.external === true ? { external: true } : {}),
     ips: si.ips,
     ports: si.ports.map(formatPort),
     clusters: clusters.map(
@@ -211,7 +212,8 @@ export function computeDrift(
   }
   for (const i of imports) {
     const rec = recordsByKey.get(key(i.namespace, i.name));
-    if (rec === undefined || rec.clusters.length === 0)
+    // A non-Kubernetes service's import has no MCS records by design (ADR 0014).
+    if ((rec === undefined || rec.clusters.length === 0) && i.external !== true)
       drift.push({
         kind: 'import-orphaned',
         namespace: i.namespace,

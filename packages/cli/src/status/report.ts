@@ -29,6 +29,8 @@ export interface ImportRow {
   ports: string[];
   /** status.clusters, with the endpoint counts of the imported EndpointSlices per source cluster. */
   clusters: ClusterEndpoints[];
+  /** From a CloudMapServiceImport (a non-Kubernetes Cloud Map service), not from MCS exports. */
+  external?: boolean;
 }
 
 export interface RecordCluster extends ClusterEndpoints {

@@ -94,6 +94,11 @@ export interface ImportReconcilerDeps {
   namespaces?: NamespacePolicy;
   /** Caps on imports per namespace and per agent (scope.ts); default DEFAULT_IMPORT_CAPS. */
   caps?: ImportCaps;
+  /**
+   * A user-selected non-Kubernetes Cloud Map service to import under a key (external/,
+   * ADR 0014), used only while no cluster of the clusterset exports that key.
+   */
+  externalExport?(namespace: string, name: string): ClusterExport | undefined;
 }
 
 /** A label value: no '/' allowed, so not a domain-prefixed controller name. */
@@ -371,7 +376,9 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
       },
     );
     deps.metrics?.staleClusters?.(namespace, name, live.stale.length);
-    const merged = mergeExports(live.exports);
+    // MCS exports win; a user's CloudMapServiceImport of the same key reports the conflict.
+    const external = live.exports.length === 0 ? deps.externalExport?.(namespace, name) : undefined;
+    const merged = mergeExports(external === undefined ? live.exports : [external]);
     if (merged === undefined) {
       await deleteAll(log, sources, namespace, name);
       return;

@@ -1,0 +1,127 @@
+import {
+  ApiException,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { logFields, type Logger } from '@cloudmap-mcs/core';
+import {
+  createKubeInformer,
+  isNotFound,
+  type SupervisedInformer,
+} from '@cloudmap-mcs/core/runtime';
+import { FIELD_MANAGER } from '../k8s/kube-writer.js';
+import type { ExternalImports, ExternalStatusWriter } from './controller.js';
+import {
+  EXTERNAL_API,
+  EXTERNAL_GROUP,
+  EXTERNAL_KIND,
+  EXTERNAL_PLURAL,
+  EXTERNAL_VERSION,
+  type ExternalObject,
+} from './types.js';
+
+/** Plain JSON of what client-node returns. */
+const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
+
+export function createExternalStatusWriter(kc: KubeConfig): ExternalStatusWriter {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  return {
+    async writeStatus(namespace, name, status) {
+      await custom.patchNamespacedCustomObjectStatus(
+        {
+          group: EXTERNAL_GROUP,
+          version: EXTERNAL_VERSION,
+          namespace,
+          plural: EXTERNAL_PLURAL,
+          name,
+          body: {
+            apiVersion: EXTERNAL_API,
+            kind: EXTERNAL_KIND,
+            metadata: { name, namespace },
+            status,
+          },
+          fieldManager: FIELD_MANAGER,
+          force: true,
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+      );
+    },
+  };
+}
+
+export interface ExternalWatch {
+  stop(): Promise<void>;
+}
+
+/** How often a missing CRD (or a forbidden list) is looked for again. */
+const PROBE_MS = 60_000;
+
+/**
+ * Watches CloudMapServiceImports once their CRD answers. A cluster without the CRD (an install
+ * that predates it) or without the RBAC to list them logs that once and looks again every
+ * minute; the rest of the import agent is not held up (its caches do not wait for this one).
+ */
+export function watchExternalImports(
+  kc: KubeConfig,
+  imports: ExternalImports,
+  logger: Logger,
+): ExternalWatch {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const list = async (): Promise<KubernetesListObject<KubernetesObject>> =>
+    (await custom.listClusterCustomObject({
+      group: EXTERNAL_GROUP,
+      version: EXTERNAL_VERSION,
+      plural: EXTERNAL_PLURAL,
+    })) as KubernetesListObject<KubernetesObject>;
+  let informer: SupervisedInformer<KubernetesObject> | undefined;
+  let probe: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  let told = false;
+  const start = async (): Promise<void> => {
+    try {
+      await list();
+    } catch (error) {
+      if (stopped) return;
+      const code = error instanceof ApiException ? error.code : undefined;
+      if (!told) {
+        told = true;
+        logger.warn(
+          isNotFound(error)
+            ? 'CloudMapServiceImport CRD not installed; external service import is off until it is'
+            : 'cannot list CloudMapServiceImports; external service import is off until it can',
+          { status: code, [logFields.error]: error },
+        );
+      }
+      probe = setTimeout(() => void start(), PROBE_MS);
+      return;
+    }
+    if (stopped) return;
+    if (told)
+      logger.info('CloudMapServiceImports can be listed now; external service import is on');
+    informer = createKubeInformer<KubernetesObject>({
+      name: EXTERNAL_PLURAL,
+      kubeConfig: kc,
+      path: `/apis/${EXTERNAL_GROUP}/${EXTERNAL_VERSION}/${EXTERNAL_PLURAL}`,
+      list,
+      onEvent: (event, obj) => {
+        const o = plain<ExternalObject>(obj);
+        if (event === 'delete') imports.remove(o.metadata.namespace, o.metadata.name);
+        else imports.upsert(o);
+      },
+      logger,
+    });
+    informer.start();
+  };
+  void start();
+  return {
+    async stop() {
+      stopped = true;
+      if (probe !== undefined) clearTimeout(probe);
+      await informer?.stop();
+    },
+  };
+}

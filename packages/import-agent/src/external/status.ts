@@ -1,0 +1,51 @@
+import type { ExternalCondition, ExternalStatus } from './types.js';
+
+/**
+ * The status of a CloudMapServiceImport (pure): one Ready condition, the generation it is
+ * about and the instance counts of the last read. Written only when it says something new,
+ * so a steady import writes nothing (DESIGN.md §8: zero Kubernetes writes at idle).
+ */
+
+export interface ReadyState {
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+}
+
+export interface DesiredExternalStatus {
+  ready: ReadyState;
+  generation: number;
+  counts?: { healthy: number; unhealthy: number; refused: number };
+}
+
+/** The status to write, or undefined when the stored one already says the same. */
+export function externalStatus(
+  observed: ExternalStatus | undefined,
+  want: DesiredExternalStatus,
+  nowIso: string,
+): ExternalStatus | undefined {
+  const previous = observed?.conditions?.find((c) => c.type === 'Ready');
+  const sameReady =
+    previous !== undefined &&
+    previous.status === want.ready.status &&
+    previous.reason === want.ready.reason &&
+    previous.message === want.ready.message &&
+    previous.observedGeneration === want.generation;
+  const sameCounts =
+    JSON.stringify(observed?.instances ?? null) === JSON.stringify(want.counts ?? null);
+  if (sameReady && sameCounts && observed?.observedGeneration === want.generation) return undefined;
+  const condition: ExternalCondition = {
+    type: 'Ready',
+    ...want.ready,
+    observedGeneration: want.generation,
+    lastTransitionTime:
+      previous !== undefined && previous.status === want.ready.status
+        ? previous.lastTransitionTime
+        : nowIso,
+  };
+  return {
+    observedGeneration: want.generation,
+    ...(want.counts === undefined ? {} : { instances: want.counts }),
+    conditions: [condition],
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * CloudMapServiceImport (multicluster.cloudmap-mcs.io/v1alpha1): the user's explicit choice of
+ * one Cloud Map service, written by something other than an MCS export agent (ECS, EC2, a
+ * mesh), to import into this Kubernetes namespace under this object's name (ADR 0014,
+ * docs/external-services.md). Only the fields the agent reads, as JSON.
+ */
+
+export const EXTERNAL_GROUP = 'multicluster.cloudmap-mcs.io';
+export const EXTERNAL_VERSION = 'v1alpha1';
+export const EXTERNAL_PLURAL = 'cloudmapserviceimports';
+export const EXTERNAL_KIND = 'CloudMapServiceImport';
+export const EXTERNAL_API = `${EXTERNAL_GROUP}/${EXTERNAL_VERSION}`;
+
+/** On the ServiceImport: which Cloud Map service it was read from (`<namespace>/<service>`). */
+export const ANNOTATION_CLOUD_MAP_SERVICE = 'multicluster.cloudmap-mcs.io/cloud-map-service';
+/** On the ServiceImport: imported from a CloudMapServiceImport, not from MCS exports. */
+export const LABEL_EXTERNAL = 'multicluster.cloudmap-mcs.io/external';
+
+export interface ExternalPortSpec {
+  name?: string;
+  protocol?: string;
+  port: number;
+}
+
+export interface ExternalSpec {
+  cloudMap: {
+    namespace: string;
+    service: string;
+    queryParameters?: Record<string, string>;
+  };
+  type?: 'ClusterSetIP' | 'Headless';
+  ports?: ExternalPortSpec[];
+}
+
+export interface ExternalCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface ExternalStatus {
+  observedGeneration?: number;
+  /** Instances read on the last successful read, by what became of them. */
+  instances?: { healthy: number; unhealthy: number; refused: number };
+  lastReadTime?: string;
+  conditions?: ExternalCondition[];
+}
+
+export interface ExternalObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+  };
+  spec?: Partial<ExternalSpec>;
+  status?: ExternalStatus;
+}

@@ -1,0 +1,62 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  Attr,
+  realClock,
+  type CloudMapPort,
+  type Logger,
+  type TrustPolicy,
+} from '@cloudmap-mcs/core';
+import { createEventRecorder, kubeEventSink, type Shutdown } from '@cloudmap-mcs/core/runtime';
+import type { ImportController } from '../controller.js';
+import type { NamespacePolicy } from '../reconcile/scope.js';
+import { createExternalImports, type ExternalImports } from './controller.js';
+import { createExternalStatusWriter, watchExternalImports } from './kube.js';
+
+/**
+ * The one hook main.ts calls: CloudMapServiceImports watched, their services read every
+ * period, changes handed to the import controller (ADR 0014).
+ */
+export function startExternalImports(opts: {
+  kc: KubeConfig;
+  cloudMap: Pick<CloudMapPort, 'discoverInstances'>;
+  trust: TrustPolicy;
+  periodMs: number;
+  /** reportingInstance of its Events (the pod name). */
+  identity: string;
+  namespaces: NamespacePolicy;
+  logger: Logger;
+  /** The import controller, once created (changes before that are picked up by its start). */
+  controller: () => ImportController | undefined;
+  shutdown: Pick<Shutdown, 'onShutdown'>;
+  metrics?: { refused?(reason: string): void; externalReads?(outcome: string): void };
+}): ExternalImports {
+  const imports = createExternalImports({
+    cloudMap: opts.cloudMap,
+    trust: opts.trust,
+    clock: realClock,
+    now: () => Date.now(),
+    logger: opts.logger,
+    periodMs: opts.periodMs,
+    status: createExternalStatusWriter(opts.kc),
+    events: createEventRecorder({
+      sink: kubeEventSink(opts.kc),
+      controller: 'cloudmap-mcs.io/import-agent',
+      instance: opts.identity,
+      logger: opts.logger,
+    }),
+    namespaces: opts.namespaces,
+    exportedByClusterset: (namespace, name) =>
+      (opts.controller()?.poller.get(namespace, name)?.instances ?? []).some(
+        (i) => i.attributes[Attr.ClustersetId] === opts.trust.clustersetId,
+      ),
+    onChange: (key) => opts.controller()?.enqueue(key),
+    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+  });
+  const watch = watchExternalImports(opts.kc, imports, opts.logger);
+  imports.start();
+  opts.shutdown.onShutdown('external imports', 25, async () => {
+    await watch.stop();
+    await imports.stop();
+  });
+  return imports;
+}
