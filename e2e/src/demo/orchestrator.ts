@@ -16,6 +16,7 @@ import { probeTraffic, renderTraffic } from './traffic.js';
 import { applyFile } from './apply.js';
 import { dnsGaps, resolveService, type DnsAnswer } from './dns.js';
 import { cliPath, runCli } from './cli-runner.js';
+import { showExternalService } from './external.js';
 import { observeCluster } from './observe.js';
 import { emulatorCloudMap, readServiceRecords } from './records.js';
 import { renderSummary } from './summary.js';
@@ -222,6 +223,16 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     say(
       `verified: ${name} resolves through the emulator's DNS (${dns.a.length} A, ${dns.srv.length} SRV)`,
     );
+    // A non-Kubernetes Cloud Map service imported into both clusters (external.ts).
+    const external = await showExternalService({
+      env,
+      clusters: clusters.map((c) => ({ name: c.name, kc: loadKubeconfig(c.kubeconfig) })),
+      namespace: DEMO.namespace,
+      deadline,
+      signal: stop.signal,
+      say,
+    });
+    say('verified: c1 and c2 import the non-Kubernetes service, its unhealthy task not ready');
     let traffic: string[] | undefined;
     if (real) {
       const kcs = clusters.map((c) => ({ name: c.name, kc: loadKubeconfig(c.kubeconfig) }));
@@ -265,6 +276,7 @@ ${traffic.join('\n')}`);
         cli: displayPath(cliPath()),
         interactive: !opts.ci,
         ...(traffic !== undefined ? { traffic } : {}),
+        external: external.lines,
       }),
     );
     const cliProblems = [

@@ -22,6 +22,8 @@ export interface SummaryInput {
   interactive: boolean;
   /** Real nodes only: resolution and traffic seen from a pod (renderTraffic's lines). */
   traffic?: readonly string[];
+  /** The non-Kubernetes service's lines (external.ts), from what the clusters hold. */
+  external?: readonly string[];
 }
 
 const list = (xs: readonly string[]) =>
@@ -72,6 +74,7 @@ export function renderSummary(s: SummaryInput): string {
     `  A    ${s.dns.a.join(' ') || 'none'}`,
     `  SRV  ${s.dns.srv.join(' ') || 'none'}`,
     '',
+    ...(s.external === undefined ? [] : [...s.external, '']),
     `Doctor     ${s.doctor.map((d) => `${d.cluster}: ${d.ok ? 'all checks passed' : `FAILED (${d.detail})`}`).join('; ')}`,
     '',
   );
