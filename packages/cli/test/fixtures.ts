@@ -45,9 +45,15 @@ export function clusterExport(
 export function serviceExport(
   name = 'hello',
   conditions: ServiceExportInfo['conditions'] = [
-    { type: 'Valid', status: 'True', reason: 'Valid', message: '' },
-    { type: 'Ready', status: 'True', reason: 'Exported', message: '' },
-    { type: 'Conflict', status: 'False', reason: 'NoConflicts', message: '' },
+    { type: 'Valid', status: 'True', reason: 'Valid', message: '', lastTransitionTime: '' },
+    { type: 'Ready', status: 'True', reason: 'Exported', message: '', lastTransitionTime: '' },
+    {
+      type: 'Conflict',
+      status: 'False',
+      reason: 'NoConflicts',
+      message: '',
+      lastTransitionTime: '',
+    },
   ],
 ): ServiceExportInfo {
   return { namespace: 'demo', name, createdAt: '2026-11-29T17:00:00Z', conditions };

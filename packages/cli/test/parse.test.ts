@@ -32,7 +32,13 @@ describe('parse', () => {
       createdAt: '2026-11-29T17:00:00Z',
       conditions: [
         { type: 'Valid', status: 'True', reason: 'Valid', message: 'ok', lastTransitionTime: 't' },
-        { type: 'Ready', status: 'Unknown', reason: 'Pending', message: '' },
+        {
+          type: 'Ready',
+          status: 'Unknown',
+          reason: 'Pending',
+          message: '',
+          lastTransitionTime: '',
+        },
       ],
     });
   });

@@ -85,12 +85,13 @@ describe('buildStatusReport', () => {
       facts({
         exports: [
           serviceExport('hello', [
-            { type: 'Valid', status: 'True', reason: 'Valid', message: '' },
+            { type: 'Valid', status: 'True', reason: 'Valid', message: '', lastTransitionTime: '' },
             {
               type: 'Conflict',
               status: 'True',
               reason: 'PortConflict',
               message: 'port 80 differs',
+              lastTransitionTime: '',
             },
           ]),
         ],
@@ -115,7 +116,13 @@ describe('buildStatusReport', () => {
       {
         exports: [
           serviceExport('hello', [
-            { type: 'Valid', status: 'False', reason: 'NoService', message: '' },
+            {
+              type: 'Valid',
+              status: 'False',
+              reason: 'NoService',
+              message: '',
+              lastTransitionTime: '',
+            },
           ]),
         ],
         cloudMap: records(clusterExport(c2, ['10.2.0.1'])),

@@ -7,3 +7,4 @@ export * from './workqueue/index.js';
 export * from './logging/index.js';
 export * from './records/index.js';
 export * from './planning/index.js';
+export * from './kube/index.js';

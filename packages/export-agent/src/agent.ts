@@ -1,6 +1,6 @@
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { realClock, type Logger } from '@cloudmap-mcs/core';
+import { clusterPropertyApi, realClock, ServiceExportApi, type Logger } from '@cloudmap-mcs/core';
 import {
   createCloudMapClient,
   createCloudMapMetrics,
@@ -18,7 +18,6 @@ import {
 } from '@cloudmap-mcs/core/runtime';
 import type { ExportAgentConfig } from './config.js';
 import { createExportController, type ExportController } from './controller.js';
-import { ClusterPropertyApi, ServiceExportApi } from './kube/api.js';
 import { createKubeSources } from './kube/sources.js';
 import { createKubeWriter } from './kube/writer.js';
 import { createExportMetrics } from './metrics.js';
@@ -34,7 +33,7 @@ const CRD_HINT =
 /** Missing CRDs are a clear exit, not a crash loop of watch errors. */
 async function checkCrds(kubeConfig: KubeConfig): Promise<void> {
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  for (const api of [ServiceExportApi, ClusterPropertyApi]) {
+  for (const api of [ServiceExportApi, clusterPropertyApi('v1beta1')]) {
     try {
       await custom.listClusterCustomObject({ ...api, limit: 1 });
     } catch (error) {

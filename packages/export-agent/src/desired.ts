@@ -8,12 +8,8 @@ import type {
   ServicePort,
   ServiceProperties,
 } from '@cloudmap-mcs/core';
-import {
-  toMs,
-  type EndpointSliceObject,
-  type ServiceExportObject,
-  type ServiceObject,
-} from './k8s-types.js';
+import { toMs } from '@cloudmap-mcs/core';
+import type { EndpointSliceObject, ServiceExportObject, ServiceObject } from './k8s-types.js';
 import { podLabelAttributes } from './pod-label-attributes.js';
 
 /** Pod label attributes for one export: which keys, and where pods' labels are read. */

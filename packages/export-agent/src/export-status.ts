@@ -1,5 +1,6 @@
 import { conflictConditionReason, type ConflictReport } from '@cloudmap-mcs/core';
-import { ConditionType, type DesiredCondition } from './conditions.js';
+import type { DesiredCondition } from '@cloudmap-mcs/core';
+import { ConditionType } from './conditions.js';
 import type { InvalidReason } from './desired.js';
 
 /** The three mcs-api conditions for one outcome of a reconcile (mcs-api.md §1.9). */

@@ -1,33 +1,11 @@
 /**
  * The shapes of the Kubernetes objects the export agent reads, as the API serves them (JSON).
  * Only the fields we use; the informer adapter hands these over, so the reconciler and the
- * pure builders need no @kubernetes/client-node types. Timestamps may arrive as strings (raw
- * JSON) or Dates (client-node's deserializer); `toMs` accepts both.
+ * pure builders need no @kubernetes/client-node types. Metadata and conditions are core's (one
+ * vocabulary for both agents and the CLI).
  */
 
-export type Timestamp = string | Date;
-
-export interface ObjectMeta {
-  name: string;
-  namespace: string;
-  uid?: string;
-  generation?: number;
-  resourceVersion?: string;
-  creationTimestamp?: Timestamp;
-  deletionTimestamp?: Timestamp;
-  finalizers?: string[];
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}
-
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: Timestamp;
-  observedGeneration?: number;
-}
+import type { Condition, ObjectMeta } from '@cloudmap-mcs/core';
 
 export interface ServiceExportObject {
   apiVersion?: string;
@@ -75,10 +53,4 @@ export interface EndpointSliceObject {
     targetRef?: { kind?: string; namespace?: string; name?: string };
   }[];
   ports?: { name?: string; protocol?: string; port?: number; appProtocol?: string }[];
-}
-
-export function toMs(ts: Timestamp | undefined): number {
-  if (ts === undefined) return 0;
-  const ms = ts instanceof Date ? ts.getTime() : Date.parse(ts);
-  return Number.isFinite(ms) ? ms : 0;
 }

@@ -21,7 +21,7 @@ import {
 import { isNotFound } from '@cloudmap-mcs/core/runtime';
 import { applyPlan } from './apply.js';
 import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
-import { findCondition, mergeConditions } from './conditions.js';
+import { findCondition, setConditions } from '@cloudmap-mcs/core';
 import { createEventDedup } from './event-dedup.js';
 import { buildDesiredExport } from './desired.js';
 import { podLabelSourceFor } from './pod-label-source.js';
@@ -125,7 +125,7 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
   async function writeStatus(se: ServiceExportObject, outcome: ExportOutcome, log: Logger) {
     const current = se.status?.conditions ?? [];
     const desired = conditionsFor(outcome, se.metadata.generation);
-    const { conditions, changed } = mergeConditions(current, desired, deps.now());
+    const { conditions, changed } = setConditions(current, desired, deps.now());
     if (!changed) return;
     await writer.writeConditions(se, conditions);
     log.debug('status written', { outcome: outcome.kind });

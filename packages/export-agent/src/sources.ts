@@ -1,10 +1,5 @@
-import type { ClusterIdentity } from '@cloudmap-mcs/core';
-import type {
-  Condition,
-  EndpointSliceObject,
-  ServiceExportObject,
-  ServiceObject,
-} from './k8s-types.js';
+import type { ClusterIdentity, Condition } from '@cloudmap-mcs/core';
+import type { EndpointSliceObject, ServiceExportObject, ServiceObject } from './k8s-types.js';
 
 /** Read side: the informer caches, as the reconciler sees them (DESIGN.md §3 step 1). */
 export interface ExportSources {

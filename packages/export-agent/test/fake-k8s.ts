@@ -1,11 +1,6 @@
 import { ApiException } from '@kubernetes/client-node';
-import type { ClusterIdentity } from '@cloudmap-mcs/core';
-import type {
-  Condition,
-  EndpointSliceObject,
-  ServiceExportObject,
-  ServiceObject,
-} from '../src/k8s-types.js';
+import type { ClusterIdentity, Condition } from '@cloudmap-mcs/core';
+import type { EndpointSliceObject, ServiceExportObject, ServiceObject } from '../src/k8s-types.js';
 import type { ExportSources, ServiceExportWriter } from '../src/sources.js';
 
 export interface RecordedEvent {

@@ -1,9 +1,7 @@
+import { CLUSTER_PROPERTY_VERSIONS } from '@cloudmap-mcs/core';
 import type { ClusterPropertyInfo } from './objects.js';
 import type { KubeReader } from './reader.js';
 import { KubeReadError } from './reader.js';
-
-/** about.k8s.io versions, preferred first (v1beta1 is the storage version). */
-export const ABOUT_VERSIONS = ['v1beta1', 'v1alpha1'] as const;
 
 /**
  * ClusterProperties through the first served about.k8s.io version; undefined when the
@@ -12,7 +10,7 @@ export const ABOUT_VERSIONS = ['v1beta1', 'v1alpha1'] as const;
 export async function readClusterProperties(
   kube: KubeReader,
 ): Promise<ClusterPropertyInfo[] | undefined> {
-  for (const version of ABOUT_VERSIONS) {
+  for (const version of CLUSTER_PROPERTY_VERSIONS) {
     try {
       return await kube.listClusterProperties(version);
     } catch (e) {

@@ -4,13 +4,9 @@
  * so the status and doctor logic is pure and table-tested.
  */
 
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime?: string;
-}
+import type { Condition } from '@cloudmap-mcs/core';
+
+export type { Condition } from '@cloudmap-mcs/core';
 
 export interface ServiceExportInfo {
   namespace: string;
@@ -77,6 +73,3 @@ export interface DeploymentInfo {
   readyReplicas: number;
   availableReplicas: number;
 }
-
-export const LABEL_SERVICE_NAME = 'multicluster.kubernetes.io/service-name';
-export const LABEL_SOURCE_CLUSTER = 'multicluster.kubernetes.io/source-cluster';

@@ -12,7 +12,7 @@ import type {
   ServiceExportInfo,
   ServiceImportInfo,
 } from './objects.js';
-import { LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from './objects.js';
+import { LABEL_MCS_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '@cloudmap-mcs/core';
 
 type Json = Record<string, unknown>;
 
@@ -35,15 +35,14 @@ const meta = (o: Json) => obj(o['metadata']);
 function condition(v: unknown): Condition {
   const c = obj(v);
   const status = str(c['status']);
-  const cond: Condition = {
+  return {
     type: str(c['type']),
     status: status === 'True' || status === 'False' ? status : 'Unknown',
     reason: str(c['reason']),
     message: str(c['message']),
+    // '' when the server sent none (the CLI only displays it).
+    lastTransitionTime: str(c['lastTransitionTime']),
   };
-  const ltt = str(c['lastTransitionTime']);
-  if (ltt !== '') cond.lastTransitionTime = ltt;
-  return cond;
 }
 
 export function parseServiceExport(o: Json): ServiceExportInfo {
@@ -98,7 +97,7 @@ export function parseImportedSlice(o: Json): ImportedSliceInfo {
   return {
     namespace: str(m['namespace']),
     name: str(m['name']),
-    serviceName: labels[LABEL_SERVICE_NAME] ?? '',
+    serviceName: labels[LABEL_MCS_SERVICE_NAME] ?? '',
     sourceCluster: labels[LABEL_SOURCE_CLUSTER] ?? '',
     addresses,
     readyAddresses,

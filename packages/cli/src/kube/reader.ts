@@ -12,6 +12,12 @@ import {
   DiscoveryV1Api,
   KubeConfig,
 } from '@kubernetes/client-node';
+import {
+  ClusterPropertyApi,
+  LABEL_MCS_SERVICE_NAME,
+  ServiceExportApi,
+  ServiceImportApi,
+} from '@cloudmap-mcs/core';
 import type {
   ClusterPropertyInfo,
   CrdInfo,
@@ -20,7 +26,6 @@ import type {
   ServiceExportInfo,
   ServiceImportInfo,
 } from './objects.js';
-import { LABEL_SERVICE_NAME } from './objects.js';
 import {
   items,
   parseClusterProperty,
@@ -31,9 +36,6 @@ import {
   parseServiceImport,
 } from './parse.js';
 
-export const MCS_GROUP = 'multicluster.x-k8s.io';
-export const MCS_VERSION = 'v1beta1';
-export const ABOUT_GROUP = 'about.k8s.io';
 const RETRIES_429 = 5;
 
 /** A failed Kubernetes read; `status` is the HTTP status (0 when the server was unreachable). */
@@ -147,9 +149,9 @@ export function createKubeReader(kc: KubeConfig): KubeReader {
     async listServiceExports() {
       const list: unknown = await read('ServiceExports', () =>
         custom.listCustomObjectForAllNamespaces({
-          group: MCS_GROUP,
-          version: MCS_VERSION,
-          resourcePlural: 'serviceexports',
+          group: ServiceExportApi.group,
+          version: ServiceExportApi.version,
+          resourcePlural: ServiceExportApi.plural,
         }),
       );
       return items(list).map(parseServiceExport);
@@ -157,16 +159,16 @@ export function createKubeReader(kc: KubeConfig): KubeReader {
     async listServiceImports() {
       const list: unknown = await read('ServiceImports', () =>
         custom.listCustomObjectForAllNamespaces({
-          group: MCS_GROUP,
-          version: MCS_VERSION,
-          resourcePlural: 'serviceimports',
+          group: ServiceImportApi.group,
+          version: ServiceImportApi.version,
+          resourcePlural: ServiceImportApi.plural,
         }),
       );
       return items(list).map(parseServiceImport);
     },
     async listImportedSlices() {
       const list = await read('EndpointSlices', () =>
-        discovery.listEndpointSliceForAllNamespaces({ labelSelector: LABEL_SERVICE_NAME }),
+        discovery.listEndpointSliceForAllNamespaces({ labelSelector: LABEL_MCS_SERVICE_NAME }),
       );
       return items(list).map(parseImportedSlice);
     },
@@ -183,9 +185,9 @@ export function createKubeReader(kc: KubeConfig): KubeReader {
     async listClusterProperties(version) {
       const list: unknown = await read('ClusterProperties', () =>
         custom.listClusterCustomObject({
-          group: ABOUT_GROUP,
+          group: ClusterPropertyApi.group,
           version,
-          plural: 'clusterproperties',
+          plural: ClusterPropertyApi.plural,
         }),
       );
       return items(list).map(parseClusterProperty);

@@ -2,6 +2,7 @@ import type { AddressType, EndpointConditions, Protocol } from '../model/types.j
 import type { SourceEndpoints } from './merge.js';
 import { endpointSliceIndex, endpointSliceName } from './naming.js';
 import { compareStrings } from './ordering.js';
+import { LABEL_MCS_SERVICE_NAME, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from '../kube/api.js';
 
 /**
  * EndpointSlice planning for one ServiceImport (KEP-1645 "Using EndpointSlice objects"):
@@ -15,9 +16,6 @@ import { compareStrings } from './ordering.js';
  * differs, so an unchanged import (also right after a restart) writes nothing.
  */
 
-export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
-export const LABEL_MCS_SERVICE_NAME = 'multicluster.kubernetes.io/service-name';
-export const LABEL_SOURCE_CLUSTER = 'multicluster.kubernetes.io/source-cluster';
 export const LABEL_MANAGED_BY = 'endpointslice.kubernetes.io/managed-by';
 export const MAX_ENDPOINTS_PER_SLICE = 100;
 

@@ -1,4 +1,9 @@
 import { CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CLUSTER_PROPERTY_VERSIONS,
+  clusterPropertyApi,
+  type ClusterPropertyVersion,
+} from '../kube/api.js';
 import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import {
@@ -17,8 +22,6 @@ import { createKubeInformer } from './kube-informer.js';
 export interface ClusterPropertyObject extends KubernetesObject {
   spec?: { value?: string };
 }
-
-export type ClusterPropertyVersion = 'v1beta1' | 'v1alpha1';
 
 /** Where ClusterProperty objects come from; the default reads the API server. */
 export interface ClusterPropertySource {
@@ -173,17 +176,13 @@ export function kubeClusterPropertySource(
 ): ClusterPropertySource {
   const api = kubeConfig.makeApiClient(CustomObjectsApi);
   const list = (version: ClusterPropertyVersion) =>
-    api.listClusterCustomObject({
-      group: 'about.k8s.io',
-      version,
-      plural: 'clusterproperties',
-    }) as Promise<{
+    api.listClusterCustomObject({ ...clusterPropertyApi(version) }) as Promise<{
       items: ClusterPropertyObject[];
       metadata?: { resourceVersion?: string };
     }>;
   return {
     async detectVersion() {
-      for (const version of ['v1beta1', 'v1alpha1'] as const) {
+      for (const version of CLUSTER_PROPERTY_VERSIONS) {
         try {
           await list(version);
           return version;
@@ -196,9 +195,9 @@ export function kubeClusterPropertySource(
     },
     informer: (version, onEvent) =>
       createKubeInformer<ClusterPropertyObject>({
-        name: `clusterproperties.${version}.about.k8s.io`,
+        name: `${clusterPropertyApi(version).plural}.${version}.${clusterPropertyApi(version).group}`,
         kubeConfig,
-        path: `/apis/about.k8s.io/${version}/clusterproperties`,
+        path: `/apis/${clusterPropertyApi(version).apiVersion}/${clusterPropertyApi(version).plural}`,
         list: () => list(version),
         onEvent,
         logger,

@@ -9,7 +9,7 @@ import {
   type SlicePlanInput,
   type SliceState,
   type SourceEndpoints,
-} from '../../src/planning/index.js';
+} from '../../src/index.js';
 import { endpoint, endpoints, frozen } from './fixtures.js';
 
 const base = {

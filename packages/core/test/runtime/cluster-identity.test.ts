@@ -3,8 +3,8 @@ import {
   createClusterIdentityWatcher,
   type ClusterPropertyObject,
   type ClusterPropertySource,
-  type ClusterPropertyVersion,
 } from '../../src/runtime/cluster-identity.js';
+import type { ClusterPropertyVersion } from '../../src/kube/api.js';
 import { createChecks } from '../../src/runtime/health.js';
 import { superviseInformer } from '../../src/runtime/informer.js';
 import { createMemoryLogger } from '../../src/testing/memory-logger.js';

@@ -7,7 +7,10 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import {
+  clusterPropertyApi,
+  LABEL_SERVICE_NAME,
   resolveClusterIdentity,
+  ServiceExportApi,
   type ClusterIdentity,
   type Clock,
   type IdentityResolution,
@@ -17,7 +20,9 @@ import { createKubeInformer, type SupervisedInformer } from '@cloudmap-mcs/core/
 import type { EndpointSliceObject, ServiceExportObject, ServiceObject } from '../k8s-types.js';
 import type { ExportSources } from '../sources.js';
 import { createPodLabelCache } from './pod-labels.js';
-import { ClusterPropertyApi, SERVICE_NAME_LABEL, ServiceExportApi } from './api.js';
+
+// v1beta1 only until the export agent resolves identity through core's watcher (both versions).
+const ClusterPropertyV1beta1 = clusterPropertyApi('v1beta1');
 
 interface ClusterPropertyObject extends KubernetesObject {
   spec?: { value?: string };
@@ -56,7 +61,7 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
   const exports = createKubeInformer<ServiceExportObject & KubernetesObject>({
     name: 'serviceexports',
     kubeConfig,
-    path: `/apis/${ServiceExportApi.group}/${ServiceExportApi.version}/${ServiceExportApi.plural}`,
+    path: `/apis/${ServiceExportApi.apiVersion}/${ServiceExportApi.plural}`,
     list: () =>
       custom.listClusterCustomObject({ ...ServiceExportApi }) as Promise<
         KubernetesListObject<ServiceExportObject & KubernetesObject>
@@ -82,10 +87,10 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     name: 'endpointslices',
     kubeConfig,
     path: '/apis/discovery.k8s.io/v1/endpointslices',
-    labelSelector: SERVICE_NAME_LABEL,
-    list: () => discovery.listEndpointSliceForAllNamespaces({ labelSelector: SERVICE_NAME_LABEL }),
+    labelSelector: LABEL_SERVICE_NAME,
+    list: () => discovery.listEndpointSliceForAllNamespaces({ labelSelector: LABEL_SERVICE_NAME }),
     onEvent: (_e, o) => {
-      const svc = o.metadata?.labels?.[SERVICE_NAME_LABEL];
+      const svc = o.metadata?.labels?.[LABEL_SERVICE_NAME];
       if (exported(o.metadata?.namespace, svc)) opts.enqueue(`${o.metadata?.namespace}/${svc}`);
     },
     logger,
@@ -94,9 +99,9 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
   const properties = createKubeInformer<ClusterPropertyObject>({
     name: 'clusterproperties',
     kubeConfig,
-    path: `/apis/${ClusterPropertyApi.group}/${ClusterPropertyApi.version}/${ClusterPropertyApi.plural}`,
+    path: `/apis/${ClusterPropertyV1beta1.apiVersion}/${ClusterPropertyV1beta1.plural}`,
     list: () =>
-      custom.listClusterCustomObject({ ...ClusterPropertyApi }) as Promise<
+      custom.listClusterCustomObject({ ...ClusterPropertyV1beta1 }) as Promise<
         KubernetesListObject<ClusterPropertyObject>
       >,
     onEvent: () => opts.enqueue(undefined),
@@ -145,7 +150,7 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     serviceExport: (ns, name) => exports.get(name, ns),
     service: (ns, name) => services.get(name, ns) as ServiceObject | undefined,
     endpointSlices: (ns, serviceName) =>
-      sliceList(ns).filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === serviceName),
+      sliceList(ns).filter((s) => s.metadata.labels?.[LABEL_SERVICE_NAME] === serviceName),
     serviceExportKeys: () => exports.list().map(keyOf),
     podLabels: (ns, name) => pods.labels(ns, name),
     podLabelsReady: () => pods.ready(),

@@ -7,9 +7,9 @@ import {
 } from '@kubernetes/client-node';
 import type { Logger } from '@cloudmap-mcs/core';
 import { isNamespaceTerminating } from '@cloudmap-mcs/core/runtime';
-import type { Condition, ServiceExportObject } from '../k8s-types.js';
+import { ServiceExportApi, type Condition } from '@cloudmap-mcs/core';
+import type { ServiceExportObject } from '../k8s-types.js';
 import type { EventType, ServiceExportWriter } from '../sources.js';
-import { ServiceExportApi } from './api.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
@@ -77,7 +77,7 @@ export function createKubeWriter(
           body: {
             metadata: { generateName: `${name}.`, namespace },
             involvedObject: {
-              apiVersion: `${ServiceExportApi.group}/${ServiceExportApi.version}`,
+              apiVersion: ServiceExportApi.apiVersion,
               kind: ServiceExportApi.kind,
               namespace,
               name,

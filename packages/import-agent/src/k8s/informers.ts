@@ -6,7 +6,7 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import type { Logger } from '@cloudmap-mcs/core';
+import { ServiceExportApi, ServiceImportApi, type Logger } from '@cloudmap-mcs/core';
 import {
   createKubeInformer,
   type InformerEvent,
@@ -42,8 +42,6 @@ function watch<T extends KubernetesObject>(
   informer.start();
   return informer;
 }
-
-export const IMPORT_GROUP = 'multicluster.x-k8s.io';
 
 export interface ImportInformers {
   namespaces: Watched<KubernetesObject>;
@@ -84,12 +82,10 @@ export function startImportInformers(
     serviceImports: watch(
       'serviceimports',
       kc,
-      `/apis/${IMPORT_GROUP}/v1beta1/serviceimports`,
+      `/apis/${ServiceImportApi.apiVersion}/${ServiceImportApi.plural}`,
       async () =>
         (await custom.listClusterCustomObject({
-          group: IMPORT_GROUP,
-          version: 'v1beta1',
-          plural: 'serviceimports',
+          ...ServiceImportApi,
         })) as KubernetesListObject<KubernetesObject>,
       undefined,
       handlers.serviceImport,
@@ -98,12 +94,10 @@ export function startImportInformers(
     serviceExports: watch(
       'serviceexports',
       kc,
-      `/apis/${IMPORT_GROUP}/v1beta1/serviceexports`,
+      `/apis/${ServiceExportApi.apiVersion}/${ServiceExportApi.plural}`,
       async () =>
         (await custom.listClusterCustomObject({
-          group: IMPORT_GROUP,
-          version: 'v1beta1',
-          plural: 'serviceexports',
+          ...ServiceExportApi,
         })) as KubernetesListObject<KubernetesObject>,
       undefined,
       handlers.serviceExport,

@@ -6,6 +6,7 @@ import {
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
+import { ServiceImportApi } from '@cloudmap-mcs/core';
 import { isNamespaceTerminating, isNotFound } from '@cloudmap-mcs/core/runtime';
 import type {
   EndpointSliceObject,
@@ -18,7 +19,7 @@ import { NamespaceTerminatingError, type ImportWriter } from '../reconcile/ports
 export const FIELD_MANAGER = 'cloudmap-mcs-import-agent';
 
 const API_FOR_KIND = {
-  ServiceImport: 'multicluster.x-k8s.io/v1beta1',
+  ServiceImport: ServiceImportApi.apiVersion,
   Service: 'v1',
   EndpointSlice: 'discovery.k8s.io/v1',
 } as const;
@@ -63,16 +64,17 @@ export function createKubeWriter(kc: KubeConfig): ImportWriter {
     }
   };
   return {
-    applyServiceImport: (obj) => apply<ServiceImportObject>(obj),
-    applyService: (obj) => apply<ServiceObject>(obj),
-    applyEndpointSlice: (obj: EndpointSliceObject) => apply<EndpointSliceObject>(obj),
+    applyServiceImport: (obj) => apply<ServiceImportObject>(obj as KubernetesObject),
+    applyService: (obj) => apply<ServiceObject>(obj as KubernetesObject),
+    applyEndpointSlice: (obj: EndpointSliceObject) =>
+      apply<EndpointSliceObject>(obj as KubernetesObject),
     async applyServiceImportStatus(namespace: string, name: string, status: ServiceImportStatus) {
       const stored: unknown = await custom.patchNamespacedCustomObjectStatus(
         {
-          group: 'multicluster.x-k8s.io',
-          version: 'v1beta1',
+          group: ServiceImportApi.group,
+          version: ServiceImportApi.version,
           namespace,
-          plural: 'serviceimports',
+          plural: ServiceImportApi.plural,
           name,
           body: {
             apiVersion: API_FOR_KIND.ServiceImport,

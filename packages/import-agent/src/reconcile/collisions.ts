@@ -1,5 +1,5 @@
-import { logFields, type EventRecorder, type Logger } from '@cloudmap-mcs/core';
-import { SERVICE_IMPORT_API, type ObjectMeta } from './k8s-types.js';
+import { logFields, ServiceImportApi, type EventRecorder, type Logger } from '@cloudmap-mcs/core';
+import type { ObjectMeta } from './k8s-types.js';
 import {
   describeCollisions,
   REASON_NAME_COLLISION,
@@ -8,7 +8,7 @@ import {
 } from './ownership.js';
 
 const API_OF: Record<OwnedKind, string> = {
-  ServiceImport: SERVICE_IMPORT_API,
+  ServiceImport: ServiceImportApi.apiVersion,
   Service: 'v1',
   EndpointSlice: 'discovery.k8s.io/v1',
 };
@@ -70,7 +70,7 @@ export function createCollisionReporter(deps: {
       if (ourImport !== undefined) {
         deps.events?.record({
           regarding: {
-            apiVersion: SERVICE_IMPORT_API,
+            apiVersion: ServiceImportApi.apiVersion,
             kind: 'ServiceImport',
             namespace,
             name,

@@ -1,5 +1,6 @@
 import {
   LABEL_MCS_SERVICE_NAME,
+  ServiceImportApi,
   shortHash,
   type MergedImport,
   type SliceState,
@@ -9,7 +10,6 @@ import {
   ANNOTATION_DERIVED_SERVICE,
   LABEL_MANAGED_BY,
   MANAGED_BY,
-  SERVICE_IMPORT_API,
   type EndpointSliceObject,
   type ServiceImportObject,
   type ServiceObject,
@@ -112,7 +112,7 @@ export function desiredServiceImport(
       ? derived.spec.ipFamilies
       : m.spec.ipFamilies;
   const obj: ServiceImportObject = {
-    apiVersion: SERVICE_IMPORT_API,
+    apiVersion: ServiceImportApi.apiVersion,
     kind: 'ServiceImport',
     metadata: {
       name: m.name,
@@ -183,7 +183,7 @@ export function desiredDerivedService(
       labels: { [LABEL_MCS_SERVICE_NAME]: m.name, [LABEL_MANAGED_BY]: MANAGED_BY },
       ownerReferences: [
         {
-          apiVersion: SERVICE_IMPORT_API,
+          apiVersion: ServiceImportApi.apiVersion,
           kind: 'ServiceImport',
           name: owner.name,
           uid: owner.uid,

@@ -1,35 +1,12 @@
 /**
  * The Kubernetes objects the import agent reads and writes, as JSON (only the fields used).
  * The adapter converts from and to the API; the reconciler and the pure builders need no
- * @kubernetes/client-node types.
+ * @kubernetes/client-node types. Metadata and conditions are core's (one vocabulary for both
+ * agents and the CLI).
  */
+import type { Condition, ObjectMeta, ServiceImportApi } from '@cloudmap-mcs/core';
 
-export interface ObjectMeta {
-  name: string;
-  namespace: string;
-  uid?: string;
-  resourceVersion?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-}
+export type { ObjectMeta, OwnerReference } from '@cloudmap-mcs/core';
 
 export interface ServiceImportPort {
   name?: string;
@@ -55,7 +32,7 @@ export interface ServiceImportStatus {
 }
 
 export interface ServiceImportObject {
-  apiVersion: 'multicluster.x-k8s.io/v1beta1';
+  apiVersion: typeof ServiceImportApi.apiVersion;
   kind: 'ServiceImport';
   metadata: ObjectMeta;
   spec: ServiceImportSpec;
@@ -104,7 +81,6 @@ export interface EndpointSliceObject {
   ports?: { name?: string; protocol?: string; port?: number; appProtocol?: string }[];
 }
 
-export const SERVICE_IMPORT_API = 'multicluster.x-k8s.io/v1beta1';
 /** Ownership marker on everything the import agent creates (GUIDE.md rule 7). */
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'cloudmap-mcs-import-agent';

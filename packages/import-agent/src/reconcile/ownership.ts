@@ -1,10 +1,5 @@
-import {
-  LABEL_MANAGED_BY,
-  MANAGED_BY,
-  SERVICE_IMPORT_API,
-  type ObjectMeta,
-  type OwnerReference,
-} from './k8s-types.js';
+import { ServiceImportApi } from '@cloudmap-mcs/core';
+import { LABEL_MANAGED_BY, MANAGED_BY, type ObjectMeta, type OwnerReference } from './k8s-types.js';
 
 /**
  * Which objects the import agent may modify or delete (GUIDE.md rule 7, issue 11 item 2): only
@@ -54,7 +49,7 @@ export function missingMarker(
   if (!labelled(meta)) return `no ${LABEL_MANAGED_BY}=${MANAGED_BY} label`;
   if (
     kind === 'Service' &&
-    !refersTo(meta.ownerReferences, SERVICE_IMPORT_API, 'ServiceImport', owner.importName)
+    !refersTo(meta.ownerReferences, ServiceImportApi.apiVersion, 'ServiceImport', owner.importName)
   )
     return `no owner reference to ServiceImport ${owner.importName}`;
   if (

@@ -1,5 +1,5 @@
-import type { MergedImport } from '@cloudmap-mcs/core';
-import type { Condition, ServiceImportStatus } from './k8s-types.js';
+import { setConditions, type DesiredCondition, type MergedImport } from '@cloudmap-mcs/core';
+import type { ServiceImportStatus } from './k8s-types.js';
 import { REASON_NAME_COLLISION } from './ownership.js';
 
 /** What the Ready condition of a ServiceImport says (mcs-api v1beta1 reasons). */
@@ -14,7 +14,7 @@ export interface ReadyInput {
   collisions?: string;
 }
 
-export function readyCondition(input: ReadyInput): Omit<Condition, 'lastTransitionTime'> {
+export function readyCondition(input: ReadyInput): DesiredCondition {
   const { merged } = input;
   const notes: string[] = [`imported from ${String(merged.clusters.length)} cluster(s)`];
   if (merged.conflicts.length > 0) {
@@ -60,24 +60,15 @@ export function readyCondition(input: ReadyInput): Omit<Condition, 'lastTransiti
 export function desiredStatus(
   observed: ServiceImportStatus | undefined,
   clusters: readonly string[],
-  ready: Omit<Condition, 'lastTransitionTime'>,
+  ready: DesiredCondition,
   nowIso: string,
 ): ServiceImportStatus | undefined {
-  const previous = observed?.conditions?.find((c) => c.type === 'Ready');
+  // Only our Ready condition is written (server-side apply would otherwise take ownership of
+  // conditions someone else set).
+  const previous = (observed?.conditions ?? []).filter((c) => c.type === 'Ready');
+  const { conditions, changed } = setConditions(previous, [ready], nowIso);
   const sameClusters =
     (observed?.clusters ?? []).map((c) => c.cluster).join(',') === clusters.join(',');
-  const sameReady =
-    previous !== undefined &&
-    previous.status === ready.status &&
-    previous.reason === ready.reason &&
-    previous.message === ready.message;
-  if (sameClusters && sameReady) return undefined;
-  const lastTransitionTime =
-    previous !== undefined && previous.status === ready.status
-      ? previous.lastTransitionTime
-      : nowIso;
-  return {
-    clusters: clusters.map((cluster) => ({ cluster })),
-    conditions: [{ ...ready, lastTransitionTime }],
-  };
+  if (sameClusters && !changed) return undefined;
+  return { clusters: clusters.map((cluster) => ({ cluster })), conditions };
 }

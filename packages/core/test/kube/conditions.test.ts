@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergeConditions } from '../src/conditions.js';
+import { setConditions } from '../../src/kube/conditions.js';
 
 const t0 = '2026-01-01T00:00:00.000Z';
 const now = new Date('2026-02-02T00:00:00.000Z');
@@ -11,9 +11,9 @@ const ready = {
   lastTransitionTime: t0,
 };
 
-describe('mergeConditions', () => {
+describe('setConditions', () => {
   it('reports no change for identical conditions', () => {
-    const { changed, conditions } = mergeConditions(
+    const { changed, conditions } = setConditions(
       [ready],
       [{ type: 'Ready', status: 'True', reason: 'Exported', message: 'm' }],
       now,
@@ -22,7 +22,7 @@ describe('mergeConditions', () => {
     expect(conditions).toEqual([ready]);
   });
   it('keeps lastTransitionTime when only the message changes', () => {
-    const { changed, conditions } = mergeConditions(
+    const { changed, conditions } = setConditions(
       [ready],
       [{ type: 'Ready', status: 'True', reason: 'Exported', message: 'n' }],
       now,
@@ -32,7 +32,7 @@ describe('mergeConditions', () => {
   });
   it('moves lastTransitionTime when the status flips, keeps other types', () => {
     const valid = { ...ready, type: 'Valid', reason: 'Valid' };
-    const { conditions } = mergeConditions(
+    const { conditions } = setConditions(
       [valid, ready],
       [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'm' }],
       now,
