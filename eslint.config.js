@@ -6,6 +6,31 @@ import tseslint from 'typescript-eslint';
 export const corePureFiles = ['packages/core/src/**/*.ts'];
 export const coreAdapterFiles = ['packages/core/src/runtime/**', 'packages/core/src/cloudmap/**'];
 
+/** Imports the pure core must not make (DESIGN.md §2). */
+const purePatterns = [
+  {
+    group: ['@kubernetes/client-node', '@kubernetes/client-node/*'],
+    message:
+      'packages/core pure modules must not import @kubernetes/client-node; put Kubernetes code in packages/core/src/runtime.',
+  },
+  {
+    group: ['@aws-sdk/*'],
+    message:
+      'packages/core pure modules must not import @aws-sdk/*; put AWS code in packages/core/src/cloudmap.',
+  },
+  {
+    group: [
+      '**/runtime/**',
+      '**/cloudmap/**',
+      '../runtime',
+      '../cloudmap',
+      './runtime',
+      './cloudmap',
+    ],
+    message: 'packages/core pure modules must not import the adapters (runtime, cloudmap).',
+  },
+];
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/*.js', '!eslint.config.js'] },
   js.configs.recommended,
@@ -28,30 +53,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          patterns: [
-            {
-              group: ['@kubernetes/client-node', '@kubernetes/client-node/*'],
-              message:
-                'packages/core pure modules must not import @kubernetes/client-node; put Kubernetes code in packages/core/src/runtime.',
-            },
-            {
-              group: ['@aws-sdk/*'],
-              message:
-                'packages/core pure modules must not import @aws-sdk/*; put AWS code in packages/core/src/cloudmap.',
-            },
-            {
-              group: [
-                '**/runtime/**',
-                '**/cloudmap/**',
-                '../runtime',
-                '../cloudmap',
-                './runtime',
-                './cloudmap',
-              ],
-              message:
-                'packages/core pure modules must not import the adapters (runtime, cloudmap).',
-            },
-          ],
+          patterns: purePatterns,
         },
       ],
       'no-restricted-syntax': [
@@ -59,6 +61,44 @@ export default tseslint.config(
         {
           selector: "MemberExpression[object.name='process'][property.name='env']",
           message: 'Only main.ts reads process.env (DESIGN.md §6).',
+        },
+      ],
+    },
+  },
+  {
+    // Issue 13: the planners work on the model and the port's types, never call the record
+    // codec (records/ may use planning's naming; the other way round would be a cycle). They
+    // may name a decoded record's type (the change feed's FeedRecord).
+    files: ['packages/core/src/planning/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../records', '../records/*'],
+              allowTypeImports: true,
+              message: 'planning/ must not import the record codec (records/).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Timing helpers (sleep, backoff) are core's work-queue vocabulary; the Kubernetes runtime
+    // does not reach into the AWS adapter for them.
+    files: ['packages/core/src/runtime/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../cloudmap', '../cloudmap/*'],
+              message: 'runtime/ must not import the Cloud Map adapter (cloudmap/).',
+            },
+          ],
         },
       ],
     },

@@ -26,6 +26,30 @@ describe('core layering lint rule', () => {
     expect(ids).toContain('no-restricted-imports');
   });
 
+  it.each([
+    ["import { Attr } from '../records/attributes.js';", 'packages/core/src/planning/probe.ts'],
+    ["import { sleep } from '../cloudmap/client.js';", 'packages/core/src/runtime/probe.ts'],
+  ])('rejects %s in %s', async (code, filePath) => {
+    const ids = await ruleIds(`${code}\nexport const probe = 1;\n`, filePath);
+    expect(ids.some((id) => id.endsWith('no-restricted-imports'))).toBe(true);
+  });
+
+  it('lets planning/ name a decoded record type', async () => {
+    const ids = await ruleIds(
+      "import type { FeedRecord } from '../records/feed.js';\nexport type P = FeedRecord;\n",
+      'packages/core/src/planning/probe.ts',
+    );
+    expect(ids).toEqual([]);
+  });
+
+  it('still rejects client-node in planning/ (the pure rule applies there too)', async () => {
+    const ids = await ruleIds(
+      "import { KubeConfig } from '@kubernetes/client-node';\nexport const k = KubeConfig;\n",
+      'packages/core/src/planning/probe.ts',
+    );
+    expect(ids).toContain('no-restricted-imports');
+  });
+
   it('rejects process.env in a pure core module', async () => {
     const ids = await ruleIds(
       'export const v = process.env.HOME;\n',

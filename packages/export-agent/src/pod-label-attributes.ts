@@ -1,4 +1,4 @@
-import { Limits } from '@cloudmap-mcs/core';
+import { cloudMapLimits } from '@cloudmap-mcs/core';
 import type { ServiceExportObject } from './k8s-types.js';
 
 /**
@@ -54,11 +54,11 @@ export function labelKeysFor(
   if (bad.length > 0) {
     return { keys: [], refused: `not label keys: ${bad.map((k) => JSON.stringify(k)).join(', ')}` };
   }
-  const room = Limits.maxAttributes - ENDPOINT_SCHEMA_ATTRIBUTES;
+  const room = cloudMapLimits.customAttributesPerInstance - ENDPOINT_SCHEMA_ATTRIBUTES;
   if (keys.length > room) {
     return {
       keys: [],
-      refused: `${keys.length} pod label attributes requested; an endpoint instance has room for ${room} beside the ${ENDPOINT_SCHEMA_ATTRIBUTES} schema attributes (Cloud Map allows ${Limits.maxAttributes})`,
+      refused: `${keys.length} pod label attributes requested; an endpoint instance has room for ${room} beside the ${ENDPOINT_SCHEMA_ATTRIBUTES} schema attributes (Cloud Map allows ${cloudMapLimits.customAttributesPerInstance})`,
     };
   }
   return { keys };

@@ -9,7 +9,7 @@ import {
   isCloudMapError,
   isEmptyPlan,
   isOwnInstance,
-  Limits,
+  cloudMapLimits,
   planExport,
   type CloudMapInstance,
   type CloudMapPort,
@@ -260,10 +260,10 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     const observed = read.instances;
     deps.peers?.watch(`${namespace}/${name}`, target, read.revision);
     const others: CloudMapInstance[] = observed.filter((i) => !isOwnInstance(i, identity));
-    if (others.length + instances.length > Limits.maxInstancesPerService) {
+    if (others.length + instances.length > cloudMapLimits.instancesPerService) {
       const message =
         `Cannot export: ${instances.length} instances here plus ${others.length} from other ` +
-        `clusters exceed Cloud Map's ${Limits.maxInstancesPerService} instances per service.`;
+        `clusters exceed Cloud Map's ${cloudMapLimits.instancesPerService} instances per service.`;
       await writeStatus(se, { kind: 'failed', message }, log);
       return { requeueAfterMs: deps.resyncMs };
     }

@@ -4,7 +4,7 @@ import {
   decodeServiceInstances,
   encodeClusterExport,
   encodeEndpointInstance,
-  Limits,
+  cloudMapLimits,
   type ClusterExport,
 } from '@cloudmap-mcs/core';
 import { buildDesiredExport } from '../src/desired.js';
@@ -67,7 +67,7 @@ describe('pod label attribute mapping', () => {
   });
 
   it('room for labels is what the schema leaves of the 30 attributes; one more is refused', () => {
-    const room = Limits.maxAttributes - ENDPOINT_SCHEMA_ATTRIBUTES;
+    const room = cloudMapLimits.customAttributesPerInstance - ENDPOINT_SCHEMA_ATTRIBUTES;
     const keys = Array.from({ length: room + 1 }, (_, i) => `l${i}`);
     expect(labelKeysFor(withAnnotation(keys.slice(0, room).join(',')), [])).toEqual({
       keys: keys.slice(0, room).sort(),

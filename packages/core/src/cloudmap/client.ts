@@ -4,7 +4,7 @@ import { isThrottlingCode, type CloudMapOperationName } from '../ports/operation
 import { logFields } from '../logging/log-fields.js';
 import { noopLogger, type Logger } from '../logging/logger.js';
 import { realClock, type Clock } from '../workqueue/clock.js';
-import { fullJitterDelay, sleep } from './backoff.js';
+import { fullJitterDelay, sleep } from '../workqueue/backoff.js';
 import { createReadCache } from './cache.js';
 import { noopCloudMapMetrics, type CloudMapMetrics } from './metrics.js';
 import {

@@ -1,6 +1,5 @@
 // AWS adapters: `@cloudmap-mcs/core/cloudmap`.
 export * from './assume-role.js';
-export * from './backoff.js';
 export * from './cache.js';
 export * from './client.js';
 export * from './metrics.js';

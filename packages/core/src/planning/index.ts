@@ -6,7 +6,6 @@ export * from './naming.js';
 export * from './ordering.js';
 export * from './slices.js';
 export * from './trust.js';
-export * from './export-plan.js';
 export * from './conflicts.js';
 export * from './local-addresses.js';
 export * from './feed.js';

@@ -5,6 +5,14 @@ import type {
   ServicePort,
   ServiceProperties,
 } from '../model/types.js';
+import {
+  attributeKeyPattern,
+  attributeValuePattern,
+  attributesTotalLength,
+  checkInstanceId,
+  cloudMapLimits as limits,
+  countCustomAttributes,
+} from '../ports/cloudmap-limits.js';
 import type { CloudMapInstance } from '../ports/cloudmap-port.js';
 import { canonicalAddress, type AddressPolicy } from './address-policy.js';
 
@@ -74,17 +82,10 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
 const MAX_ANNOTATION_BYTES = 16 * 1024;
 const TRAFFIC_DISTRIBUTION = /^[A-Za-z][A-Za-z0-9]{0,62}$/;
 
-// Cloud Map's own limits on what it stores (cloudmap-api.md §3); anything beyond them did
-// not come from Cloud Map as documented and is refused before decoding.
-const MAX_ATTRIBUTES = 40; // 30 custom + the reserved AWS_* keys
-const MAX_KEY = 255;
-const MAX_VALUE = 1024;
-const MAX_TOTAL = 5000;
-const ATTR_KEY = /^[!-~]+$/;
-const ATTR_VALUE = /^([!-~][ \t!-~]*)?$/;
-const INSTANCE_ID = /^[0-9a-zA-Z_/:.@-]{1,64}$/;
-
-/** Refuses a raw instance whose shape Cloud Map itself would never return. */
+/**
+ * Refuses a raw instance whose shape Cloud Map itself would never return: the grammar is the
+ * one Cloud Map enforces on writes (ports/cloudmap-limits.ts), checked before decoding.
+ */
 export function checkReadInstance(
   service: string,
   instance: CloudMapInstance,
@@ -95,18 +96,22 @@ export function checkReadInstance(
     subject: instance.id.slice(0, 80),
     detail,
   });
-  if (!INSTANCE_ID.test(instance.id)) return refuse('malformed instance id');
+  if (checkInstanceId(instance.id) !== undefined) return refuse('malformed instance id');
   const entries = Object.entries(instance.attributes);
-  if (entries.length > MAX_ATTRIBUTES) return refuse(`${entries.length} attributes`);
-  let total = 0;
   for (const [key, value] of entries) {
     if (typeof value !== 'string') return refuse(`attribute ${key.slice(0, 40)} is not a string`);
-    if (key.length > MAX_KEY || !ATTR_KEY.test(key)) return refuse('malformed attribute key');
-    if (value.length > MAX_VALUE) return refuse(`attribute ${key} longer than ${MAX_VALUE}`);
-    if (!ATTR_VALUE.test(value)) return refuse(`attribute ${key} has non-printable characters`);
-    total += key.length + value.length;
+    if (key.length > limits.attributeKeyMaxLength || !attributeKeyPattern.test(key))
+      return refuse('malformed attribute key');
+    if (value.length > limits.attributeValueMaxLength)
+      return refuse(`attribute ${key} longer than ${limits.attributeValueMaxLength}`);
+    if (!attributeValuePattern.test(value))
+      return refuse(`attribute ${key} has non-printable characters`);
   }
-  if (total > MAX_TOTAL) return refuse(`attributes total ${total} characters`);
+  const custom = countCustomAttributes(instance.attributes);
+  if (custom > limits.customAttributesPerInstance) return refuse(`${custom} custom attributes`);
+  const total = attributesTotalLength(instance.attributes);
+  if (total > limits.attributesTotalMaxLength)
+    return refuse(`attributes total ${total} characters`);
   return undefined;
 }
 

@@ -1,7 +1,9 @@
 /**
- * Cloud Map's documented input limits (shared/reference/cloudmap-api.md §2–§3), as pure
- * checks. The fake port enforces them like the service does (InvalidInput), and planners can
- * use them to turn "does not fit" into a condition instead of a failed call (DESIGN.md §4).
+ * Cloud Map's record grammar: its documented input limits and character sets
+ * (shared/reference/cloudmap-api.md §2–§3), as pure checks. This is the one table: the record
+ * codec checks what it writes against it (records/limits.ts turns "does not fit" into a
+ * condition, DESIGN.md §4), the trust boundary refuses what it reads against it
+ * (planning/trust.ts), and the fake port enforces it like the service does (InvalidInput).
  */
 
 export const cloudMapLimits = {
@@ -16,10 +18,10 @@ export const cloudMapLimits = {
   discoverMaxResults: 1000,
 } as const;
 
-const instanceIdPattern = /^[0-9a-zA-Z_/:.@-]+$/;
-const attrKeyPattern = /^[!-~]+$/;
-// Printable ASCII; spaces and tabs allowed after the first character, not leading.
-const attrValuePattern = /^(?:[!-~][ \t!-~]*)?$/;
+export const instanceIdPattern = /^[0-9a-zA-Z_/:.@-]+$/;
+export const attributeKeyPattern = /^[!-~]+$/;
+/** Printable ASCII; spaces and tabs allowed after the first character, not leading. */
+export const attributeValuePattern = /^(?:[!-~][ \t!-~]*)?$/;
 const serviceLabel = '(?:[a-zA-Z0-9_][a-zA-Z0-9_-]{0,61}[a-zA-Z0-9_]|[a-zA-Z0-9])';
 const serviceNamePattern = new RegExp(`^(?:${serviceLabel}(?:\\.${serviceLabel})*|\\.)$`);
 const namespaceNamePattern = /^(?!arn:)[!-~]{1,1024}$/;
@@ -36,15 +38,23 @@ export function checkInstanceId(id: string): string | undefined {
   return undefined;
 }
 
+/** The number of attributes that count toward the 30 custom attributes. */
+export const countCustomAttributes = (attributes: Readonly<Record<string, string>>): number =>
+  Object.keys(attributes).filter((k) => !isReservedAttributeKey(k)).length;
+
+/** The sum of the lengths of every key and value (Cloud Map's 5,000-character total). */
+export const attributesTotalLength = (attributes: Readonly<Record<string, string>>): number =>
+  Object.entries(attributes).reduce((n, [k, v]) => n + k.length + v.length, 0);
+
 export function checkAttributes(attributes: Record<string, string>): string | undefined {
   let custom = 0;
   let total = 0;
   for (const [key, value] of Object.entries(attributes)) {
-    if (key.length > cloudMapLimits.attributeKeyMaxLength || !attrKeyPattern.test(key))
+    if (key.length > cloudMapLimits.attributeKeyMaxLength || !attributeKeyPattern.test(key))
       return `attribute key ${JSON.stringify(key.slice(0, 64))} is invalid`;
     if (value.length > cloudMapLimits.attributeValueMaxLength)
       return `attribute ${key} is ${value.length} characters, over ${cloudMapLimits.attributeValueMaxLength}`;
-    if (!attrValuePattern.test(value)) return `attribute ${key} has an invalid value`;
+    if (!attributeValuePattern.test(value)) return `attribute ${key} has an invalid value`;
     if (!isReservedAttributeKey(key)) custom += 1;
     total += key.length + value.length;
   }

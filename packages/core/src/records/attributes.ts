@@ -71,14 +71,3 @@ export const Attr = {
 } as const;
 
 export type RecordKind = 'endpoint' | 'export' | 'heartbeat';
-
-/** Cloud Map limits a record must fit (reference/cloudmap-api.md §3, quotas). */
-export const Limits = {
-  maxAttributes: 30,
-  maxValueLength: 1024,
-  maxKeyLength: 255,
-  /** Sum of the lengths of all keys and values of one instance. */
-  maxTotalAttributeChars: 5000,
-  maxInstanceIdLength: 64,
-  maxInstancesPerService: 1000,
-} as const;

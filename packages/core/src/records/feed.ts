@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { ClusterIdentity } from '../model/index.js';
 import type { CloudMapInstance } from '../ports/index.js';
-import { Attr, CONTROLLER_NAME, Limits, SCHEMA_VERSION } from './attributes.js';
+import { cloudMapLimits } from '../ports/cloudmap-limits.js';
+import { Attr, CONTROLLER_NAME, SCHEMA_VERSION } from './attributes.js';
 import { chunkKey } from './json-attr.js';
 import { clusterPrefix } from './ids.js';
 import * as p from './parse.js';
@@ -102,7 +103,7 @@ export function encodeFeed(record: FeedRecord): EncodedFeed {
   const sorted = [...latest.values()].sort(byNewest);
   // The floor may only grow, and its own digits count against the budget: reserve the widest.
   const reserve = size(fixedAttributes(record, record.seq));
-  let budget = Limits.maxTotalAttributeChars - reserve;
+  let budget = cloudMapLimits.attributesTotalMaxLength - reserve;
   const chunks: string[][] = [];
   let chunkLength = 0;
   const kept: FeedEntry[] = [];
@@ -143,7 +144,10 @@ function placeGroup(
   for (const entry of group) {
     const text = entryText(entry);
     const last = chunks[chunks.length - 1];
-    if (last !== undefined && chunkLength + 1 + text.length <= Limits.maxValueLength) {
+    if (
+      last !== undefined &&
+      chunkLength + 1 + text.length <= cloudMapLimits.attributeValueMaxLength
+    ) {
       if ((budget -= text.length + 1) < 0) return restore(chunks, before);
       last.push(text);
       chunkLength += text.length + 1;

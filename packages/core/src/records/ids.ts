@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ClusterIdentity, Protocol } from '../model/index.js';
-import { Limits } from './attributes.js';
+import { cloudMapLimits } from '../ports/cloudmap-limits.js';
 
 /**
  * A short, stable hash of the cluster's identity. Two clusters may reuse pod IPs (the AWS
@@ -31,7 +31,7 @@ export function endpointInstanceId(
   const prefix = clusterPrefix(cluster);
   const proto = protocol.toLowerCase();
   const id = `${prefix}-${proto}-${address.toLowerCase().replace(/[.:]/g, '_')}-${servicePort}`;
-  if (id.length <= Limits.maxInstanceIdLength) return id;
+  if (id.length <= cloudMapLimits.instanceIdMaxLength) return id;
   const hashed = createHash('sha256').update(address.toLowerCase()).digest('hex').slice(0, 16);
   return `${prefix}-${proto}-a${hashed}-${servicePort}`;
 }

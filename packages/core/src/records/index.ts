@@ -7,3 +7,4 @@ export * from './encode.js';
 export * from './decode.js';
 export { RecordParseError } from './parse.js';
 export * from './feed.js';
+export * from './export-plan.js';

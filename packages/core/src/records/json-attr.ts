@@ -1,4 +1,4 @@
-import { Limits } from './attributes.js';
+import { cloudMapLimits } from '../ports/cloudmap-limits.js';
 
 /**
  * JSON in attribute values. Cloud Map values must be printable ASCII and may not start with
@@ -29,7 +29,7 @@ export const chunkKey = (key: string, index: number): string =>
  * truncating it; whether the whole instance still fits is checked by the caller.
  */
 export function putChunked(attrs: Record<string, string>, key: string, value: string): void {
-  const size = Limits.maxValueLength;
+  const size = cloudMapLimits.attributeValueMaxLength;
   for (let i = 0; i * size < value.length || i === 0; i++) {
     attrs[chunkKey(key, i)] = value.slice(i * size, (i + 1) * size);
   }

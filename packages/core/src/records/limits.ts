@@ -1,5 +1,11 @@
+import {
+  attributeKeyPattern,
+  attributeValuePattern,
+  attributesTotalLength,
+  cloudMapLimits as limits,
+  instanceIdPattern,
+} from '../ports/cloudmap-limits.js';
 import type { CloudMapInstance } from '../ports/index.js';
-import { Limits } from './attributes.js';
 
 /** Why a record cannot be written. Each becomes a condition or event, never a truncation. */
 export type RecordProblemCode =
@@ -19,23 +25,23 @@ export interface RecordProblem {
   instanceId?: string;
 }
 
-const ID_PATTERN = /^[0-9a-zA-Z_/:.@-]+$/;
-const KEY_PATTERN = /^[\x21-\x7e]+$/;
-// Printable ASCII, spaces and tabs allowed except as the first character (Cloud Map AttrValue).
-const VALUE_PATTERN = /^(?:[\x21-\x7e][\t\x20-\x7e]*)?$/;
-
-/** Checks one instance against Cloud Map's per-instance limits. */
+/**
+ * Checks one instance against Cloud Map's per-instance limits (ports/cloudmap-limits.ts),
+ * reporting every problem with a code. Stricter than the service in one way, on purpose:
+ * every attribute counts toward the 30, the reserved AWS_* ones too, so what we write fits
+ * with room to spare.
+ */
 export function checkInstance(instance: CloudMapInstance): RecordProblem[] {
   const problems: RecordProblem[] = [];
   const { id } = instance;
   const at = { instanceId: id };
-  if (id.length > Limits.maxInstanceIdLength) {
+  if (id.length > limits.instanceIdMaxLength) {
     problems.push({
       ...at,
       code: 'InstanceIdTooLong',
-      message: `instance ID ${id} is longer than 64 characters`,
+      message: `instance ID ${id} is longer than ${limits.instanceIdMaxLength} characters`,
     });
-  } else if (!ID_PATTERN.test(id)) {
+  } else if (!instanceIdPattern.test(id)) {
     problems.push({
       ...at,
       code: 'InvalidInstanceId',
@@ -43,24 +49,26 @@ export function checkInstance(instance: CloudMapInstance): RecordProblem[] {
     });
   }
   const entries = Object.entries(instance.attributes);
-  if (entries.length > Limits.maxAttributes) {
+  if (entries.length > limits.customAttributesPerInstance) {
     problems.push({
       ...at,
       code: 'TooManyAttributes',
-      message: `instance ${id} needs ${entries.length} attributes; Cloud Map allows ${Limits.maxAttributes}`,
+      message: `instance ${id} needs ${entries.length} attributes; Cloud Map allows ${limits.customAttributesPerInstance}`,
     });
   }
-  let total = 0;
   for (const [key, value] of entries) {
-    total += key.length + value.length;
-    if (value.length > Limits.maxValueLength) {
+    if (value.length > limits.attributeValueMaxLength) {
       problems.push({
         ...at,
         code: 'ValueTooLong',
-        message: `attribute ${key} of instance ${id} is ${value.length} characters; Cloud Map allows ${Limits.maxValueLength}`,
+        message: `attribute ${key} of instance ${id} is ${value.length} characters; Cloud Map allows ${limits.attributeValueMaxLength}`,
       });
     }
-    if (key.length > Limits.maxKeyLength || !KEY_PATTERN.test(key) || !VALUE_PATTERN.test(value)) {
+    if (
+      key.length > limits.attributeKeyMaxLength ||
+      !attributeKeyPattern.test(key) ||
+      !attributeValuePattern.test(value)
+    ) {
       problems.push({
         ...at,
         code: 'InvalidValue',
@@ -68,11 +76,12 @@ export function checkInstance(instance: CloudMapInstance): RecordProblem[] {
       });
     }
   }
-  if (total > Limits.maxTotalAttributeChars) {
+  const total = attributesTotalLength(instance.attributes);
+  if (total > limits.attributesTotalMaxLength) {
     problems.push({
       ...at,
       code: 'AttributesTooLarge',
-      message: `attributes of instance ${id} total ${total} characters; Cloud Map allows ${Limits.maxTotalAttributeChars}`,
+      message: `attributes of instance ${id} total ${total} characters; Cloud Map allows ${limits.attributesTotalMaxLength}`,
     });
   }
   return problems;
@@ -92,10 +101,10 @@ export function checkInstances(instances: readonly CloudMapInstance[]): RecordPr
     }
     seen.add(id);
   }
-  if (instances.length > Limits.maxInstancesPerService) {
+  if (instances.length > limits.instancesPerService) {
     problems.push({
       code: 'TooManyInstances',
-      message: `${instances.length} instances; a Cloud Map service holds at most ${Limits.maxInstancesPerService}`,
+      message: `${instances.length} instances; a Cloud Map service holds at most ${limits.instancesPerService}`,
     });
   }
   return problems;

@@ -8,7 +8,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { realClock, type Clock } from '../workqueue/clock.js';
-import { fullJitterDelay, sleep } from '../cloudmap/backoff.js';
+import { fullJitterDelay, sleep } from '../workqueue/backoff.js';
 
 export const isConflict = (e: unknown): boolean => e instanceof ApiException && e.code === 409;
 export const isNotFound = (e: unknown): boolean => e instanceof ApiException && e.code === 404;

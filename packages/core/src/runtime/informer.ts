@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import { realClock, type Clock, type TimerHandle } from '../workqueue/clock.js';
-import { fullJitterDelay, type BackoffPolicy } from '../cloudmap/backoff.js';
+import { fullJitterDelay, type BackoffPolicy } from '../workqueue/backoff.js';
 
 /** The part of client-node's `Informer & ObjectCache` we use; tests pass a fake. */
 export interface InformerLike<T extends KubernetesObject> {

@@ -1,7 +1,7 @@
 import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import { realClock, type Clock } from '../workqueue/clock.js';
-import { sleep } from '../cloudmap/backoff.js';
+import { sleep } from '../workqueue/backoff.js';
 import { LeaseConflictError, type LeaseRecord, type LeaseStore } from './lease-store.js';
 
 export interface LeaderElectionOptions {

@@ -2,3 +2,4 @@ export * from './clock.js';
 export * from './rate-limiter.js';
 export * from './queue.js';
 export * from './controller.js';
+export * from './backoff.js';

@@ -182,7 +182,7 @@ describe('checkReadInstance', () => {
           Array.from({ length: 41 }, (_, i) => [`K${String(i)}`, 'v']),
         ),
       },
-      '41 attributes',
+      '41 custom attributes',
     ],
     [
       'an oversized value',

@@ -7,7 +7,7 @@ import {
   encodeFeed,
   feedInstanceId,
   feedServiceName,
-  Limits,
+  cloudMapLimits,
   MAX_FEED_SEQ,
   type FeedEntry,
   type FeedRecord,
@@ -85,7 +85,9 @@ describe('encodeFeed / decodeFeed', () => {
     const changes = many(n, width);
     const { instance, floor, kept } = encodeFeed(record({ seq: n, changes }));
     expect(checkInstance(instance)).toEqual([]);
-    expect(Object.keys(instance.attributes).length).toBeLessThanOrEqual(Limits.maxAttributes);
+    expect(Object.keys(instance.attributes).length).toBeLessThanOrEqual(
+      cloudMapLimits.customAttributesPerInstance,
+    );
     const back = decodeFeed(instance);
     // Nothing above the floor is missing: the reader can trust exactly (floor, seq].
     expect(back.changes.map((e) => e.seq).sort((a, b) => a - b)).toEqual(

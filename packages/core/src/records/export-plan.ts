@@ -1,9 +1,9 @@
 import type { ClusterIdentity } from '../model/types.js';
 import type { CloudMapInstance } from '../ports/cloudmap-port.js';
-import { Attr } from '../records/attributes.js';
-import { isOwnInstance } from '../records/decode.js';
-import { shortHash } from './naming.js';
-import { compareStrings } from './ordering.js';
+import { Attr } from './attributes.js';
+import { isOwnInstance } from './decode.js';
+import { shortHash } from '../planning/naming.js';
+import { compareStrings } from '../planning/ordering.js';
 
 /** What the export agent must change in one Cloud Map service. Empty when in sync. */
 export interface ExportPlan {

@@ -1,4 +1,4 @@
-import type { Clock } from '../workqueue/clock.js';
+import type { Clock } from './clock.js';
 
 export interface BackoffPolicy {
   /** The delay cap of the first retry; doubles per attempt. */

@@ -4,7 +4,7 @@ import {
   fullJitterDelay,
   sleep,
   SleepAbortedError,
-} from '../../src/cloudmap/backoff.js';
+} from '../../src/workqueue/backoff.js';
 import { FakeClock } from '../../src/workqueue/clock.js';
 
 const policy = { baseDelayMs: 100, maxDelayMs: 5_000 };

@@ -5,8 +5,8 @@ import {
   heartbeatDue,
   isEmptyPlan,
   planExport,
-} from '../../src/planning/export-plan.js';
-import { clusterExport, endpoint } from './fixtures.js';
+} from '../../src/records/export-plan.js';
+import { clusterExport, endpoint } from '../planning/fixtures.js';
 
 const a = clusterExport('cluster-a', {}, [endpoint('10.0.0.1'), endpoint('10.0.0.2')]);
 const desiredA = encodeClusterExport(a).instances;
