@@ -4,7 +4,7 @@
 # Go version; see tools/go-build-cache.sh):
 #   k8s/      kubelet, kube-proxy          (the control plane's Kubernetes version)
 #   coredns/  coredns                      (>= 1.12.2: clusterset.local via `multicluster`)
-#   progs/    pause, echo, connect-proxy   (the harness's own programs)
+#   progs/    pause, echo, connect-proxy, nc (the harness's own programs)
 # Prints one `name=path` line per binary on stdout; progress goes to stderr.
 set -euo pipefail
 nodes=$(cd "$(dirname "$0")" && pwd)

@@ -77,7 +77,7 @@ describe('node configuration files', () => {
 
 describe('parseNodeBinaries', () => {
   it('needs every binary named', () => {
-    const out = ['kubelet', 'kube-proxy', 'coredns', 'pause', 'echo', 'connect-proxy']
+    const out = ['kubelet', 'kube-proxy', 'coredns', 'pause', 'echo', 'connect-proxy', 'nc']
       .map((n) => `${n}=/c/${n}`)
       .join('\n');
     expect(parseNodeBinaries(`${out}\n`).coredns).toBe('/c/coredns');

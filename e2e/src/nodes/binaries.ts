@@ -11,6 +11,7 @@ export const nodeBinaryNames = [
   'pause',
   'echo',
   'connect-proxy',
+  'nc',
 ] as const;
 export type NodeBinaries = Record<(typeof nodeBinaryNames)[number], string>;
 

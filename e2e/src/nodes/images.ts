@@ -8,7 +8,7 @@ import { writeOciArchive, type OciImage, type OciImageSpec } from './oci.js';
  * busybox-static and socat, and imported into each node's containerd (nothing is pulled;
  * pods use `imagePullPolicy: Never` or IfNotPresent). `alpine/socat` and `nicolaka/netshoot`
  * are STAND-INS named as the upstream MCS conformance suite expects: they hold only what the
- * suite runs (sh, socat, nc, nslookup from busybox), not the upstream images' contents; so is
+ * suite runs (sh, socat, our nc, nslookup from busybox), not the upstream images' contents; so is
  * `agnhost` (our echo server answers what the demo sample asks of `netexec`).
  */
 export const nodeImageRefs = {
@@ -28,6 +28,8 @@ export interface NodeImageBinaries {
   readonly pause: string;
   readonly coredns: string;
   readonly echo: string;
+  /** OpenBSD-netcat-like `nc` (e2e/nodes/progs/nc): busybox's has no -4/-6/-v/-u. */
+  readonly nc: string;
 }
 
 const busyboxPath = '/bin/busybox';
@@ -81,30 +83,6 @@ function addDash(rootfs: string): void {
   rmSync(join(rootfs, 'bin/sh'), { force: true });
   addDynamic(rootfs, '/bin/dash', 'bin/sh');
 }
-
-/**
- * busybox's nc has no -4/-6/-v/-u; the conformance suite runs `nc -v -w 2 -4 HOST PORT`, so
- * the netshoot stand-in puts this socat-backed nc first on PATH (stdin to the peer, the reply
- * to stdout; -u for UDP).
- */
-const ncScript = `#!/bin/sh
-# nc stand-in (cloudmap-mcs harness): nc [-v] [-w SECS] [-4|-6] [-u] HOST PORT, through socat.
-proto=TCP family=4 timeout=5 verbose=0
-while [ $# -gt 2 ]; do
-  case "$1" in
-    -v) verbose=1 ;;
-    -w) shift; timeout=$1 ;;
-    -4) family=4 ;;
-    -6) family=6 ;;
-    -u) proto=UDP ;;
-    *) echo "nc: unsupported option $1" >&2; exit 2 ;;
-  esac
-  shift
-done
-[ $# -eq 2 ] || { echo "usage: nc [-v] [-w SECS] [-4|-6] [-u] HOST PORT" >&2; exit 2; }
-[ "$verbose" = 1 ] && echo "nc: connecting to $1 port $2 ($proto)" >&2
-exec socat -T "$timeout" - "$proto$family:$1:$2"
-`;
 
 /**
  * Debian's busybox-static `wget` crashes (SIGSEGV at start), so the netshoot stand-in gets a
@@ -188,7 +166,9 @@ function specs(bins: NodeImageBinaries, work: string): Record<NodeImage, OciImag
       rootfs: root('netshoot', (d) => {
         addBusybox(d);
         addSocat(d);
-        addScript(d, 'nc', ncScript);
+        // First on PATH: the suite runs `echo hi | nc -v -w 2 -4 HOST PORT` and needs the
+        // reply; see e2e/nodes/progs/nc for why it does not half-close like socat would.
+        place(d, bins.nc, 'usr/local/bin/nc');
         addScript(d, 'curl', curlScript);
         // GNU date (busybox's has no %N): the demo times DNS answers and requests in the pod.
         addDynamic(d, '/bin/date', 'usr/local/bin/date');
