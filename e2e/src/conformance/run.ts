@@ -84,6 +84,8 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const clustersetDir = join(opts.stateDir, 'clusterset');
   const reportDir = join(opts.stateDir, 'report');
   const selection = suiteSelection(opts.nodes);
+  // What runs is what is checked out now; a rebase during a 15-minute run must not relabel it.
+  const version = gitDescribe();
   const stop = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
     say(`${sig}: stopping`);
@@ -160,7 +162,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       selection,
       outDir: reportDir,
       project: 'cloudmap-mcs',
-      version: gitDescribe(),
+      version,
       echo: opts.echo,
       signal: stop.signal,
     });
@@ -202,7 +204,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const suiteEnv = readSuiteEnv(opts.suiteBinary);
   const meta: RunMeta = {
     project: 'cloudmap-mcs',
-    projectVersion: gitDescribe(),
+    projectVersion: version,
     suiteCommit: suiteEnv['MCS_SUITE_COMMIT'] ?? 'unknown',
     suiteSource: suiteEnv['MCS_SUITE_SOURCE'] ?? '',
     goVersion: suiteEnv['MCS_SUITE_GO'] ?? 'unknown',
