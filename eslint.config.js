@@ -4,7 +4,11 @@ import tseslint from 'typescript-eslint';
 
 /** Modules of packages/core that must stay pure: everything except the adapters. */
 export const corePureFiles = ['packages/core/src/**/*.ts'];
-export const coreAdapterFiles = ['packages/core/src/runtime/**', 'packages/core/src/cloudmap/**'];
+export const coreAdapterFiles = [
+  'packages/core/src/runtime/**',
+  'packages/core/src/cloudmap/**',
+  'packages/core/src/agent/**',
+];
 
 /** Imports the pure core must not make (DESIGN.md §2). */
 const purePatterns = [
@@ -22,12 +26,15 @@ const purePatterns = [
     group: [
       '**/runtime/**',
       '**/cloudmap/**',
+      '**/agent/**',
       '../runtime',
       '../cloudmap',
+      '../agent',
       './runtime',
       './cloudmap',
+      './agent',
     ],
-    message: 'packages/core pure modules must not import the adapters (runtime, cloudmap).',
+    message: 'packages/core pure modules must not import the adapters (runtime, cloudmap, agent).',
   },
 ];
 

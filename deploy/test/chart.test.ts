@@ -210,8 +210,10 @@ describe('values', () => {
     expect(impEnv.get('MCS_POLL_FAST_SECONDS')?.value).toBe('7');
     expect(impEnv.get('MCS_REQUEST_BUDGET')?.value).toBe('50');
     expect(impEnv.get('MCS_METRICS_PORT')?.value).toBe('8080');
-    expect(impEnv.get('MCS_IDENTITY')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
-    expect(expEnv.get('MCS_POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+    // One flag for this replica's identity in both agents (core's common flags).
+    for (const env of [impEnv, expEnv])
+      expect(env.get('MCS_IDENTITY')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+    expect(expEnv.get('MCS_LOG_FORMAT')?.value).toBe('json');
     expect(expEnv.get('MCS_REGISTER_RATE')?.value).toBe('5');
     // Each agent parses strictly: it gets only the variables it knows.
     expect(impEnv.get('MCS_DENIED_NAMESPACES')?.value).toBe(
@@ -224,19 +226,16 @@ describe('values', () => {
       'MCS_ALLOWED_CIDRS',
       'MCS_DENIED_NAMESPACES',
       'MCS_POLL_FAST_SECONDS',
+      // The export agent serves /metrics on its health port (chart: metricsPortName).
       'MCS_METRICS_PORT',
-      'MCS_LOG_FORMAT',
     ]) {
       expect(expEnv.has(name), name).toBe(false);
     }
-    for (const name of [
-      'MCS_REGISTER_RATE',
-      'MCS_RESYNC_SECONDS',
-      'MCS_POD_NAME',
-      'MCS_RENEW_DEADLINE_SECONDS',
-    ]) {
+    for (const name of ['MCS_REGISTER_RATE', 'MCS_RESYNC_SECONDS']) {
       expect(impEnv.has(name), name).toBe(false);
     }
+    // Lease timings are common flags now: both agents get them.
+    expect(impEnv.get('MCS_RENEW_DEADLINE_SECONDS')?.value).toBe('10');
     expect(expEnv.get('EXTRA')?.value).toBe('1');
     expect(impEnv.has('EXTRA')).toBe(false);
     expect(exp.spec?.template.spec?.containers[0]?.args).toEqual(['--foo']);
@@ -279,23 +278,18 @@ describe('values', () => {
     expect(role('import-agent')).toBe(own);
   });
 
-  it('passes the STS external ID to the export agent, and refuses it for the import agent', () => {
+  it('passes the STS external ID to both agents', () => {
     const aws = {
       assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
       externalId: 'x-1',
     };
-    const exportOnly = render({ values: { aws, importAgent: { enabled: false } } });
-    expect(exportOnly.status).toBe(0);
-    expect(
-      envOf(one<V1Deployment>(exportOnly.objects, 'Deployment', 'export-agent')).get(
-        'MCS_ASSUME_ROLE_EXTERNAL_ID',
-      )?.value,
-    ).toBe('x-1');
-    const withImport = render({ values: { aws } });
-    expect(withImport.status).not.toBe(0);
-    expect(withImport.stderr).toContain(
-      'aws.externalId: the import agent has no --assume-role-external-id',
-    );
+    const out = render({ values: { aws } });
+    expect(out.status, out.stderr).toBe(0);
+    for (const comp of ['export-agent', 'import-agent'])
+      expect(
+        envOf(one<V1Deployment>(out.objects, 'Deployment', comp)).get('MCS_ASSUME_ROLE_EXTERNAL_ID')
+          ?.value,
+      ).toBe('x-1');
   });
 
   it('creates the two ClusterProperties on request, kept on uninstall', () => {

@@ -128,7 +128,7 @@ describe('export agent start-up', () => {
       { timeoutMs: 30_000 },
     );
     expect(readyz.status).toBe(503);
-    expect(readyz.text).toMatch(/\[-\]identity failed: .*cluster\.clusterset\.k8s\.io/s);
+    expect(readyz.text).toMatch(/\[-\]cluster-identity failed: .*cluster\.clusterset\.k8s\.io/s);
     expect(await agent.stop()).toBe(0);
   });
 });

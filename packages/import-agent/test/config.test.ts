@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, envArgs, parseConfig } from '../src/config.js';
+import { ConfigError, parseConfig } from '../src/config.js';
 
 describe('import agent config', () => {
-  it('has safe defaults', () => {
-    const c = parseConfig([], {}, 'host');
+  it('has safe defaults', async () => {
+    const c = await parseConfig([], {}, 'host');
     expect(c).toMatchObject({
       pollFastMs: 5_000,
       pollSlowMs: 60_000,
@@ -23,8 +23,8 @@ describe('import agent config', () => {
     expect(c.caps).toEqual({ perNamespace: 1000, total: 5000 });
   });
 
-  it('reads the namespace policy and caps from flags and MCS_* variables', () => {
-    const c = parseConfig(
+  it('reads the namespace policy and caps from flags and MCS_* variables', async () => {
+    const c = await parseConfig(
       ['--max-imports', '50'],
       {
         MCS_ALLOWED_NAMESPACES: 'shop, default',
@@ -35,21 +35,22 @@ describe('import agent config', () => {
     );
     expect(c.namespaces).toEqual({ allowed: ['shop', 'default'], denied: ['kube-system'] });
     expect(c.caps).toEqual({ perNamespace: 7, total: 50 });
-    expect(parseConfig(['--denied-namespaces', ''], {}, 'h').namespaces.denied).toEqual([]);
+    expect((await parseConfig(['--denied-namespaces', ''], {}, 'h')).namespaces.denied).toEqual([]);
   });
 
-  it('reads MCS_* variables of known flags only; flags win over them', () => {
+  it('reads MCS_* variables of known flags only; flags win over them', async () => {
     const env = {
       MCS_POLL_FAST_SECONDS: '2',
       MCS_ALLOWED_CIDRS: '10.0.0.0/8, fd00::/8',
       MCS_E2E_STATE: '/tmp/x',
       KUBECONFIG: '/k',
     };
-    expect(envArgs(env)).toEqual(['--poll-fast-seconds=2', '--allowed-cidrs=10.0.0.0/8, fd00::/8']);
-    const c = parseConfig(['--poll-fast-seconds', '3'], env, 'h');
+    const c = await parseConfig(['--poll-fast-seconds', '3'], env, 'h');
     expect(c.pollFastMs).toBe(3_000);
     expect(c.allowedCidrs).toEqual(['10.0.0.0/8', 'fd00::/8']);
-    expect(c.kubeconfig).toBe('/k');
+    expect(c.ignoredEnvironment).toEqual(['MCS_E2E_STATE']);
+    // $KUBECONFIG is client-node's default chain, not a config value.
+    expect(c.kubeconfig).toBeUndefined();
   });
 
   it.each([
@@ -62,15 +63,15 @@ describe('import agent config', () => {
     [['--denied-namespaces', 'a/b'], /denied-namespaces/],
     [['--max-imports-per-namespace', '0'], /max-imports-per-namespace/],
     [['--max-imports', '-1'], /max-imports/],
-  ])('refuses %j', (argv, message) => {
-    expect(() => parseConfig(argv, {}, 'h')).toThrow(ConfigError);
-    expect(() => parseConfig(argv, {}, 'h')).toThrow(message);
+  ])('refuses %j', async (argv, message) => {
+    await expect(parseConfig(argv, {}, 'h')).rejects.toThrow(ConfigError);
+    await expect(parseConfig(argv, {}, 'h')).rejects.toThrow(message);
   });
 
-  it('reads the local Service CIDRs and refuses a bad one', () => {
-    const c = parseConfig(['--local-service-cidrs', '10.96.0.0/12,fd00:96::/112'], {}, 'h');
+  it('reads the local Service CIDRs and refuses a bad one', async () => {
+    const c = await parseConfig(['--local-service-cidrs', '10.96.0.0/12,fd00:96::/112'], {}, 'h');
     expect(c.localServiceCidrs).toEqual(['10.96.0.0/12', 'fd00:96::/112']);
-    expect(() => parseConfig(['--local-service-cidrs', '10.96.0.0'], {}, 'h')).toThrow(
+    await expect(parseConfig(['--local-service-cidrs', '10.96.0.0'], {}, 'h')).rejects.toThrow(
       /--local-service-cidrs: invalid CIDR/,
     );
   });

@@ -552,8 +552,12 @@ describe('import agent, two clusters', () => {
         },
       );
       expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual((TTL_SECONDS - 3) * 1000);
-      const si = await serviceImport(c2.kc, ttlNs.name, 'ttl');
-      expect(si?.status?.conditions?.[0]?.message).toMatch(/endpoints of r1 removed/);
+      // The status is written after the slices in the same reconcile: wait for it to say so.
+      const message = await waitFor('Ready names the removed cluster', async () => {
+        const m = (await serviceImport(c2.kc, ttlNs.name, 'ttl'))?.status?.conditions?.[0]?.message;
+        return m?.includes('endpoints of r1 removed') === true ? m : undefined;
+      });
+      expect(message).toMatch(/endpoints of r1 removed/);
     } finally {
       clearInterval(renew);
     }

@@ -82,10 +82,8 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 {{- $export := eq .component "export-agent" }}
 - name: MCS_LOG_LEVEL
   value: {{ $v.logLevel | quote }}
-{{- if not $export }}
 - name: MCS_LOG_FORMAT
   value: {{ $v.logFormat | quote }}
-{{- end }}
 - name: MCS_HEALTH_PORT
   value: {{ $v.healthPort | quote }}
 {{- if not $export }}
@@ -117,9 +115,6 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ . | quote }}
 {{- end }}
 {{- if $v.aws.externalId }}
-{{- if not $export }}
-{{- fail "aws.externalId: the import agent has no --assume-role-external-id yet; use a role whose trust policy does not require an external ID, or run only the export agent" }}
-{{- end }}
 - name: MCS_ASSUME_ROLE_EXTERNAL_ID
   value: {{ $v.aws.externalId | quote }}
 {{- end }}
@@ -132,13 +127,6 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
       fieldPath: metadata.namespace
 - name: MCS_LEASE_NAME
   value: {{ include "cloudmap-mcs.agent.leaseName" . | quote }}
-{{- end }}
-{{- if $export }}
-- name: MCS_POD_NAME
-  valueFrom:
-    fieldRef:
-      fieldPath: metadata.name
-{{- if .agent.leaderElection.enabled }}
 - name: MCS_LEASE_DURATION_SECONDS
   value: {{ .agent.leaderElection.leaseDurationSeconds | quote }}
 - name: MCS_RENEW_DEADLINE_SECONDS
@@ -146,6 +134,12 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 - name: MCS_RETRY_PERIOD_SECONDS
   value: {{ .agent.leaderElection.retryPeriodSeconds | quote }}
 {{- end }}
+{{- /* Both agents: this replica in the Lease and in Events. */}}
+- name: MCS_IDENTITY
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{- if $export }}
 - name: MCS_RESYNC_SECONDS
   value: {{ .agent.resyncSeconds | quote }}
 - name: MCS_PEER_CHECK_SECONDS
@@ -173,10 +167,6 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 {{- end }}
 {{- end }}
 {{- else }}
-- name: MCS_IDENTITY
-  valueFrom:
-    fieldRef:
-      fieldPath: metadata.name
 - name: MCS_POLL_SLOW_SECONDS
   value: {{ .agent.poll.slowSeconds | quote }}
 - name: MCS_POLL_FAST_SECONDS

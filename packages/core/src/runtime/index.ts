@@ -11,4 +11,3 @@ export * from './apply.js';
 export * from './controller-metrics.js';
 export * from './events.js';
 export * from './kubeconfig.js';
-export * from './config/index.js';

@@ -6,39 +6,26 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
+import { LABEL_SERVICE_NAME, ServiceExportApi, type Clock, type Logger } from '@cloudmap-mcs/core';
 import {
-  clusterPropertyApi,
-  LABEL_SERVICE_NAME,
-  resolveClusterIdentity,
-  ServiceExportApi,
-  type ClusterIdentity,
-  type Clock,
-  type IdentityResolution,
-  type Logger,
-} from '@cloudmap-mcs/core';
-import { createKubeInformer, type SupervisedInformer } from '@cloudmap-mcs/core/runtime';
+  createKubeInformer,
+  type ClusterIdentityWatcher,
+  type SupervisedInformer,
+} from '@cloudmap-mcs/core/runtime';
 import type { EndpointSliceObject, ServiceExportObject, ServiceObject } from '../k8s-types.js';
 import type { ExportSources } from '../sources.js';
 import { createPodLabelCache } from './pod-labels.js';
 
-// v1beta1 only until the export agent resolves identity through core's watcher (both versions).
-const ClusterPropertyV1beta1 = clusterPropertyApi('v1beta1');
-
-interface ClusterPropertyObject extends KubernetesObject {
-  spec?: { value?: string };
-}
-
 export interface KubeSources extends ExportSources {
   readonly informers: SupervisedInformer<KubernetesObject>[];
-  /** The identity decision with its problems, for readiness and logs. */
-  identityResolution(): IdentityResolution;
   start(): void;
   stop(): Promise<void>;
 }
 
 export interface KubeSourcesOptions {
   kubeConfig: KubeConfig;
-  flags: { clusterId?: string | undefined; clustersetId?: string | undefined };
+  /** Core's ClusterProperty watcher (v1beta1 or v1alpha1, flags override). */
+  identity: ClusterIdentityWatcher;
   logger: Logger;
   clock: Clock;
   /** Called with the ServiceExport key an event maps to; `undefined` means every key. */
@@ -96,19 +83,6 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     logger,
     clock,
   });
-  const properties = createKubeInformer<ClusterPropertyObject>({
-    name: 'clusterproperties',
-    kubeConfig,
-    path: `/apis/${ClusterPropertyV1beta1.apiVersion}/${ClusterPropertyV1beta1.plural}`,
-    list: () =>
-      custom.listClusterCustomObject({ ...ClusterPropertyV1beta1 }) as Promise<
-        KubernetesListObject<ClusterPropertyObject>
-      >,
-    onEvent: () => opts.enqueue(undefined),
-    logger,
-    clock,
-  });
-
   const sliceList = (ns: string) => slices.list(ns) as readonly EndpointSliceObject[];
   const pods = createPodLabelCache({
     kubeConfig,
@@ -119,34 +93,12 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     enqueue: (key) => opts.enqueue(key),
   });
 
-  const resolution = (): IdentityResolution =>
-    resolveClusterIdentity({
-      flags: opts.flags,
-      properties: {
-        clusterId: properties.get('cluster.clusterset.k8s.io')?.spec?.value,
-        clustersetId: properties.get('clusterset.k8s.io')?.spec?.value,
-      },
-    });
-  let lastIdentity: string | undefined;
-  const identity = (): ClusterIdentity | undefined => {
-    const r = resolution();
-    const text = r.ok ? `${r.identity.clustersetId}/${r.identity.clusterId}` : r.message;
-    if (text !== lastIdentity) {
-      lastIdentity = text;
-      if (r.ok)
-        logger.info('cluster identity', {
-          clusterId: r.identity.clusterId,
-          clustersetId: r.identity.clustersetId,
-        });
-      else logger.warn('cluster identity missing or invalid', { reason: r.message });
-    }
-    return r.ok ? r.identity : undefined;
-  };
+  // Every export is reconciled again when the identity changes (or becomes usable).
+  const offIdentity = opts.identity.onChange(() => opts.enqueue(undefined));
 
   return {
-    informers: [exports, services, slices, properties] as SupervisedInformer<KubernetesObject>[],
-    identityResolution: resolution,
-    identity,
+    informers: [exports, services, slices] as SupervisedInformer<KubernetesObject>[],
+    identity: () => opts.identity.current(),
     serviceExport: (ns, name) => exports.get(name, ns),
     service: (ns, name) => services.get(name, ns) as ServiceObject | undefined,
     endpointSlices: (ns, serviceName) =>
@@ -155,10 +107,11 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     podLabels: (ns, name) => pods.labels(ns, name),
     podLabelsReady: () => pods.ready(),
     start() {
-      for (const i of [exports, services, slices, properties]) i.start();
+      for (const i of [exports, services, slices]) i.start();
     },
     async stop() {
-      await Promise.all([exports, services, slices, properties].map((i) => i.stop()));
+      offIdentity();
+      await Promise.all([exports, services, slices].map((i) => i.stop()));
       await pods.stop();
     },
   };

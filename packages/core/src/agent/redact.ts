@@ -1,5 +1,5 @@
-import { logFields } from '../../logging/log-fields.js';
-import type { Logger } from '../../logging/logger.js';
+import { logFields } from '../logging/log-fields.js';
+import type { Logger } from '../logging/logger.js';
 
 /** Keys whose values are never logged (DESIGN.md §7: credentials never logged). */
 export const secretKeyPattern =

@@ -1,0 +1,5 @@
+// The agent skeleton (`@cloudmap-mcs/core/agent`): composes the Kubernetes runtime and the
+// Cloud Map adapter into what both agents run on.
+export * from './config.js';
+export * from './redact.js';
+export * from './run-agent.js';

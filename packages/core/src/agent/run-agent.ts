@@ -1,0 +1,248 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { Options } from 'yargs';
+import { logFields } from '../logging/log-fields.js';
+import type { Logger } from '../logging/logger.js';
+import { realClock, type Clock } from '../workqueue/clock.js';
+import {
+  createCloudMapClient,
+  type CloudMapClient,
+  type CloudMapClientOptions,
+} from '../cloudmap/client.js';
+import { createCloudMapMetrics } from '../cloudmap/metrics.js';
+import { createSdkCloudMapPort } from '../cloudmap/sdk-port.js';
+import { createServiceDiscoveryClient } from '../cloudmap/sdk-client.js';
+import {
+  createClusterIdentityWatcher,
+  kubeClusterPropertySource,
+  type ClusterIdentityWatcher,
+} from '../runtime/cluster-identity.js';
+import { createChecks, startHealthServer, type Checks } from '../runtime/health.js';
+import { createLeaderElector } from '../runtime/leader-election.js';
+import { createKubeLeaseStore } from '../runtime/lease-store.js';
+import { createLogger } from '../runtime/logger.js';
+import { createShutdown, type Shutdown } from '../runtime/shutdown.js';
+import { ConfigError, parseAgentConfig, type CommonConfig, type ConfigSpec } from './config.js';
+import { logEffectiveConfig } from './redact.js';
+
+/** A start-up problem the operator must fix (a missing CRD); the process exits 2 saying so. */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+/** What the skeleton hands an agent's start function. */
+export interface AgentContext<C extends CommonConfig> {
+  config: C;
+  logger: Logger;
+  registry: Registry;
+  kubeConfig: KubeConfig;
+  clock: Clock;
+  shutdown: Shutdown;
+  liveness: Checks;
+  readiness: Checks;
+  /** The cluster's identity from ClusterProperty (v1beta1 or v1alpha1) or the flags. */
+  identity: ClusterIdentityWatcher;
+  /** The one Cloud Map client (rate limits, retries, metrics), with assume-role if asked. */
+  cloudMap: CloudMapClient;
+}
+
+/** What an agent does once it leads (or at once without leader election). */
+export interface AgentRun {
+  lead(): Promise<void>;
+}
+
+export interface AgentSpec<
+  O extends Record<string, Options>,
+  Own extends object,
+> extends ConfigSpec<O, Own> {
+  /** Client options of this agent (write rate limits, cache TTLs). */
+  cloudMap?(config: CommonConfig & Own): Partial<CloudMapClientOptions>;
+  /** Checks the cluster before anything starts (CRDs); throws StartupError. */
+  preflight?(kubeConfig: KubeConfig): Promise<void>;
+  /** Wires the agent's own parts; registers their shutdown steps. */
+  start(ctx: AgentContext<CommonConfig & Own>): Promise<AgentRun>;
+}
+
+export interface AgentProcess {
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  hostname: string;
+}
+
+/**
+ * The agent skeleton both agents run on (DESIGN.md §2, §6): config from flags and MCS_* env,
+ * logger, metrics registry, health and metrics servers on one bind address, the Cloud Map
+ * client, cluster identity, leader election and ordered shutdown. Exits 2 on bad config or a
+ * StartupError, 1 on any other failure.
+ */
+export async function runAgent<O extends Record<string, Options>, Own extends object>(
+  spec: AgentSpec<O, Own>,
+  proc: AgentProcess,
+): Promise<void> {
+  const program = `cloudmap-mcs-${spec.name}`;
+  const config = await parseAgentConfig(spec, proc.argv, proc.env, proc.hostname).catch(
+    (error: unknown) => {
+      if (!(error instanceof ConfigError)) throw error;
+      process.stderr.write(`${program}: ${error.message}\n`);
+      process.exit(2);
+    },
+  );
+  // yargs printed the help or version; nothing to run.
+  if (proc.argv.includes('--help') || proc.argv.includes('--version')) process.exit(0);
+  const logger = createLogger({
+    level: config.logLevel,
+    format: config.logFormat,
+    defaultFields: { [logFields.agent]: spec.name },
+  });
+  logEffectiveConfig(logger, config);
+  const shutdown = createShutdown({ logger });
+  try {
+    await startAgent(spec, config, logger, shutdown);
+  } catch (error) {
+    if (error instanceof StartupError) {
+      logger.error('cannot start', { [logFields.reason]: error.message });
+      process.stderr.write(`${program}: ${error.message}\n`);
+      process.exit(2);
+    }
+    if (!shutdown.signal.aborted) {
+      logger.error('agent failed', { [logFields.error]: error });
+      await shutdown.shutdown('agent failed', 1);
+    }
+  }
+}
+
+async function startAgent<O extends Record<string, Options>, Own extends object>(
+  spec: AgentSpec<O, Own>,
+  config: CommonConfig & Own,
+  logger: Logger,
+  shutdown: Shutdown,
+): Promise<void> {
+  const kubeConfig = loadKubeConfig(config.kubeconfig);
+  await spec.preflight?.(kubeConfig);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const liveness = createChecks();
+  liveness.set('process', true);
+  const readiness = createChecks();
+  await startServers(config, registry, liveness, readiness, logger, shutdown);
+  const identity = createClusterIdentityWatcher({
+    source: kubeClusterPropertySource(kubeConfig, logger),
+    flags: { clusterId: config.clusterId, clustersetId: config.clustersetId },
+    logger,
+    readiness,
+  });
+  shutdown.onShutdown('identity', 30, () => identity.stop());
+  await identity.start();
+  const cloudMap = cloudMapClient(spec, config, registry, logger);
+  shutdown.onShutdown('cloud map client', 40, () => cloudMap.close());
+  const run = await spec.start({
+    config,
+    logger,
+    registry,
+    kubeConfig,
+    clock: realClock,
+    shutdown,
+    liveness,
+    readiness,
+    identity,
+    cloudMap,
+  });
+  await lead(config, kubeConfig, run, logger, readiness, shutdown);
+}
+
+function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (path !== undefined) kubeConfig.loadFromFile(path);
+  else kubeConfig.loadFromDefault();
+  return kubeConfig;
+}
+
+/** /healthz, /readyz and /metrics on the health port; /metrics also on its own port if set. */
+async function startServers(
+  config: CommonConfig,
+  registry: Registry,
+  liveness: Checks,
+  readiness: Checks,
+  logger: Logger,
+  shutdown: Shutdown,
+): Promise<void> {
+  const ports = [...new Set([config.healthPort, config.metricsPort])];
+  for (const port of ports) {
+    const server = await startHealthServer({
+      port,
+      host: config.bindAddress,
+      registry,
+      liveness,
+      readiness,
+      logger,
+    });
+    shutdown.onShutdown(`http server :${String(server.port)}`, 50, () => server.close());
+  }
+}
+
+function cloudMapClient<O extends Record<string, Options>, Own extends object>(
+  spec: AgentSpec<O, Own>,
+  config: CommonConfig & Own,
+  registry: Registry,
+  logger: Logger,
+): CloudMapClient {
+  const sdk = createServiceDiscoveryClient({
+    ...(config.region === undefined ? {} : { region: config.region }),
+    ...(config.cloudMapEndpoint === undefined ? {} : { endpoint: config.cloudMapEndpoint }),
+    ...(config.assumeRoleArn === undefined
+      ? {}
+      : {
+          assumeRole: {
+            roleArn: config.assumeRoleArn,
+            sessionName: `cloudmap-mcs-${spec.name}`,
+            ...(config.assumeRoleExternalId === undefined
+              ? {}
+              : { externalId: config.assumeRoleExternalId }),
+          },
+        }),
+  });
+  return createCloudMapClient(createSdkCloudMapPort(sdk), {
+    logger: logger.child({ component: 'cloudmap' }),
+    metrics: createCloudMapMetrics(registry),
+    ...spec.cloudMap?.(config),
+  });
+}
+
+/**
+ * Runs the agent's work: at once, or while holding the Lease. Losing the Lease exits 1 so the
+ * Deployment restarts a fresh replica that campaigns again, instead of leaving a process that
+ * neither leads nor exits.
+ */
+async function lead(
+  config: CommonConfig,
+  kubeConfig: KubeConfig,
+  run: AgentRun,
+  logger: Logger,
+  readiness: Checks,
+  shutdown: Shutdown,
+): Promise<void> {
+  const failed = (error: unknown): void => {
+    if (shutdown.signal.aborted) return;
+    logger.error('controller failed', { [logFields.error]: error });
+    void shutdown.shutdown('controller failed', 1);
+  };
+  if (!config.leaderElect) {
+    await run.lead().catch(failed);
+    return;
+  }
+  readiness.set('leader', true, 'standby');
+  const elector = createLeaderElector({
+    store: createKubeLeaseStore(kubeConfig, config.leaseNamespace, config.leaseName),
+    identity: config.identity,
+    leaseDurationMs: config.leaseDurationSeconds * 1000,
+    renewDeadlineMs: config.renewDeadlineSeconds * 1000,
+    retryPeriodMs: config.retryPeriodSeconds * 1000,
+    logger,
+    onStartedLeading: () => void run.lead().catch(failed),
+    onStoppedLeading: () => {
+      if (!shutdown.signal.aborted) void shutdown.shutdown('lost leadership', 1);
+    },
+  });
+  shutdown.onShutdown('leader election', 10, () => elector.stop());
+  await elector.run(shutdown.signal);
+}

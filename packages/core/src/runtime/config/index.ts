@@ -1,3 +1,0 @@
-export * from './cli.js';
-export * from './common.js';
-export * from './redact.js';

@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  envToArgs,
+  parseAgentConfig,
+  type ConfigSpec,
+} from '../../src/agent/config.js';
+import { logEffectiveConfig, redactConfig } from '../../src/agent/redact.js';
+import { createMemoryLogger } from '../../src/testing/memory-logger.js';
+
+const OWN = { 'poll-seconds': { type: 'number', default: 5 } } as const;
+const spec: ConfigSpec<typeof OWN, { pollMs: number }> = {
+  name: 'probe-agent',
+  usage: 'probe',
+  defaults: { leaseName: 'probe-lease', healthPort: 8081, metricsPort: 8080 },
+  options: OWN,
+  build: (args) => ({ pollMs: args.pollSeconds * 1000 }),
+};
+const parse = (argv: string[], env: Record<string, string> = {}) =>
+  parseAgentConfig(spec, argv, env, 'host-1');
+
+describe('agent config', () => {
+  it('has the common defaults plus the agent’s own', async () => {
+    expect(await parse([])).toEqual({
+      workers: 4,
+      leaderElect: true,
+      leaseNamespace: 'cloudmap-mcs-system',
+      leaseName: 'probe-lease',
+      leaseDurationSeconds: 15,
+      renewDeadlineSeconds: 10,
+      retryPeriodSeconds: 2,
+      identity: `host-1-${String(process.pid)}`,
+      healthPort: 8081,
+      metricsPort: 8080,
+      bindAddress: '0.0.0.0',
+      logLevel: 'info',
+      logFormat: 'json',
+      ignoredEnvironment: [],
+      pollMs: 5000,
+    });
+  });
+
+  it('reads MCS_* for common and own flags; the command line wins; others are listed', async () => {
+    const cfg = await parse(['--workers', '7'], {
+      MCS_WORKERS: '2',
+      MCS_POLL_SECONDS: '3',
+      MCS_LEASE_DURATION_SECONDS: '30',
+      MCS_BIND_ADDRESS: '127.0.0.1',
+      MCS_POD_NAME: 'pod-1',
+      MCS_E2E_STATE: '/x',
+      AWS_ENDPOINT_URL_SERVICEDISCOVERY: 'http://127.0.0.1:1',
+      AWS_REGION: 'eu-west-1',
+    });
+    expect(cfg).toMatchObject({
+      workers: 7,
+      pollMs: 3000,
+      leaseDurationSeconds: 30,
+      bindAddress: '127.0.0.1',
+      identity: 'pod-1',
+      cloudMapEndpoint: 'http://127.0.0.1:1',
+      region: 'eu-west-1',
+      ignoredEnvironment: ['MCS_E2E_STATE'],
+    });
+  });
+
+  it('serves metrics on the health port unless told otherwise', async () => {
+    const one = { ...spec, defaults: { leaseName: 'l', healthPort: 8080 } };
+    expect(await parseAgentConfig(one, [], {}, 'h')).toMatchObject({
+      healthPort: 8080,
+      metricsPort: 8080,
+    });
+    expect(await parseAgentConfig(one, ['--metrics-port', '9090'], {}, 'h')).toMatchObject({
+      metricsPort: 9090,
+    });
+  });
+
+  it.each([
+    [['--workers', '0'], /--workers must be a positive number/],
+    [['--health-port', '70000'], /--health-port must be a port/],
+    [['--lease-duration-seconds', '5'], /lease-duration > renew-deadline > retry-period/],
+    [['--assume-role-external-id', 'x'], /needs --assume-role-arn/],
+    [['--no-such-flag'], /Unknown argument/],
+    [['--log-format', 'xml'], /--log-format must be json or text/],
+    [['--log-level', 'loud'], /--log-level must be one of/],
+  ])('refuses %j', async (argv, message) => {
+    const error = await parse(argv).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it('maps env names onto flags only', () => {
+    expect(envToArgs({ MCS_A_B: '1', MCS_C: '2', OTHER: '3' }, new Set(['a-b']))).toEqual({
+      known: { 'a-b': '1' },
+      ignored: ['MCS_C'],
+    });
+  });
+});
+
+describe('effective config log', () => {
+  it('redacts secrets, nested too, and logs once', () => {
+    const logger = createMemoryLogger();
+    logEffectiveConfig(logger, {
+      region: 'us-east-1',
+      aws: {
+        assumeRole: { roleArn: 'arn:aws:iam::111122223333:role/x', externalId: 'SECRET-1' },
+        sessionToken: 'T',
+      },
+      list: [{ password: 'p' }],
+      apiToken: '',
+    });
+    expect(logger.entries).toHaveLength(1);
+    expect(logger.entries[0]?.fields['config']).toEqual({
+      region: 'us-east-1',
+      aws: {
+        assumeRole: { roleArn: 'arn:aws:iam::111122223333:role/x', externalId: '[redacted]' },
+        sessionToken: '[redacted]',
+      },
+      list: [{ password: '[redacted]' }],
+      apiToken: '',
+    });
+    expect(JSON.stringify(logger.entries)).not.toContain('SECRET-1');
+    expect(redactConfig('plain')).toBe('plain');
+  });
+
+  it('redacts the assume-role external id of an agent config', () => {
+    expect(redactConfig({ assumeRoleExternalId: 'x-1', assumeRoleArn: 'arn' })).toEqual({
+      assumeRoleExternalId: '[redacted]',
+      assumeRoleArn: 'arn',
+    });
+  });
+});

@@ -1,0 +1,227 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  createAddressPolicy,
+  createLocalAddresses,
+  LABEL_MCS_SERVICE_NAME,
+  logFields,
+  sleep,
+  type ClusterIdentity,
+  type LocalAddresses,
+} from '@cloudmap-mcs/core';
+import type { AgentContext, AgentRun } from '@cloudmap-mcs/core/agent';
+import { createEventRecorder, kubeEventSink } from '@cloudmap-mcs/core/runtime';
+import type { ImportAgentConfig } from './config.js';
+import { createImportController, type ImportController } from './controller.js';
+import { startImportInformers, type ImportInformers } from './k8s/informers.js';
+import { createKubeSources } from './k8s/kube-sources.js';
+import { createKubeWriter } from './k8s/kube-writer.js';
+import { createKubeLocalAddressReader, createLocalAddressWatch } from './k8s/local-addresses.js';
+import { startExternalImports } from './external/wire.js';
+import { createImportMetrics } from './metrics.js';
+import { LABEL_MANAGED_BY, MANAGED_BY } from './reconcile/k8s-types.js';
+import { SLICE_MANAGED_BY } from './reconcile/reconciler.js';
+
+type Ctx = AgentContext<ImportAgentConfig>;
+
+/**
+ * The import agent's own wiring on core's skeleton: it reads Cloud Map and writes
+ * ServiceImports, derived Services and EndpointSlices; it never writes to Cloud Map. It waits
+ * for a usable identity before campaigning for the Lease; once leading it starts informers,
+ * reads this cluster's own addresses and runs the controller.
+ */
+export async function startImportAgent(ctx: Ctx): Promise<AgentRun> {
+  const identity = await usableIdentity(ctx);
+  return { lead: () => runImport(ctx, identity) };
+}
+
+/** The first usable identity; a later change restarts the process (imports follow the id). */
+async function usableIdentity(ctx: Ctx): Promise<ClusterIdentity> {
+  const first = await new Promise<ClusterIdentity>((resolve) => {
+    const now = ctx.identity.current();
+    if (now !== undefined) return resolve(now);
+    const off = ctx.identity.onChange((next) => {
+      if (next === undefined) return;
+      off();
+      resolve(next);
+    });
+  });
+  // The cluster id matters too: records claiming it are refused unless exported here.
+  ctx.identity.onChange((next) => {
+    if (next?.clustersetId === first.clustersetId && next.clusterId === first.clusterId) return;
+    ctx.logger.warn('cluster identity changed; restarting to import with the new one', {
+      [logFields.clustersetId]: next?.clustersetId,
+      [logFields.clusterId]: next?.clusterId,
+    });
+    void ctx.shutdown.shutdown('cluster identity changed', 1);
+  });
+  return first;
+}
+
+async function runImport(ctx: Ctx, identity: ClusterIdentity): Promise<void> {
+  // Informer and address events before the controller exists are dropped: its start replays.
+  const ref: { controller?: ImportController } = {};
+  const informers = await syncedInformers(ctx, () => ref.controller);
+  const local = createLocalAddresses();
+  if (!(await readLocalAddresses(ctx, local, () => ref.controller?.enqueueAll()))) return;
+  const ctl = createController(ctx, identity, informers, local, () => ref.controller);
+  ref.controller = ctl;
+  ctx.readiness.add('cloud-map', () => {
+    if (!ctl.poller.synced)
+      return { ok: false, message: 'waiting for the first complete Cloud Map snapshot' };
+    const h = ctl.poller.health();
+    // Unreachable makes the Pod NotReady so operators see it (kubectl, alerts), while
+    // liveness stays OK: nothing restarts and the imports stay at the last good state.
+    return h.reachable ? { ok: true } : { ok: false, message: h.message };
+  });
+  ctx.shutdown.onShutdown('controller', 20, () => ctl.stop());
+  await ctl.start();
+  ctx.logger.info('import agent running', { [logFields.clustersetId]: identity.clustersetId });
+}
+
+/** Informer events only enqueue keys (GUIDE.md rule 3); the controller exists after sync. */
+async function syncedInformers(
+  ctx: Ctx,
+  controller: () => ImportController | undefined,
+): Promise<ImportInformers> {
+  const keyOfOwned = (obj: KubernetesObject): string | undefined => {
+    const name = obj.metadata?.labels?.[LABEL_MCS_SERVICE_NAME];
+    return name === undefined ? undefined : `${obj.metadata?.namespace ?? ''}/${name}`;
+  };
+  const keyOf = (obj: KubernetesObject) =>
+    `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+  const enqueueOwned = (obj: KubernetesObject) => {
+    const key = keyOfOwned(obj);
+    if (key !== undefined) controller()?.enqueue(key);
+  };
+  const informers = startImportInformers(
+    ctx.kubeConfig,
+    {
+      services: `${LABEL_MANAGED_BY}=${MANAGED_BY}`,
+      endpointSlices: `endpointslice.kubernetes.io/managed-by=${SLICE_MANAGED_BY}`,
+    },
+    {
+      // Only appearing or going namespaces matter; updates would cost a slow round each.
+      namespace: (event, obj) => {
+        if (event !== 'update') controller()?.namespaceChanged(obj.metadata?.name ?? '');
+      },
+      serviceImport: (_event, obj) => controller()?.enqueue(keyOf(obj)),
+      // A local export appearing or going decides whether records of our own id import.
+      serviceExport: (event, obj) => {
+        if (event !== 'update') controller()?.enqueue(keyOf(obj));
+      },
+      service: (_event, obj) => enqueueOwned(obj),
+      endpointSlice: (_event, obj) => enqueueOwned(obj),
+    },
+    ctx.logger,
+  );
+  ctx.shutdown.onShutdown('informers', 30, async () => {
+    await Promise.all(Object.values(informers).map((i) => i.stop()));
+  });
+  ctx.readiness.set('caches', false, 'waiting for informer caches to sync');
+  await Promise.all(Object.values(informers).map((i) => i.synced()));
+  ctx.readiness.set('caches', true);
+  return informers;
+}
+
+/**
+ * This cluster's Service CIDRs and node addresses are never imported: known before the first
+ * reconcile, then kept current. False when shutdown began while retrying.
+ */
+async function readLocalAddresses(
+  ctx: Ctx,
+  local: LocalAddresses,
+  onChange: () => void,
+): Promise<boolean> {
+  const watch = createLocalAddressWatch({
+    reader: createKubeLocalAddressReader(ctx.kubeConfig),
+    local,
+    extraServiceCidrs: ctx.config.localServiceCidrs,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    periodMs: ctx.config.localAddressesPeriodMs,
+    onChange,
+  });
+  ctx.readiness.set('local-addresses', false, 'reading Service CIDRs and node addresses');
+  for (;;) {
+    try {
+      await watch.refresh();
+      break;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      ctx.readiness.set('local-addresses', false, `reading them failed: ${message.slice(0, 200)}`);
+      ctx.logger.warn('reading local addresses failed; retrying', { [logFields.error]: error });
+      const stopped = await sleep(ctx.clock, 5_000, ctx.shutdown.signal).then(
+        () => false,
+        () => true,
+      );
+      if (stopped) return false;
+    }
+  }
+  ctx.readiness.set('local-addresses', true);
+  watch.start();
+  ctx.shutdown.onShutdown('local addresses', 30, () => watch.stop());
+  return true;
+}
+
+function createController(
+  ctx: Ctx,
+  identity: ClusterIdentity,
+  informers: ImportInformers,
+  local: LocalAddresses,
+  controller: () => ImportController | undefined,
+): ImportController {
+  const { config } = ctx;
+  const metrics = createImportMetrics(ctx.registry);
+  const trust = {
+    clustersetId: identity.clustersetId,
+    localClusterId: identity.clusterId,
+    addresses: createAddressPolicy(config.allowedCidrs, local),
+  };
+  // Non-Kubernetes Cloud Map services the users select (ADR 0014); off with --external-services=false.
+  const external = config.externalServices
+    ? startExternalImports({
+        kc: ctx.kubeConfig,
+        cloudMap: ctx.cloudMap,
+        trust,
+        periodMs: config.externalPollMs,
+        identity: config.identity,
+        namespaces: config.namespaces,
+        logger: ctx.logger,
+        controller,
+        shutdown: ctx.shutdown,
+        metrics,
+      })
+    : undefined;
+  return createImportController({
+    ...(external === undefined ? {} : { external }),
+    cloudMap: ctx.cloudMap,
+    sources: createKubeSources(informers),
+    writer: createKubeWriter(ctx.kubeConfig),
+    clock: ctx.clock,
+    logger: ctx.logger,
+    trust,
+    periods: {
+      slowMs: config.pollSlowMs,
+      fastMs: config.pollFastMs,
+      resyncMs: config.pollResyncMs,
+      jitter: config.pollJitter,
+      maxBackoffMs: config.pollMaxBackoffMs,
+    },
+    ...(config.requestBudgetPerSecond === undefined
+      ? {}
+      : { requestBudgetPerSecond: config.requestBudgetPerSecond }),
+    heartbeatTtlMs: config.heartbeatTtlMs,
+    workers: config.workers,
+    now: () => Date.now(),
+    maxEndpointsPerSlice: config.maxEndpointsPerSlice,
+    namespaces: config.namespaces,
+    caps: config.caps,
+    metrics,
+    events: createEventRecorder({
+      sink: kubeEventSink(ctx.kubeConfig),
+      controller: 'cloudmap-mcs.io/import-agent',
+      instance: config.identity,
+      logger: ctx.logger,
+    }),
+  });
+}
