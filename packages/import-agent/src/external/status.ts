@@ -1,9 +1,11 @@
-import type { ExternalCondition, ExternalStatus } from './types.js';
+import { findCondition, setConditions } from '@cloudmap-mcs/core';
+import type { ExternalStatus } from './types.js';
 
 /**
- * The status of a CloudMapServiceImport (pure): one Ready condition, the generation it is
- * about and the instance counts of the last read. Written only when it says something new,
- * so a steady import writes nothing (DESIGN.md §8: zero Kubernetes writes at idle).
+ * The status of a CloudMapServiceImport (pure): one Ready condition (core's setConditions),
+ * the generation it is about and the instance counts of the last read. Written only when it
+ * says something new, so a steady import writes nothing (DESIGN.md §8: zero Kubernetes writes
+ * at idle).
  */
 
 export interface ReadyState {
@@ -24,28 +26,18 @@ export function externalStatus(
   want: DesiredExternalStatus,
   nowIso: string,
 ): ExternalStatus | undefined {
-  const previous = observed?.conditions?.find((c) => c.type === 'Ready');
-  const sameReady =
-    previous !== undefined &&
-    previous.status === want.ready.status &&
-    previous.reason === want.ready.reason &&
-    previous.message === want.ready.message &&
-    previous.observedGeneration === want.generation;
+  const current = findCondition(observed?.conditions, 'Ready');
+  const { conditions, changed } = setConditions(
+    current === undefined ? [] : [current],
+    [{ type: 'Ready', ...want.ready, observedGeneration: want.generation }],
+    nowIso,
+  );
   const sameCounts =
     JSON.stringify(observed?.instances ?? null) === JSON.stringify(want.counts ?? null);
-  if (sameReady && sameCounts && observed?.observedGeneration === want.generation) return undefined;
-  const condition: ExternalCondition = {
-    type: 'Ready',
-    ...want.ready,
-    observedGeneration: want.generation,
-    lastTransitionTime:
-      previous !== undefined && previous.status === want.ready.status
-        ? previous.lastTransitionTime
-        : nowIso,
-  };
+  if (!changed && sameCounts && observed?.observedGeneration === want.generation) return undefined;
   return {
     observedGeneration: want.generation,
     ...(want.counts === undefined ? {} : { instances: want.counts }),
-    conditions: [condition],
+    conditions,
   };
 }

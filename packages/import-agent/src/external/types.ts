@@ -1,3 +1,5 @@
+import type { Condition } from '@cloudmap-mcs/core';
+
 /**
  * CloudMapServiceImport (multicluster.cloudmap-mcs.io/v1alpha1): the user's explicit choice of
  * one Cloud Map service, written by something other than an MCS export agent (ECS, EC2, a
@@ -32,21 +34,12 @@ export interface ExternalSpec {
   ports?: ExternalPortSpec[];
 }
 
-export interface ExternalCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
-
 export interface ExternalStatus {
   observedGeneration?: number;
   /** Instances read on the last successful read, by what became of them. */
   instances?: { healthy: number; unhealthy: number; refused: number };
   lastReadTime?: string;
-  conditions?: ExternalCondition[];
+  conditions?: Condition[];
 }
 
 export interface ExternalObject {
