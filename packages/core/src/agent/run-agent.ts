@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Options } from 'yargs';
 import { logFields } from '../logging/log-fields.js';
@@ -19,6 +19,7 @@ import {
 } from '../runtime/cluster-identity.js';
 import { createChecks, startHealthServer, type Checks } from '../runtime/health.js';
 import { createLeaderElector } from '../runtime/leader-election.js';
+import { loadKubeConfig } from '../runtime/kubeconfig.js';
 import { createKubeLeaseStore } from '../runtime/lease-store.js';
 import { createLogger } from '../runtime/logger.js';
 import { createShutdown, type Shutdown } from '../runtime/shutdown.js';
@@ -148,13 +149,6 @@ async function startAgent<O extends Record<string, Options>, Own extends object>
     cloudMap,
   });
   await lead(config, kubeConfig, run, logger, readiness, shutdown);
-}
-
-function loadKubeConfig(path: string | undefined): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  if (path !== undefined) kubeConfig.loadFromFile(path);
-  else kubeConfig.loadFromDefault();
-  return kubeConfig;
 }
 
 /** /healthz, /readyz and /metrics on the health port; /metrics also on its own port if set. */

@@ -8,6 +8,5 @@ export * from './logger.js';
 export * from './shutdown.js';
 export * from './cluster-identity.js';
 export * from './apply.js';
-export * from './controller-metrics.js';
 export * from './events.js';
 export * from './kubeconfig.js';

@@ -1,12 +1,10 @@
 import { ApiException } from '@kubernetes/client-node';
-import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
   ConflictRetriesExhaustedError,
   isNamespaceTerminating,
   retryOnConflict,
 } from '../../src/runtime/apply.js';
-import { createControllerMetrics } from '../../src/runtime/controller-metrics.js';
 import { createEventRecorder, type EventSink } from '../../src/runtime/events.js';
 import type { RecordedEvent } from '../../src/ports/events.js';
 import { createMemoryEventRecorder } from '../../src/testing/memory-events.js';
@@ -165,23 +163,5 @@ describe('event recorder', () => {
     rec.record(event());
     expect(rec.about('demo/web', 'ExportConflict')).toHaveLength(1);
     expect(rec.about('demo/other')).toEqual([]);
-  });
-});
-
-describe('controller metrics', () => {
-  it('records depth, outcomes, restarts and leadership in the registry', async () => {
-    const registry = new Registry();
-    const m = createControllerMetrics(registry);
-    const hooks = m.forController<string>('serviceexport');
-    hooks.onDepthChange(4);
-    hooks.onResult('a/b', 'error', 20);
-    hooks.onResult('a/b', 'success', 10);
-    m.informerRestart('services', 'watchdog');
-    m.setLeader(true);
-    const text = await registry.metrics();
-    expect(text).toContain('mcs_workqueue_depth{controller="serviceexport"} 4');
-    expect(text).toContain('mcs_reconcile_total{controller="serviceexport",outcome="error"} 1');
-    expect(text).toContain('mcs_informer_restarts_total{informer="services",reason="watchdog"} 1');
-    expect(text).toContain('mcs_leader 1');
   });
 });
