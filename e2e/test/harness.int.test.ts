@@ -99,8 +99,9 @@ describe('harness lifecycle', () => {
   });
 
   it('answers lists of every CRD-backed resource (each served version) as soon as up returns', () => {
-    // 2 clusters x 5 rounds x (ServiceExport, ServiceImport, ClusterProperty) x 2 versions
-    expect(firstLists).toHaveLength(2 * 5 * 3 * 2);
+    // 2 clusters x 5 rounds x ((ServiceExport, ServiceImport, ClusterProperty) x 2 versions
+    // + CloudMapServiceImport v1alpha1)
+    expect(firstLists).toHaveLength(2 * 5 * (3 * 2 + 1));
     expect(firstLists.filter((r) => !r.endsWith(': ok'))).toEqual([]);
   });
 

@@ -74,7 +74,12 @@ describe.runIf(env !== null || !ctx.external)('Cloud Map client on the emulator'
     await client.operations.wait(again.operationId);
     const found = await client.discoverInstances(nsName, 'web', { cluster: 'c1' });
     expect(found.instances).toEqual([
-      { id: 'c1-10.0.0.1', attributes: { cluster: 'c1', AWS_INSTANCE_IPV4: '10.0.0.2' } },
+      {
+        id: 'c1-10.0.0.1',
+        attributes: { cluster: 'c1', AWS_INSTANCE_IPV4: '10.0.0.2' },
+        // DiscoverInstances' HealthStatus: no health check, so UNKNOWN.
+        health: 'UNKNOWN',
+      },
     ]);
     expect(found.revision).toBeGreaterThan(r0);
     expect((await client.listInstances(svc.id)).map((i) => i.id).sort()).toEqual([

@@ -24,7 +24,10 @@ export async function instancesOf(
 ): Promise<CloudMapInstance[]> {
   try {
     const { instances } = await port.discoverInstances(namespace, service, query);
-    return [...instances].sort((a, b) => (a.id < b.id ? -1 : 1));
+    // The records only: DiscoverInstances' HealthStatus (CloudMapInstance.health) is not part of them.
+    return instances
+      .map(({ id, attributes }) => ({ id, attributes }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
   } catch (error) {
     if (
       (error as { code?: string }).code === 'ServiceNotFound' ||
