@@ -2,7 +2,7 @@ import type { Options } from 'yargs';
 import {
   ConfigError,
   nonNegative,
-  parseAgentConfig,
+  configParser,
   positive,
   type CommonConfig,
   type ConfigSpec,
@@ -111,8 +111,4 @@ export const exportConfigSpec: ConfigSpec<typeof OPTIONS, ExportOwnConfig> = {
 };
 
 /** Flags and MCS_* env → the export agent's config (deploy/test checks the chart against it). */
-export const parseConfig = (
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-  hostname = 'export-agent',
-): Promise<ExportAgentConfig> => parseAgentConfig(exportConfigSpec, argv, env, hostname);
+export const parseConfig = configParser(exportConfigSpec);

@@ -3,7 +3,7 @@ import { parseCidr } from '@cloudmap-mcs/core';
 import {
   ConfigError,
   list,
-  parseAgentConfig,
+  configParser,
   positive,
   type CommonConfig,
   type ConfigSpec,
@@ -195,8 +195,4 @@ export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
 };
 
 /** Flags and MCS_* env → the import agent's config (deploy/test checks the chart against it). */
-export const parseConfig = (
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-  hostname = 'import-agent',
-): Promise<ImportAgentConfig> => parseAgentConfig(importConfigSpec, argv, env, hostname);
+export const parseConfig = configParser(importConfigSpec);
