@@ -8,7 +8,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A process the harness started, as recorded in its pid file. */
@@ -98,14 +98,32 @@ export function readPidFile(pidFile: string): ProcessRecord | undefined {
   return { name: name ?? pidFile, pid: n, startTicks: startTicks ?? '', pidFile };
 }
 
-/** Every pid file under `dir` (recursively, in `pids/` directories). */
+/**
+ * Every pid file under `dir` (recursively, in `pids/` directories). A real node's containerd
+ * and kubelet trees are not walked: they hold container root filesystems (a Debian-based image
+ * has `/var/run -> /run`, which `readdirSync({ recursive: true })` followed into the host's
+ * /run, where containerd's runtime directories vanish mid-walk) and never a pid file of ours.
+ * Symbolic links are not followed; a directory removed during the walk is skipped.
+ */
 export function findPidFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
   const found: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.endsWith('.pid'))
-      found.push(join(entry.parentPath, entry.name));
-  }
+  const walk = (d: string): void => {
+    let entries;
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for (const entry of entries) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory()) {
+        if (!(basename(d) === 'node' && (entry.name === 'containerd' || entry.name === 'kubelet')))
+          walk(path);
+      } else if (entry.isFile() && entry.name.endsWith('.pid')) found.push(path);
+    }
+  };
+  if (existsSync(dir)) walk(dir);
   return found;
 }
 
