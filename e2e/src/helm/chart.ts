@@ -6,7 +6,7 @@
  * address the pods reach (a relay on the node IP, ../nodes/relay.ts) and the credentials come
  * from a Secret through `extraEnv` (what a cluster without IRSA or Pod Identity does).
  */
-import { spawnSync, execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,30 +40,49 @@ export interface HelmRun {
   readonly stderr: string;
 }
 
-/** Runs helm against one cluster, with helm's own homes in a throwaway directory. */
-export function helm(kubeconfig: string, args: readonly string[], timeoutMs = 600_000): HelmRun {
+/**
+ * Runs helm against one cluster, with helm's own homes in a throwaway directory. Asynchronous
+ * (a child process), so callers can watch the cluster while `helm upgrade --wait` runs.
+ */
+export async function helm(
+  kubeconfig: string,
+  args: readonly string[],
+  timeoutMs = 600_000,
+): Promise<HelmRun> {
   helmPath ??= helmBinary();
   const home = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-helm-'));
   try {
-    const res = spawnSync(helmPath, [...args, '--kubeconfig', kubeconfig], {
-      encoding: 'utf8',
-      timeout: timeoutMs,
-      env: {
-        ...process.env,
-        HELM_CACHE_HOME: join(home, 'cache'),
-        HELM_CONFIG_HOME: join(home, 'config'),
-        HELM_DATA_HOME: join(home, 'data'),
-      },
+    return await new Promise<HelmRun>((resolve, reject) => {
+      const child = spawn(helmPath!, [...args, '--kubeconfig', kubeconfig], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          ...process.env,
+          HELM_CACHE_HOME: join(home, 'cache'),
+          HELM_CONFIG_HOME: join(home, 'config'),
+          HELM_DATA_HOME: join(home, 'data'),
+        },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
+      child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+      const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
+      child.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ status: code ?? -1, stdout, stderr });
+      });
     });
-    if (res.error !== undefined) throw res.error;
-    return { status: res.status ?? -1, stdout: res.stdout, stderr: res.stderr };
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
 }
 
-function helmOk(kubeconfig: string, args: readonly string[]): string {
-  const res = helm(kubeconfig, args);
+async function helmOk(kubeconfig: string, args: readonly string[]): Promise<string> {
+  const res = await helm(kubeconfig, args);
   if (res.status !== 0)
     throw new Error(`helm ${args.join(' ')} exited ${res.status}:\n${res.stderr || res.stdout}`);
   return res.stdout;
@@ -175,7 +194,7 @@ export function helmInstall(
   release: string,
   valuesFile: string,
   verb: 'install' | 'upgrade' = 'install',
-): string {
+): Promise<string> {
   return helmOk(cluster.kubeconfig, [
     verb,
     release,
@@ -190,7 +209,10 @@ export function helmInstall(
   ]);
 }
 
-export function helmUninstall(cluster: Pick<ClusterInfo, 'kubeconfig'>, release: string): string {
+export function helmUninstall(
+  cluster: Pick<ClusterInfo, 'kubeconfig'>,
+  release: string,
+): Promise<string> {
   return helmOk(cluster.kubeconfig, [
     'uninstall',
     release,
@@ -274,6 +296,28 @@ export async function leaseHolder(
     });
     const holder = lease.spec?.holderIdentity;
     return holder === undefined || holder === null || holder === '' ? undefined : holder;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
+}
+
+/** The agent's Lease as stored (undefined when absent): holder, last renewal, duration. */
+export async function readLease(
+  kc: KubeConfig,
+  release: string,
+  agent: AgentName,
+): Promise<{ holder: string; renewMs: number; durationSeconds: number } | undefined> {
+  try {
+    const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({
+      namespace: releaseNamespace,
+      name: agentFullname(release, agent),
+    });
+    return {
+      holder: lease.spec?.holderIdentity ?? '',
+      renewMs: new Date(lease.spec?.renewTime ?? 0).getTime(),
+      durationSeconds: lease.spec?.leaseDurationSeconds ?? 0,
+    };
   } catch (err) {
     if ((err as { code?: number }).code === 404) return undefined;
     throw err;
