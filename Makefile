@@ -30,8 +30,9 @@ help: ## List the targets
 install: node_modules/.install-stamp ## Install dependencies (Node.js 24 and pnpm are fetched if missing)
 
 .PHONY: build
-build: install ## Compile every package (tsc --build)
+build: install ## Compile every package (tsc --build) and bundle each agent into one file (tools/bundle.mjs)
 	pnpm exec tsc --build
+	@node tools/bundle.mjs
 
 .PHONY: typecheck
 typecheck: build ## Type-check everything (the build is the type check)

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Produces the production tree of one agent: its compiled JavaScript plus production
-# dependencies only (pnpm deploy --prod), self-contained under OUT (no links outside it).
-# Dockerfile.export / Dockerfile.import run exactly this; deploy/test runs it too and starts
-# the result with --help.
+# Produces the production tree of one agent: its one-file ESM bundle (tools/bundle.mjs:
+# esbuild over the compiled JavaScript and its production dependencies), the bundle's source
+# map and the licence texts of the bundled packages — no node_modules. OUT holds:
+#   main.mjs                 run as `node --enable-source-maps OUT/main.mjs` (the images do)
+#   main.mjs.map             positions in the TypeScript sources, for stack traces
+#   THIRD-PARTY-NOTICES.txt  the licences of everything bundled
+# Bundling removes the ~85 MiB of RSS the unbundled @kubernetes/client-node module graph costs
+# every agent (docs/benchmarks.md). Dockerfile.export / Dockerfile.import run exactly this;
+# deploy/test runs it too and starts the result with --help.
 #
 # Usage: deploy/docker/prune.sh [--install] [--arch amd64|arm64] <export-agent|import-agent> <OUT>
 #   --install   pnpm install --frozen-lockfile first (the image build; a dev checkout has
 #               already run `make install`)
-#   --arch      target CPU for platform-specific optional dependencies (Docker's TARGETARCH),
-#               so an amd64 builder can produce an arm64 tree without emulation
+#   --arch      the target CPU (Docker's TARGETARCH), checked and otherwise unused: the bundle
+#               is plain JavaScript with no platform-specific package, so an amd64 builder's
+#               tree runs on arm64 as it is
 set -euo pipefail
 install=false
 arch=""
@@ -30,11 +36,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 say() { echo "prune: $*" >&2; }
 
-cpu_flags=()
 case $arch in
-  "") ;;
-  amd64 | x64) cpu_flags=(--cpu x64 --os linux --libc glibc) ;;
-  arm64 | aarch64) cpu_flags=(--cpu arm64 --os linux --libc glibc) ;;
+  "" | amd64 | x64 | arm64 | aarch64) ;;
   *) say "unsupported --arch '$arch'"; exit 2 ;;
 esac
 
@@ -44,14 +47,12 @@ if $install; then
 fi
 say "compiling packages/$agent and its workspace dependencies"
 pnpm exec tsc --build "packages/$agent"
+say "bundling packages/$agent"
+node tools/bundle.mjs "$agent"
 
 [[ -e $out ]] && { [[ -d $out && -z $(ls -A "$out") ]] || { say "$out exists and is not empty"; exit 1; }; }
-say "pnpm deploy --prod @cloudmap-mcs/$agent -> $out"
-# The directory goes first: --cpu/--os/--libc take one or more values and would swallow it.
-pnpm --filter "@cloudmap-mcs/$agent" deploy --prod "$out" "${cpu_flags[@]}" >&2
-
-# Only the compiled output runs; sources, tests and build metadata stay behind.
-rm -rf "$out/src" "$out/test" "$out/dist/test" "$out/tsconfig.json" "$out/pnpm-lock.yaml"
-find "$out/dist" -name '*.tsbuildinfo' -delete
-[[ -f $out/dist/src/main.js ]] || { say "$out/dist/src/main.js is missing (did packages/$agent compile?)"; exit 1; }
-say "done: node $out/dist/src/main.js"
+mkdir -p "$out"
+bundle="packages/$agent/dist/bundle"
+cp "$bundle/main.mjs" "$bundle/main.mjs.map" "$bundle/THIRD-PARTY-NOTICES.txt" "$out/"
+[[ -f $out/main.mjs ]] || { say "$out/main.mjs is missing (did packages/$agent bundle?)"; exit 1; }
+say "done: node --enable-source-maps $out/main.mjs"

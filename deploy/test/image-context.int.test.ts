@@ -81,11 +81,15 @@ describe('docker build context', () => {
         { cwd: ctx, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
       );
       expect(res.status, `${res.stdout}\n${res.stderr}`).toBe(0);
-      const help = spawnSync(process.execPath, [join(out, 'dist', 'src', 'main.js'), '--help'], {
-        cwd: tmpdir(),
-        encoding: 'utf8',
-        env: { PATH: process.env['PATH'] ?? '' },
-      });
+      const help = spawnSync(
+        process.execPath,
+        ['--enable-source-maps', join(out, 'main.mjs'), '--help'],
+        {
+          cwd: tmpdir(),
+          encoding: 'utf8',
+          env: { PATH: process.env['PATH'] ?? '' },
+        },
+      );
       expect(help.status, help.stderr).toBe(0);
       expect(help.stdout).toContain('--kubeconfig');
     },

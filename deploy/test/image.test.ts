@@ -1,7 +1,8 @@
 // No container engine here: build what the images carry with the same script the Dockerfiles
-// run (deploy/docker/prune.sh, i.e. `pnpm deploy --prod`), then check it is self-contained,
-// production-only, and starts as the image starts it: non-root, read-only, --help.
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+// run (deploy/docker/prune.sh: the agent's one-file bundle), then check it is self-contained,
+// bundle-only, and starts as the image starts it: non-root, read-only, --help.
+import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { render, repoRoot } from './support/helm.js';
@@ -43,42 +44,51 @@ function linksOutside(dir: string): string[] {
 describe.each(agents)('%s image tree', (agent) => {
   const short = agent.replace('-agent', '');
 
-  it('is what the Dockerfile builds: prune.sh, non-root, main.js entry point', () => {
+  it('is what the Dockerfile builds: prune.sh, non-root, the bundle as entry point', () => {
     const dockerfile = readFileSync(join(repoRoot, `Dockerfile.${short}`), 'utf8');
     expect(dockerfile).toContain(
       `deploy/docker/prune.sh --install --arch "\${TARGETARCH}" ${agent} /out`,
     );
     expect(dockerfile).toMatch(/^FROM --platform=\$BUILDPLATFORM /m);
     expect(dockerfile).toMatch(/^USER 65532:65532$/m);
-    expect(dockerfile).toContain('ENTRYPOINT ["node", "/app/dist/src/main.js"]');
+    expect(dockerfile).toContain('ENTRYPOINT ["node", "--enable-source-maps", "/app/main.mjs"]');
     expect(dockerfile).toMatch(/node:24[-\w]*slim|distroless\/nodejs24/);
   });
 
-  it('is self-contained and carries compiled code and production dependencies only', () => {
+  it('is self-contained: the bundle, its source map and the licences, no node_modules', () => {
     const dir = trees.dir(agent);
-    expect(existsSync(join(dir, 'dist', 'src', 'main.js'))).toBe(true);
-    for (const gone of ['src', 'test', 'tsconfig.json', 'dist/test'])
-      expect(existsSync(join(dir, gone)), gone).toBe(false);
+    expect(readdirSync(dir).sort()).toEqual([
+      'THIRD-PARTY-NOTICES.txt',
+      'main.mjs',
+      'main.mjs.map',
+    ]);
     expect(linksOutside(dir)).toEqual([]);
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-      dependencies?: Record<string, string>;
-      devDependencies?: Record<string, string>;
+    // Everything the agent imports is inside the one file: only Node.js built-ins stay
+    // imports, plus the AWS SDK's optional CRT signer, which it imports in a try and goes
+    // without (SigV4a only), as it did in the unbundled tree where it was not installed either.
+    const code = readFileSync(join(dir, 'main.mjs'), 'utf8');
+    const imports = [
+      ...code.matchAll(
+        /\bimport\s*(?:[\w$*{}\s,]+?from\s*)?"([^"]+)"|\bimport\s*\(\s*"([^"]+)"\s*\)/g,
+      ),
+    ].map((m) => m[1] ?? m[2] ?? '');
+    expect(imports).toContain('node:fs');
+    expect(new Set(imports.filter((s) => !isBuiltin(s)))).toEqual(
+      new Set(['@aws-sdk/signature-v4-crt']),
+    );
+    // Stack traces map to the TypeScript sources; the map carries positions, not the sources.
+    expect(code.trimEnd().endsWith('//# sourceMappingURL=main.mjs.map')).toBe(true);
+    const map = JSON.parse(readFileSync(join(dir, 'main.mjs.map'), 'utf8')) as {
+      sources: string[];
+      sourcesContent?: unknown;
     };
-    for (const dep of Object.keys(pkg.dependencies ?? {})) {
-      expect(existsSync(join(dir, 'node_modules', dep)), dep).toBe(true);
-    }
-    for (const dev of [
-      ...Object.keys(pkg.devDependencies ?? {}),
-      'vitest',
-      'typescript',
-      'eslint',
-    ]) {
-      expect(existsSync(join(dir, 'node_modules', dev)), dev).toBe(false);
-    }
-    // The workspace dependency is a copy of core's build, not a link into the checkout.
-    expect(
-      existsSync(join(dir, 'node_modules', '@cloudmap-mcs', 'core', 'dist', 'src', 'index.js')),
-    ).toBe(true);
+    // Relative to the map in packages/<agent>/dist/bundle: the agent's own main.ts and core's.
+    expect(map.sources).toContain('../../src/main.ts');
+    expect(map.sources).toContain('../../../core/src/runtime/informer.ts');
+    expect(map.sourcesContent).toBeUndefined();
+    const notices = readFileSync(join(dir, 'THIRD-PARTY-NOTICES.txt'), 'utf8');
+    for (const dep of ['@kubernetes/client-node@', '@aws-sdk/client-servicediscovery@', 'winston@'])
+      expect(notices, dep).toContain(dep);
   });
 
   it('starts as uid 65532 from a read-only tree and answers --help with the flags the chart sets', () => {

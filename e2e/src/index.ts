@@ -1,3 +1,9 @@
+export {
+  agentBundle,
+  agentNodeArgs,
+  ensureAgentBundle,
+  type AgentPackage,
+} from './agent-bundle.js';
 export { ensureControlPlaneBinaries, controlPlaneBinaries } from './binaries.js';
 export type { ClusterInfo, ClusterPorts } from './cluster.js';
 export {

@@ -61,7 +61,8 @@ export function canSandbox(): boolean {
 }
 
 /**
- * The command line that runs `node <tree>/dist/src/main.js args` as uid/gid 65532 in a private
+ * The command line that runs `node --enable-source-maps <tree>/main.mjs args` (the image's
+ * entry point) as uid/gid 65532 in a private
  * mount namespace where the tree is a read-only bind mount.
  */
 export function sandboxedCommand(
@@ -75,7 +76,7 @@ export function sandboxedCommand(
     `mount --bind ${quote(dir)} ${quote(dir)}`,
     `mount -o remount,bind,ro ${quote(dir)}`,
     `cd /`,
-    `exec setpriv --reuid=65532 --regid=65532 --clear-groups ${quote(trees.node)} ${quote(join(dir, 'dist', 'src', 'main.js'))} ${args.map(quote).join(' ')}`,
+    `exec setpriv --reuid=65532 --regid=65532 --clear-groups ${quote(trees.node)} --enable-source-maps ${quote(join(dir, 'main.mjs'))} ${args.map(quote).join(' ')}`,
   ].join(' && ');
   return ['unshare', '-m', 'sh', '-c', inner];
 }

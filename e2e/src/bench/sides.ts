@@ -10,7 +10,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ClusterInfo } from '../cluster.js';
-import { agentMain, tail } from '../demo/agents.js';
+import { agentNodeArgsOf, tail } from '../demo/agents.js';
 import { loadKubeconfig } from '../kubeconfig.js';
 import { repoRoot } from '../paths.js';
 import { allocatePorts, releasePortClaims } from '../ports.js';
@@ -124,7 +124,7 @@ async function startOne(
     name: `${cluster.name}/${kind}`,
     command: process.execPath,
     args: [
-      agentMain(kind === 'export-agent' ? 'export' : 'import'),
+      ...agentNodeArgsOf(kind === 'export-agent' ? 'export' : 'import'),
       ...oursArgs(kind, cluster.name, kubeconfig, emu, port!),
     ],
     logFile,

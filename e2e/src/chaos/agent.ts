@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentMain, type AgentKind } from '../demo/agents.js';
+import { agentNodeArgsOf, type AgentKind } from '../demo/agents.js';
 import { allocatePorts, releasePortClaims } from '../ports.js';
 import { startTicksOf } from '../processes.js';
 import { waitFor } from '../wait.js';
@@ -62,7 +62,7 @@ export class ChaosAgent {
     const child = spawn(
       process.execPath,
       [
-        agentMain(this.spec.kind),
+        ...agentNodeArgsOf(this.spec.kind),
         `--kubeconfig=${this.spec.kubeconfig}`,
         `--cloudmap-endpoint=${this.spec.cloudMapUrl}`,
         '--region=us-east-1',

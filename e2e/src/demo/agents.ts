@@ -1,12 +1,13 @@
 /**
- * Runs the two agents of one cluster as real processes (`node packages/<agent>/dist/src/main.js`),
+ * Runs the two agents of one cluster as real processes (their bundles, e2e/src/agent-bundle.ts),
  * recorded with pid files under the cluster's state directory so the harness teardown stops
  * them first, before the API server they talk to.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ClusterInfo } from '../cluster.js';
+import { agentNodeArgs } from '../agent-bundle.js';
 import { repoRoot } from '../paths.js';
+import type { ClusterInfo } from '../cluster.js';
 import { allocatePorts, releasePortClaims } from '../ports.js';
 import { isRunning, spawnProcess, stopProcesses, type ProcessRecord } from '../processes.js';
 import { waitFor } from '../wait.js';
@@ -21,8 +22,8 @@ export interface RunningAgent {
   readonly process: ProcessRecord;
 }
 
-export const agentMain = (kind: AgentKind): string =>
-  join(repoRoot(), 'packages', `${kind}-agent`, 'dist', 'src', 'main.js');
+/** The `node` arguments that start the agent (its bundle, source maps on); flags follow. */
+export const agentNodeArgsOf = (kind: AgentKind): string[] => agentNodeArgs(`${kind}-agent`);
 
 /** Flags of each agent for a local demo: short periods so changes show within seconds. */
 export function agentArgs(
@@ -95,8 +96,7 @@ export async function startAgent(
   argsFor: AgentArgs = (ports) =>
     agentArgs(kind, cluster, env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] ?? '', ports),
 ): Promise<RunningAgent> {
-  const main = agentMain(kind);
-  if (!existsSync(main)) throw new Error(`${main} is missing: build first (make build)`);
+  const node = agentNodeArgsOf(kind);
   const [health = 0, metrics = 0] = await allocatePorts(2, `${cluster.name} ${kind}-agent`);
   const logs = join(cluster.dir, 'logs');
   const pids = join(cluster.dir, 'pids');
@@ -106,7 +106,7 @@ export async function startAgent(
   const record = spawnProcess({
     name: `${kind}-agent`,
     command: process.execPath,
-    args: [main, ...argsFor({ health, metrics })],
+    args: [...node, ...argsFor({ health, metrics })],
     logFile,
     pidFile: join(pids, `${kind}-agent.pid`),
     env: { ...env },

@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import {
   HEARTBEAT_SERVICE_NAME,
   encodeClusterExport,
@@ -12,12 +11,7 @@ import {
   type ClusterExport,
 } from '@cloudmap-mcs/core';
 import { createSdkCloudMapPort, createServiceDiscoveryClient } from '@cloudmap-mcs/core/cloudmap';
-import { waitFor } from '@cloudmap-mcs/e2e';
-
-const here = dirname(fileURLToPath(import.meta.url));
-export const IMPORT_AGENT_MAIN = resolve(here, '../dist/src/main.js');
-/** The export agent, built by `tsc --build` like this package (paths from test/, as vitest runs it). */
-export const EXPORT_AGENT_MAIN = resolve(here, '../../export-agent/dist/src/main.js');
+import { agentNodeArgs, waitFor } from '@cloudmap-mcs/e2e';
 
 /** A Cloud Map client for the test itself, playing the export side against the emulator. */
 export function testCloudMap(env: Readonly<Record<string, string>>): CloudMapPort {
@@ -163,8 +157,9 @@ export class AgentProcess {
             '127.0.0.1',
           ]
         : ['--health-port', String(this.port)];
-    const main = this.kind === 'import' ? IMPORT_AGENT_MAIN : EXPORT_AGENT_MAIN;
-    const child = spawn(process.execPath, [main, ...this.args, ...portArgs], {
+    // The agent's bundle, as the image runs it (e2e/src/agent-bundle.ts).
+    const node = agentNodeArgs(this.kind === 'import' ? 'import-agent' : 'export-agent');
+    const child = spawn(process.execPath, [...node, ...this.args, ...portArgs], {
       // The test runner's own MCS_E2E_* settings are not agent flags (the export agent's strict
       // yargs .env('MCS') would refuse them as unknown arguments).
       env: {

@@ -1,7 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const MAIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+import { agentNodeArgs } from '@cloudmap-mcs/e2e';
 
 export interface AgentProcess {
   readonly logs: string[];
@@ -14,7 +12,7 @@ export interface AgentProcess {
 }
 
 /**
- * Runs the built export agent as a real process (`node dist/src/main.js ...`). Tests get a
+ * Runs the built export agent as a real process (its bundle, as the image runs it). Tests get a
  * 2 s resync unless `timing` is `defaults`: the periods a user runs with, for tests that
  * show what happens without the resync's help.
  */
@@ -29,7 +27,7 @@ export function startAgentProcess(
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      MAIN,
+      ...agentNodeArgs('export-agent'),
       '--kubeconfig',
       kubeconfigPath,
       '--leader-elect=false',

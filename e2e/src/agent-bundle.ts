@@ -1,0 +1,51 @@
+/**
+ * How every launcher runs an agent as a process: its one-file bundle
+ * (packages/<agent>/dist/bundle/main.mjs, built by tools/bundle.mjs), with source maps on so
+ * stack traces name the TypeScript sources. The images run the same file the same way
+ * (Dockerfile.export / Dockerfile.import), so tests exercise what ships.
+ *
+ * `make build` writes the bundles; a developer who only ran `tsc --build` gets them rebuilt
+ * here when the compiled JavaScript is newer (esbuild takes about a second), so a process
+ * test never runs yesterday's code.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from './paths.js';
+
+export type AgentPackage = 'export-agent' | 'import-agent';
+
+export const agentBundle = (agent: AgentPackage): string =>
+  join(repoRoot(), 'packages', agent, 'dist', 'bundle', 'main.mjs');
+
+/** The newest modification time of a .js file under `dir` (0 when there is none). */
+function newestJs(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!e.isFile() || !e.name.endsWith('.js')) continue;
+    newest = Math.max(newest, statSync(join(e.parentPath, e.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** Rebuilds the agent's bundle when it is missing or older than the compiled code it bundles. */
+export function ensureAgentBundle(agent: AgentPackage): string {
+  const bundle = agentBundle(agent);
+  const compiled = join(repoRoot(), 'packages', agent, 'dist', 'src', 'main.js');
+  if (!existsSync(compiled)) throw new Error(`${compiled} is missing: build first (make build)`);
+  const inputs = Math.max(
+    newestJs(join(repoRoot(), 'packages', agent, 'dist', 'src')),
+    newestJs(join(repoRoot(), 'packages', 'core', 'dist', 'src')),
+  );
+  if (!existsSync(bundle) || statSync(bundle).mtimeMs < inputs)
+    execFileSync(process.execPath, [join(repoRoot(), 'tools', 'bundle.mjs'), agent], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  return bundle;
+}
+
+/** The `node` arguments that start the agent: `[...agentNodeArgs(agent), ...agentFlags]`. */
+export function agentNodeArgs(agent: AgentPackage): string[] {
+  return ['--enable-source-maps', ensureAgentBundle(agent)];
+}
