@@ -156,6 +156,9 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     const { namespace, name } = se.metadata;
     if (!(se.metadata.finalizers ?? []).includes(FINALIZER))
       await writer.addFinalizer(se, FINALIZER);
+    // A new export of objects the caches hold only as stubs: they are being read.
+    if (sources.loading?.(namespace, name) === true)
+      return { requeueAfterMs: deps.pendingRequeueMs };
     const svc = sources.service(namespace, name);
     const pods = podLabelSourceFor(se, deps.podLabelAttributes ?? [], sources);
     if (pods.refused !== undefined) {

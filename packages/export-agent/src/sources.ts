@@ -9,6 +9,11 @@ export interface ExportSources {
   service(namespace: string, name: string): ServiceObject | undefined;
   /** Slices labelled `kubernetes.io/service-name=<name>` in the namespace. */
   endpointSlices(namespace: string, serviceName: string): EndpointSliceObject[];
+  /**
+   * True while the export's Service and EndpointSlices are still being read (the caches keep
+   * only stubs of objects no export named when they were last seen); the reconciler waits.
+   */
+  loading?(namespace: string, name: string): boolean;
   /** Every ServiceExport key (`ns/name`) in the cache. */
   serviceExportKeys(): string[];
   /** A pod's labels (pod label attributes); undefined when unknown or not watched. */

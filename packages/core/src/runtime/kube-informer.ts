@@ -1,5 +1,6 @@
 import {
-  makeInformer,
+  ListWatch,
+  Watch,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
@@ -15,7 +16,17 @@ export interface KubeInformerOptions<T extends KubernetesObject> {
   path: string;
   /** The matching list call, e.g. `() => customApi.listClusterCustomObject({...})`. */
   list: () => Promise<KubernetesListObject<T>>;
+  /** Must be the one the list call uses too: the watch continues the list. */
   labelSelector?: string;
+  fieldSelector?: string;
+  /**
+   * What the cache keeps of each listed or watched object, applied before it is cached or
+   * delivered (memory is bounded by what the agent reads, issue 14). Default
+   * `stripUnread`: the object without managedFields and kubectl's last-applied annotation.
+   * Return `metadataStub(obj)` for an object the agent does not need in full. Must keep
+   * `metadata.name`, `namespace` and `resourceVersion` (the watch resumes from it).
+   */
+  transform?: (obj: T) => T;
   onEvent: (event: InformerEvent, obj: T) => void;
   logger: Logger;
   clock?: Clock;
@@ -23,10 +34,86 @@ export interface KubeInformerOptions<T extends KubernetesObject> {
   onRestart?: (reason: 'error' | 'watchdog') => void;
 }
 
-/** A supervised client-node informer on a real API server. */
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * Drops the fields no agent reads and that are often most of an object's size: the server's
+ * managedFields (one entry per field manager) and kubectl's copy of the whole applied object.
+ * Mutates and returns `obj` (it was just parsed and is not shared).
+ */
+export function stripUnread<T extends KubernetesObject>(obj: T): T {
+  const meta = obj.metadata;
+  if (meta === undefined) return obj;
+  delete meta.managedFields;
+  if (meta.annotations !== undefined && LAST_APPLIED in meta.annotations) {
+    delete meta.annotations[LAST_APPLIED];
+    if (Object.keys(meta.annotations).length === 0) delete meta.annotations;
+  }
+  return obj;
+}
+
+const stubs = new WeakSet<object>();
+
+/**
+ * The identity of an object and nothing else (name, namespace, uid, resourceVersion,
+ * deletionTimestamp, and its labels when asked): what a cache keeps of objects the agent must know exist, or may need
+ * later, but does not read. `isMetadataStub` tells a stub from a full object.
+ */
+export function metadataStub<T extends KubernetesObject>(
+  obj: T,
+  keep: { labels?: boolean } = {},
+): T {
+  const m = obj.metadata ?? {};
+  const stub = {
+    metadata: {
+      ...(m.name === undefined ? {} : { name: m.name }),
+      ...(m.namespace === undefined ? {} : { namespace: m.namespace }),
+      ...(m.uid === undefined ? {} : { uid: m.uid }),
+      ...(m.resourceVersion === undefined ? {} : { resourceVersion: m.resourceVersion }),
+      // Whether it is going away (a terminating namespace) is part of whether it exists.
+      ...(m.deletionTimestamp === undefined ? {} : { deletionTimestamp: m.deletionTimestamp }),
+      ...(keep.labels === true && m.labels !== undefined ? { labels: m.labels } : {}),
+    },
+  } as T;
+  stubs.add(stub);
+  return stub;
+}
+
+export const isMetadataStub = (obj: object | undefined): boolean =>
+  obj !== undefined && stubs.has(obj);
+
+/**
+ * A supervised client-node informer on a real API server whose cache holds what `transform`
+ * keeps (client-node's ListWatch, fed through a Watch that transforms each event first).
+ */
 export function createKubeInformer<T extends KubernetesObject>(
   options: KubeInformerOptions<T>,
 ): SupervisedInformer<T> {
+  const transform = options.transform ?? stripUnread;
+  const inner = new Watch(options.kubeConfig);
+  const watch = {
+    watch: (
+      path: string,
+      params: Record<string, string | number | boolean | undefined>,
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- client-node's callback type
+      callback: (phase: string, apiObj: any, watchObj?: any) => void,
+      done: (err: unknown) => void,
+    ) =>
+      inner.watch(
+        path,
+        params,
+        (phase, obj, raw) =>
+          // BOOKMARK and ERROR carry no object to cache; pass them as they are.
+          callback(
+            phase,
+            phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED'
+              ? transform(obj as T)
+              : obj,
+            raw,
+          ),
+        done,
+      ),
+  } as unknown as Watch;
   return superviseInformer<T>({
     name: options.name,
     onEvent: options.onEvent,
@@ -35,15 +122,17 @@ export function createKubeInformer<T extends KubernetesObject>(
     ...(options.watchdogMs === undefined ? {} : { watchdogMs: options.watchdogMs }),
     ...(options.onRestart === undefined ? {} : { onRestart: options.onRestart }),
     create: (listed) =>
-      makeInformer<T>(
-        options.kubeConfig,
+      new ListWatch<T>(
         options.path,
+        watch,
         async () => {
           const result = await options.list();
           listed();
-          return result;
+          return { ...result, items: result.items.map(transform) };
         },
+        false,
         options.labelSelector,
+        options.fieldSelector,
       ),
   });
 }

@@ -19,7 +19,12 @@ import {
 import { createEventRecorder, kubeEventSink } from '../../src/runtime/events.js';
 import { createChecks } from '../../src/runtime/health.js';
 import { waitForCacheSync } from '../../src/runtime/informer.js';
-import { createKubeInformer } from '../../src/runtime/kube-informer.js';
+import {
+  createKubeInformer,
+  isMetadataStub,
+  metadataStub,
+  stripUnread,
+} from '../../src/runtime/kube-informer.js';
 import { createLeaderElector } from '../../src/runtime/leader-election.js';
 import { createKubeLeaseStore } from '../../src/runtime/lease-store.js';
 import { loadKubeConfig } from '../../src/runtime/kubeconfig.js';
@@ -186,6 +191,57 @@ describe('informer, SSA and events', () => {
       );
     });
     expect(attempts).toBe(2);
+  });
+});
+
+describe('informer caches keep what the transform keeps', () => {
+  it('strips managedFields by default; stubs what the transform stubs, on list and on watch', async () => {
+    const applier = createApplier(kc, 'cloudmap-mcs-test');
+    const cm = (name: string, v: string): KubernetesObject & { data: Record<string, string> } => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns, labels: { keep: name === 'full' ? 'yes' : 'no' } },
+      data: { k: v },
+    });
+    // One object exists before the list, the other arrives through the watch.
+    await applier.apply(cm('full', '1'));
+    await applier.apply(cm('stub', '1'));
+    const events: string[] = [];
+    const informer = createKubeInformer<V1ConfigMap>({
+      name: 'configmaps',
+      kubeConfig: kc,
+      path: `/api/v1/namespaces/${ns}/configmaps`,
+      labelSelector: 'keep',
+      list: () => core.listNamespacedConfigMap({ namespace: ns, labelSelector: 'keep' }),
+      transform: (o) =>
+        o.metadata?.labels?.['keep'] === 'yes' ? stripUnread(o) : metadataStub(o, { labels: true }),
+      onEvent: (e, o) => events.push(`${e}:${o.metadata?.name ?? ''}:${o.data?.['k'] ?? '-'}`),
+      logger: createMemoryLogger(),
+    });
+    informer.start();
+    await waitForCacheSync([informer]);
+    const listed = informer.get('full', ns);
+    expect(listed?.data).toEqual({ k: '1' });
+    expect(listed?.metadata?.managedFields).toBeUndefined();
+    expect(isMetadataStub(listed)).toBe(false);
+    const stub = informer.get('stub', ns);
+    expect(isMetadataStub(stub)).toBe(true);
+    expect(stub?.data).toBeUndefined();
+    expect(stub?.metadata).toMatchObject({ name: 'stub', namespace: ns, labels: { keep: 'no' } });
+    expect(stub?.metadata?.resourceVersion).toMatch(/^\d+$/);
+
+    await applier.apply(cm('full', '2'));
+    await applier.apply(cm('stub', '2'));
+    await until(() => events.includes('update:stub:-'), 'the stub update');
+    await until(() => informer.get('full', ns)?.data?.['k'] === '2', 'the full update');
+    expect(informer.get('full', ns)?.metadata?.managedFields).toBeUndefined();
+    expect(isMetadataStub(informer.get('stub', ns))).toBe(true);
+    // The watch resumed from the stubs' resourceVersions: no relist, no restart.
+    expect(informer.restarts).toBe(0);
+    expect(events).toEqual(
+      expect.arrayContaining(['add:full:1', 'add:stub:-', 'update:full:2', 'update:stub:-']),
+    );
+    await informer.stop();
   });
 });
 

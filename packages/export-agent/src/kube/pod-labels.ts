@@ -1,6 +1,10 @@
 import { CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { Clock, Logger } from '@cloudmap-mcs/core';
-import { createKubeInformer, type SupervisedInformer } from '@cloudmap-mcs/core/runtime';
+import {
+  createKubeInformer,
+  metadataStub,
+  type SupervisedInformer,
+} from '@cloudmap-mcs/core/runtime';
 import type { EndpointSliceObject } from '../k8s-types.js';
 
 export interface PodLabelCache {
@@ -25,7 +29,8 @@ export interface PodLabelCacheOptions {
 /**
  * Pods' labels for pod label attributes. The pod watch starts only when an export first asks
  * (no opt-in, no pod watch, no memory). Pods change status often; only a change of labels (or
- * the first sight of a pod) re-queues the exports whose EndpointSlices point at the pod.
+ * the first sight of a pod) re-queues the exports whose EndpointSlices point at the pod. The
+ * cache keeps each pod's name, namespace and labels only, never its spec or status.
  */
 export function createPodLabelCache(opts: PodLabelCacheOptions): PodLabelCache {
   const core = opts.kubeConfig.makeApiClient(CoreV1Api);
@@ -70,6 +75,7 @@ export function createPodLabelCache(opts: PodLabelCacheOptions): PodLabelCache {
           kubeConfig: opts.kubeConfig,
           path: '/api/v1/pods',
           list: () => core.listPodForAllNamespaces(),
+          transform: (pod) => metadataStub(pod, { labels: true }),
           onEvent: onPod,
           logger: opts.logger,
           clock: opts.clock,

@@ -9,11 +9,14 @@ import {
 import { LABEL_SERVICE_NAME, ServiceExportApi, type Clock, type Logger } from '@cloudmap-mcs/core';
 import {
   createKubeInformer,
+  isMetadataStub,
+  metadataStub,
+  stripUnread,
   type ClusterIdentityWatcher,
   type SupervisedInformer,
 } from '@cloudmap-mcs/core/runtime';
 import type { EndpointSliceObject, ServiceExportObject, ServiceObject } from '../k8s-types.js';
-import type { ExportSources } from '../sources.js';
+import { splitKey, type ExportSources } from '../sources.js';
 import { createPodLabelCache } from './pod-labels.js';
 
 export interface KubeSources extends ExportSources {
@@ -34,10 +37,24 @@ export interface KubeSourcesOptions {
 
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 
+/** An exported Service and its EndpointSlices read by GET/LIST while the caches hold stubs. */
+interface Fetched {
+  service: ServiceObject | undefined;
+  slices: Map<string, EndpointSliceObject>;
+}
+
 /**
  * The informer caches (GUIDE.md rule 3: callbacks only enqueue). ServiceExport, Service and
  * EndpointSlice events map to the ServiceExport key; a ClusterProperty event re-queues every
  * key, since the identity is part of every record.
+ *
+ * Memory is bounded by the exports, not by the cluster (issue 14): the Service and
+ * EndpointSlice informers watch the whole cluster but keep only a metadata stub of every
+ * object that no ServiceExport names (an EndpointSlice's stub keeps its labels, to know its
+ * Service). They start once the ServiceExports have synced, so the first list already keeps
+ * the exported ones in full. A ServiceExport that appears later names objects the caches hold
+ * as stubs: those are read once (GET the Service, LIST its slices) and kept aside until the
+ * next watch event brings them in full; until then `loading` says so and the reconciler waits.
  */
 export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
   const { kubeConfig, logger, clock } = opts;
@@ -53,7 +70,13 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
       custom.listClusterCustomObject({ ...ServiceExportApi }) as Promise<
         KubernetesListObject<ServiceExportObject & KubernetesObject>
       >,
-    onEvent: (_e, o) => opts.enqueue(keyOf(o)),
+    onEvent: (e, o) => {
+      const key = keyOf(o);
+      if (e === 'delete') fetched.delete(key);
+      // A new export of objects cached as stubs: read them first; the fetch enqueues.
+      else if (loading(key)) return;
+      opts.enqueue(key);
+    },
     logger,
     clock,
   });
@@ -64,6 +87,8 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     kubeConfig,
     path: '/api/v1/services',
     list: () => core.listServiceForAllNamespaces(),
+    transform: (o) =>
+      exported(o.metadata?.namespace, o.metadata?.name) ? stripUnread(o) : metadataStub(o),
     onEvent: (_e, o) => {
       if (exported(o.metadata?.namespace, o.metadata?.name)) opts.enqueue(keyOf(o));
     },
@@ -76,6 +101,10 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     path: '/apis/discovery.k8s.io/v1/endpointslices',
     labelSelector: LABEL_SERVICE_NAME,
     list: () => discovery.listEndpointSliceForAllNamespaces({ labelSelector: LABEL_SERVICE_NAME }),
+    transform: (o) =>
+      exported(o.metadata?.namespace, o.metadata?.labels?.[LABEL_SERVICE_NAME])
+        ? stripUnread(o)
+        : metadataStub(o, { labels: true }),
     onEvent: (_e, o) => {
       const svc = o.metadata?.labels?.[LABEL_SERVICE_NAME];
       if (exported(o.metadata?.namespace, svc)) opts.enqueue(`${o.metadata?.namespace}/${svc}`);
@@ -83,7 +112,86 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     logger,
     clock,
   });
-  const sliceList = (ns: string) => slices.list(ns) as readonly EndpointSliceObject[];
+  // --- exports that name objects the caches hold only as stubs ---------------------------
+  const fetched = new Map<string, Fetched>();
+  const inFlight = new Set<string>();
+  const slicesOf = (ns: string, svc: string) =>
+    (slices.list(ns) as readonly EndpointSliceObject[]).filter(
+      (s) => s.metadata.labels?.[LABEL_SERVICE_NAME] === svc,
+    );
+  /** The Service and slices of an export, the cached ones first; undefined while unknown. */
+  function current(
+    key: string,
+  ): { service: ServiceObject | undefined; slices: EndpointSliceObject[] } | undefined {
+    const [ns, name] = splitKey(key);
+    const f = fetched.get(key);
+    const cachedService = services.get(name, ns) as ServiceObject | undefined;
+    let service = cachedService;
+    if (isMetadataStub(cachedService)) {
+      if (f === undefined) return undefined;
+      service = f.service;
+    }
+    const out: EndpointSliceObject[] = [];
+    for (const s of slicesOf(ns, name)) {
+      if (!isMetadataStub(s)) out.push(s);
+      else {
+        const full = f?.slices.get(s.metadata.name);
+        if (full === undefined) return undefined;
+        out.push(full);
+      }
+    }
+    // Everything is in the caches in full again: the copies aside are no longer needed.
+    if (f !== undefined && !isMetadataStub(cachedService) && out.every((s) => !isMetadataStub(s)))
+      fetched.delete(key);
+    return { service, slices: out };
+  }
+  async function fetchExported(key: string): Promise<void> {
+    const [namespace, name] = splitKey(key);
+    let service: ServiceObject | undefined;
+    try {
+      service = stripUnread(
+        (await core.readNamespacedService({ name, namespace })) as KubernetesObject,
+      ) as unknown as ServiceObject;
+    } catch (error) {
+      if ((error as { code?: number }).code !== 404) throw error;
+    }
+    const list = await discovery.listNamespacedEndpointSlice({
+      namespace,
+      labelSelector: `${LABEL_SERVICE_NAME}=${name}`,
+    });
+    const sliceMap = new Map<string, EndpointSliceObject>();
+    for (const s of list.items)
+      sliceMap.set(s.metadata?.name ?? '', stripUnread(s) as unknown as EndpointSliceObject);
+    fetched.set(key, { service, slices: sliceMap });
+  }
+  /**
+   * True while an export's objects are known only as stubs; starts (once) reading them.
+   * A failed read is retried after a second; the reconciler requeues meanwhile.
+   */
+  function loading(key: string): boolean {
+    if (!services.hasSynced() || !slices.hasSynced()) return false;
+    if (current(key) !== undefined) return false;
+    if (!inFlight.has(key)) {
+      inFlight.add(key);
+      fetchExported(key).then(
+        () => {
+          inFlight.delete(key);
+          opts.enqueue(key);
+        },
+        (error: unknown) => {
+          logger.warn('reading an exported service failed; retrying', { key, error });
+          clock.setTimer(() => {
+            inFlight.delete(key);
+            opts.enqueue(key);
+          }, 1_000);
+        },
+      );
+    }
+    return true;
+  }
+
+  const sliceList = (ns: string) =>
+    (slices.list(ns) as readonly EndpointSliceObject[]).filter((s) => !isMetadataStub(s));
   const pods = createPodLabelCache({
     kubeConfig,
     logger,
@@ -96,20 +204,28 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
   // Every export is reconciled again when the identity changes (or becomes usable).
   const offIdentity = opts.identity.onChange(() => opts.enqueue(undefined));
 
+  let running = false;
   return {
     informers: [exports, services, slices] as SupervisedInformer<KubernetesObject>[],
     identity: () => opts.identity.current(),
     serviceExport: (ns, name) => exports.get(name, ns),
-    service: (ns, name) => services.get(name, ns) as ServiceObject | undefined,
-    endpointSlices: (ns, serviceName) =>
-      sliceList(ns).filter((s) => s.metadata.labels?.[LABEL_SERVICE_NAME] === serviceName),
+    service: (ns, name) => current(`${ns}/${name}`)?.service,
+    endpointSlices: (ns, serviceName) => current(`${ns}/${serviceName}`)?.slices ?? [],
+    loading: (ns, name) => loading(`${ns}/${name}`),
     serviceExportKeys: () => exports.list().map(keyOf),
     podLabels: (ns, name) => pods.labels(ns, name),
     podLabelsReady: () => pods.ready(),
     start() {
-      for (const i of [exports, services, slices]) i.start();
+      exports.start();
+      // Services and slices list once the exports are known, so the first list keeps the
+      // exported ones in full and only stubs of the rest.
+      void exports.synced().then(() => {
+        if (running) for (const i of [services, slices]) i.start();
+      });
+      running = true;
     },
     async stop() {
+      running = false;
       offIdentity();
       await Promise.all([exports, services, slices].map((i) => i.stop()));
       await pods.stop();

@@ -9,6 +9,7 @@ import {
 import { ServiceExportApi, ServiceImportApi, type Logger } from '@cloudmap-mcs/core';
 import {
   createKubeInformer,
+  metadataStub,
   type InformerEvent,
   type SupervisedInformer,
 } from '@cloudmap-mcs/core/runtime';
@@ -29,6 +30,7 @@ function watch<T extends KubernetesObject>(
   labelSelector: string | undefined,
   handler: Handler<T>,
   logger: Logger,
+  transform?: (obj: T) => T,
 ): Watched<T> {
   const informer = createKubeInformer<T>({
     name,
@@ -36,6 +38,7 @@ function watch<T extends KubernetesObject>(
     path,
     list,
     ...(labelSelector === undefined ? {} : { labelSelector }),
+    ...(transform === undefined ? {} : { transform }),
     onEvent: handler,
     logger,
   });
@@ -43,6 +46,12 @@ function watch<T extends KubernetesObject>(
   return informer;
 }
 
+/**
+ * What each cache holds (memory bounded by what the agent manages, issue 14): namespaces and
+ * local ServiceExports only as names (their existence is all that is read); ServiceImports,
+ * and the Services and EndpointSlices this agent derived (label-selected), in full less
+ * managedFields (the default transform). Nothing of other Services or EndpointSlices.
+ */
 export interface ImportInformers {
   namespaces: Watched<KubernetesObject>;
   serviceImports: Watched<KubernetesObject>;
@@ -78,6 +87,7 @@ export function startImportInformers(
       undefined,
       handlers.namespace,
       logger,
+      (o) => metadataStub(o),
     ),
     serviceImports: watch(
       'serviceimports',
@@ -102,6 +112,7 @@ export function startImportInformers(
       undefined,
       handlers.serviceExport,
       logger,
+      (o) => metadataStub(o),
     ),
     services: watch(
       'services',
