@@ -10,7 +10,7 @@ import { repoRoot } from '../paths.js';
 import { cellName, defaultMatrix, parseMatrix } from './matrix.js';
 import { runPhase } from './phase.js';
 import { markdown, svgChart, textTable } from './report.js';
-import type { BenchReport, PhaseFailure, PhaseResult } from './results.js';
+import { mergeReports, type BenchReport, type PhaseFailure, type PhaseResult } from './results.js';
 import type { Side } from './sides.js';
 
 const args = await yargs(hideBin(process.argv))
@@ -67,7 +67,17 @@ const args = await yargs(hideBin(process.argv))
   })
   .option('render', {
     type: 'string',
-    describe: 'measure nothing: print (and with --docs write) the report of this results JSON',
+    describe:
+      'measure nothing: print (and with --docs write) the report of these results JSONs (comma-separated: merged, later runs win per cell and side)',
+  })
+  .option('baseline', {
+    type: 'string',
+    describe: 'a results JSON of our side before a change, shown per cell next to the figures',
+  })
+  .option('baseline-label', {
+    type: 'string',
+    default: 'the baseline run',
+    describe: 'what the baseline is (e.g. the commit it ran)',
   })
   .strict()
   .help()
@@ -80,8 +90,23 @@ function writeDocs(r: BenchReport): void {
   writeFileSync(join(docs, 'benchmarks.md'), markdown(r, 'benchmarks.svg'));
 }
 
+const readReport = (file: string): BenchReport =>
+  JSON.parse(readFileSync(file, 'utf8')) as BenchReport;
+const withBaseline = (r: BenchReport): BenchReport =>
+  args.baseline === undefined
+    ? r
+    : { ...r, baseline: { label: args.baselineLabel, results: readReport(args.baseline).results } };
+
 if (args.render !== undefined) {
-  const saved = JSON.parse(readFileSync(args.render, 'utf8')) as BenchReport;
+  const saved = withBaseline(
+    mergeReports(
+      args.render
+        .split(',')
+        .map((f) => f.trim())
+        .filter((f) => f !== '')
+        .map(readReport),
+    ),
+  );
   process.stdout.write(textTable(saved));
   if (args.docs) writeDocs(saved);
   process.exit(0);
@@ -116,14 +141,15 @@ const command = [
 const results: PhaseResult[] = [];
 const failures: PhaseFailure[] = [];
 const startedAt = new Date().toISOString();
-const report = (): BenchReport => ({
-  startedAt,
-  command,
-  host: { cpus: cpus().length, node: process.version, memGiB: totalmem() / 2 ** 30 },
-  settings,
-  results,
-  failures,
-});
+const report = (): BenchReport =>
+  withBaseline({
+    startedAt,
+    command,
+    host: { cpus: cpus().length, node: process.version, memGiB: totalmem() / 2 ** 30 },
+    settings,
+    results,
+    failures,
+  });
 const out = resolve(args.out ?? join(stateRoot, 'results.json'));
 mkdirSync(dirname(out), { recursive: true });
 

@@ -14,6 +14,36 @@ export interface Row {
 }
 
 const sum = (xs: readonly number[]): number => xs.reduce((a, x) => a + x, 0);
+const perMinuteOfIdle = (r: PhaseResult, seconds: number): number =>
+  r.idle.seconds > 0 ? (seconds * 60) / r.idle.seconds : Number.NaN;
+
+/** One row per process of both sides: memory and CPU of each agent on its own. */
+export function processRows(
+  ours: PhaseResult | undefined,
+  peer: PhaseResult | undefined,
+): string[][] {
+  const rows: string[][] = [];
+  for (const r of [ours, peer]) {
+    if (r === undefined) continue;
+    for (const p of r.processes)
+      rows.push([
+        `${p.kind} (${p.cluster})`,
+        fmt(p.rssMiB, 0),
+        fmt(p.peakRssMiB, 0),
+        fmt(perMinuteOfIdle(r, p.idleCpuSeconds), 2),
+        fmt(p.totalCpuSeconds, 1),
+      ]);
+  }
+  return rows;
+}
+
+const processHeader = [
+  'process',
+  'RSS (MiB)',
+  'peak RSS (MiB)',
+  'idle CPU s/min',
+  'CPU s, whole phase',
+];
 const maxOf = (xs: readonly number[]): number => (xs.length === 0 ? Number.NaN : Math.max(...xs));
 
 /** The figures compared for one cell, one row each. */
@@ -63,6 +93,11 @@ export function rowsOf(ours: PhaseResult | undefined, peer: PhaseResult | undefi
       digits: 2,
       ...both((r) => r.idle.cpuSecondsPerMinute),
     },
+    {
+      metric: 'idle CPU s/min, busiest process',
+      digits: 2,
+      ...both((r) => maxOf(r.processes.map((p) => perMinuteOfIdle(r, p.idleCpuSeconds)))),
+    },
     { metric: 'processes', digits: 0, ...both((r) => r.processes.length) },
   ];
 }
@@ -74,6 +109,22 @@ export const fmt = (n: number | undefined, digits: number): string =>
 
 const fmtRatio = (r: Row): string => {
   const x = ratio(r.ours, r.peer);
+  return x === undefined ? '–' : `${fmt(x, x < 10 ? 2 : 1)}×`;
+};
+
+const beforeAfterMetrics = new Set([
+  'cold sync (s)',
+  'endpoint change p50 (s)',
+  'idle Cloud Map calls/min',
+  'RSS, all processes (MiB)',
+  'RSS, largest process (MiB)',
+  'peak RSS, largest process (MiB)',
+  'idle CPU s/min, all processes',
+  'idle CPU s/min, busiest process',
+]);
+
+const fmtNowBefore = (r: Row): string => {
+  const x = ratio(r.peer, r.ours);
   return x === undefined ? '–' : `${fmt(x, x < 10 ? 2 : 1)}×`;
 };
 
@@ -112,11 +163,15 @@ export function textTable(report: BenchReport): string {
       ...rows.map((r) => [r.metric, fmt(r.ours, r.digits), fmt(r.peer, r.digits), fmtRatio(r)]),
       ['load average during idle (1/5/15)', loadOf(ours), loadOf(peer), ''],
     ];
-    const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-    for (const row of table)
-      out.push(
-        row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '),
-      );
+    const procs = [processHeader, ...processRows(ours, peer)];
+    for (const t of [table, procs]) {
+      const widths = t[0]!.map((_, i) => Math.max(...t.map((row) => row[i]!.length)));
+      out.push('');
+      for (const row of t)
+        out.push(
+          row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '),
+        );
+    }
   }
   for (const f of report.failures) out.push(`\nFAILED ${f.cell} ${f.side}: ${f.error}`);
   return `${out.join('\n')}\n`;
@@ -138,14 +193,14 @@ const runningIt = [
   '|---|---|',
   '| `make bench` | the default matrix (below), both sides, writes `docs/benchmarks.md`, `docs/benchmarks.svg` and `.state/bench/results.json` |',
   '| `make bench-smoke` | 10 services × 2 endpoints × 2 clusters, 20 s idle, 5 changes (`.ci/run` runs it): figures only |',
-  '| `node e2e/dist/src/bench/main.js --render .state/bench/results.json --docs` | rewrites this page from a saved run |',
+  '| `node e2e/dist/src/bench/main.js --render a.json[,b.json...] [--baseline before.json --baseline-label TEXT] --docs` | rewrites this page from saved runs (merged: the last run with a cell and side wins), optionally with our figures before a change |',
   '| `make peer` | builds (or reuses) the AWS controller from the Go module proxy (`e2e/peer`), cached in `~/.cache/cloudmap-mcs/aws-mcs-controller/` |',
   '',
   'Options (flag of `node e2e/dist/src/bench/main.js`, or the `BENCH_*` variable):',
   '',
   '| variable | default | |',
   '|---|---|---|',
-  '| `BENCH_MATRIX` | `10x2x2,100x2x2,100x2x3,100x2x2:5000,1000x2x2` | cells `services x endpoints x clusters[:unrelated objects per cluster]`, services exported from c1 |',
+  '| `BENCH_MATRIX` | `10x2x2,100x2x2,100x2x3,1000x10x2:5000,1000x10x3` | cells `services x endpoints x clusters[:unrelated objects per cluster]`, services exported from c1 |',
   '| `BENCH_SIDES` | `ours,peer` | which sides run |',
   '| `BENCH_IDLE_SECONDS` | 120 | idle window (after cold sync and 10 s of settling) |',
   '| `BENCH_CHANGES` | 20 | endpoint changes timed, one after the other |',
@@ -178,9 +233,15 @@ export function markdown(report: BenchReport, svgFile: string): string {
     'How it measures, and why: [ADR 0009](adr/0009-benchmark-method.md). Reproduce:',
     '',
     '```sh',
-    report.command,
+    ...(report.runs ?? [{ command: report.command }]).map((r) => r.command),
     '```',
     '',
+    ...(report.runs === undefined
+      ? []
+      : [
+          `Put together from ${report.runs.length} runs (started ${report.runs.map((r) => r.startedAt).join(', ')}); each cell says which run measured each side.`,
+          '',
+        ]),
     `Settings: ${Object.entries(report.settings)
       .map(([k, v]) => `${k}=${v}`)
       .join(', ')}.`,
@@ -203,6 +264,54 @@ export function markdown(report: BenchReport, svgFile: string): string {
       `Idle Cloud Map calls/min by operation — ours: ${topOperations(ours)}; AWS controller: ${topOperations(peer)}.`,
       '',
     );
+    const measured = [ours, peer]
+      .filter((r): r is PhaseResult => r?.runStartedAt !== undefined)
+      .map(
+        (r) =>
+          `${r.side === 'ours' ? 'ours' : 'AWS controller'} in the run started ${r.runStartedAt}`,
+      );
+    if (measured.length > 0) out.push(`Measured: ${measured.join('; ')}.`, '');
+    out.push(
+      `| ${processHeader.join(' | ')} |`,
+      `|---|${processHeader
+        .slice(1)
+        .map(() => '---:')
+        .join('|')}|`,
+      ...processRows(ours, peer).map((row) => `| ${row.join(' | ')} |`),
+      '',
+    );
+  }
+  const before = report.baseline;
+  if (before !== undefined) {
+    out.push(`## Ours before: ${before.label}`, '');
+    out.push(
+      'The same cells, measured the same way by `make bench`, before the change; per process.',
+      '',
+    );
+    for (const [cell, ours] of cellsOf(report)) {
+      const then = before.results.find((r) => r.cell === cell && r.side === 'ours');
+      if (then === undefined) continue;
+      out.push(`### ${cellTitle(then, cell)}`, '');
+      out.push('| | before | now | now/before |', '|---|---:|---:|---:|');
+      for (const r of rowsOf(then, ours).filter((x) => beforeAfterMetrics.has(x.metric)))
+        // rowsOf's "ours" is the baseline here and its "peer" the current run.
+        out.push(
+          `| ${r.metric} | ${fmt(r.ours, r.digits)} | ${fmt(r.peer, r.digits)} | ${fmtNowBefore(r)} |`,
+        );
+      out.push(
+        `| load average at end of idle (1/5/15 min) | ${loadOf(then)} | ${loadOf(ours)} | |`,
+        '',
+      );
+      out.push(
+        `| ${processHeader.join(' | ')} |`,
+        `|---|${processHeader
+          .slice(1)
+          .map(() => '---:')
+          .join('|')}|`,
+        ...processRows(then, undefined).map((row) => `| ${row.join(' | ')} |`),
+        '',
+      );
+    }
   }
   out.push(...runningIt);
   if (report.failures.length > 0) {
@@ -226,6 +335,11 @@ export function svgChart(report: BenchReport): string {
     {
       title: 'RSS of all processes (MiB)',
       pick: (r) => sum(r.processes.map((p) => p.rssMiB)),
+      digits: 0,
+    },
+    {
+      title: 'RSS of the largest process (MiB)',
+      pick: (r) => maxOf(r.processes.map((p) => p.rssMiB)),
       digits: 0,
     },
     { title: 'idle CPU s/min', pick: (r) => r.idle.cpuSecondsPerMinute, digits: 2 },

@@ -48,6 +48,8 @@ export interface PhaseResult {
   readonly newService: LatencyFigures;
   readonly idle: IdleFigures;
   readonly processes: ProcessFigures[];
+  /** When the run that measured this phase started (set when reports are merged). */
+  readonly runStartedAt?: string;
   readonly loadavgAtStart: [number, number, number];
   readonly phaseSeconds: number;
 }
@@ -65,4 +67,37 @@ export interface BenchReport {
   readonly settings: Record<string, number | string>;
   readonly results: PhaseResult[];
   readonly failures: PhaseFailure[];
+  /** The runs a merged report was put together from (`--render a.json,b.json`). */
+  readonly runs?: { readonly startedAt: string; readonly command: string }[];
+  /** Our side as measured before a change, shown next to the figures (`--baseline`). */
+  readonly baseline?: { readonly label: string; readonly results: PhaseResult[] };
+}
+
+/**
+ * One report from several runs (a long matrix measured in parts): for each cell and side
+ * the result of the last run that has it, tagged with that run's start; a failure only
+ * where no run has a result.
+ */
+export function mergeReports(reports: readonly BenchReport[]): BenchReport {
+  if (reports.length === 0) throw new Error('no report to merge');
+  if (reports.length === 1) return reports[0]!;
+  const byKey = new Map<string, PhaseResult>();
+  for (const r of reports)
+    for (const res of r.results)
+      byKey.set(`${res.cell} ${res.side}`, {
+        ...res,
+        runStartedAt: res.runStartedAt ?? r.startedAt,
+      });
+  const failures = new Map<string, PhaseFailure>();
+  for (const r of reports)
+    for (const f of r.failures)
+      if (!byKey.has(`${f.cell} ${f.side}`)) failures.set(`${f.cell} ${f.side}`, f);
+  const last = reports.at(-1)!;
+  return {
+    ...last,
+    startedAt: reports.map((r) => r.startedAt).sort()[0]!,
+    results: [...byKey.values()],
+    failures: [...failures.values()],
+    runs: reports.map((r) => ({ startedAt: r.startedAt, command: r.command })),
+  };
 }

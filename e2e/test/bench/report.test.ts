@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { markdown, rowsOf, svgChart, textTable } from '../../src/bench/report.js';
-import type { BenchReport, PhaseResult } from '../../src/bench/results.js';
+import { mergeReports, type BenchReport, type PhaseResult } from '../../src/bench/results.js';
 
 function result(side: 'ours' | 'peer', scale: number): PhaseResult {
   return {
@@ -92,5 +92,49 @@ describe('bench report', () => {
     // ours is twice the peer in every panel: the longest bar is the full width, the peer half.
     expect(svg).toContain('width="410.0"');
     expect(svg).toContain('width="205.0"');
+  });
+
+  it('each process has its own row: RSS, peak, idle CPU per minute and CPU of the phase', () => {
+    const text = textTable(report);
+    // ours: 50 × 2 MiB, peak 120, 1 CPU s in a 60 s window = 1.00 s/min.
+    expect(text).toMatch(/x \(c1\)\s+100\s+120\s+1\.00\s+2\.0/);
+    const md = markdown(report, 'benchmarks.svg');
+    expect(md).toContain(
+      '| process | RSS (MiB) | peak RSS (MiB) | idle CPU s/min | CPU s, whole phase |',
+    );
+    expect(md).toContain('| x (c2) | 80 | 90 | 1.00 | 2.0 |');
+    expect(md).toContain('| idle CPU s/min, busiest process | 1.00 | 1.00 | 1.00× |');
+  });
+
+  it('merges runs: the last run with a cell and side wins, failures only where none measured', () => {
+    const later: BenchReport = {
+      ...report,
+      startedAt: '2026-12-01T08:00:00Z',
+      command: 'make bench BENCH_MATRIX=100x2x2 BENCH_SIDES=peer',
+      results: [{ ...result('peer', 3), cell: '100x2x2' }, result('peer', 4)],
+      failures: [],
+    };
+    const merged = mergeReports([report, later]);
+    expect(merged.startedAt).toBe('2026-12-01T06:00:00Z');
+    expect(merged.runs?.map((r) => r.command)).toEqual([report.command, later.command]);
+    const peer10 = merged.results.find((r) => r.cell === '10x2x2' && r.side === 'peer');
+    expect(peer10?.coldSyncSeconds).toBe(40);
+    expect(peer10?.runStartedAt).toBe('2026-12-01T08:00:00Z');
+    expect(merged.failures).toEqual([]);
+    const md = markdown(merged, 'benchmarks.svg');
+    expect(md).toContain('Put together from 2 runs');
+    expect(md).toContain('make bench BENCH_MATRIX=100x2x2 BENCH_SIDES=peer');
+    expect(md).toContain('AWS controller in the run started 2026-12-01T08:00:00Z');
+  });
+
+  it('a baseline shows our figures before and now, per cell and per process', () => {
+    const md = markdown(
+      { ...report, baseline: { label: 'main at abc1234', results: [result('ours', 4)] } },
+      'benchmarks.svg',
+    );
+    expect(md).toContain('## Ours before: main at abc1234');
+    // before: 4 × (50 + 40) MiB; now: 2 × (50 + 40).
+    expect(md).toContain('| RSS, all processes (MiB) | 360 | 180 | 0.50× |');
+    expect(md).toContain('| x (c1) | 200 | 240 | 1.00 | 2.0 |');
   });
 });
