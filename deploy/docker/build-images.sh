@@ -112,8 +112,8 @@ ignored() {
 }
 # The cache key leaves out the context files nothing of reaches the image: the harness (e2e/,
 # compiled only because the agents' tsconfig references it for their tests), the tests, the
-# README and CI scripts. The runtime stage copies `pnpm deploy --prod` of one agent (its
-# dist/src and production dependencies), and e2e/test/realnodes/agent-images.int.test.ts checks
+# README and CI scripts. The runtime stage copies one agent's bundle from prune.sh (main.mjs,
+# its source map and the licences), and e2e/test/realnodes/agent-images.int.test.ts checks
 # /app against prune.sh's output. Without this every harness edit would rebuild both images.
 not_in_image() {
   case $1 in
