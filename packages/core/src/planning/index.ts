@@ -9,3 +9,4 @@ export * from './trust.js';
 export * from './conflicts.js';
 export * from './local-addresses.js';
 export * from './feed.js';
+export * from './shard-plan.js';

@@ -8,3 +8,4 @@ export * from './decode.js';
 export { RecordParseError } from './parse.js';
 export * from './feed.js';
 export * from './export-plan.js';
+export * from './shards.js';
