@@ -7,8 +7,8 @@ import type { InvalidReason } from './desired.js';
 export type ExportOutcome =
   | { kind: 'invalid'; reason: InvalidReason; message: string }
   | { kind: 'failed'; message: string }
-  | { kind: 'pending'; message: string; conflicts?: ConflictReport }
-  | { kind: 'exported'; message: string; conflicts: ConflictReport };
+  | { kind: 'pending'; message: string; conflicts?: ConflictReport; sharding?: DesiredCondition }
+  | { kind: 'exported'; message: string; conflicts: ConflictReport; sharding?: DesiredCondition };
 
 const noConflicts = (generation: number | undefined, message: string): DesiredCondition =>
   cond(ConditionType.Conflict, 'False', 'NoConflicts', message, generation);
@@ -25,7 +25,16 @@ function cond(
   return c;
 }
 
+/** The Sharded condition (shard-status.ts), with this generation, when there is one. */
+const shardedIn =
+  (generation: number | undefined) =>
+  (c: DesiredCondition | undefined): DesiredCondition[] =>
+    c === undefined
+      ? []
+      : [generation === undefined ? c : { ...c, observedGeneration: generation }];
+
 export function conditionsFor(outcome: ExportOutcome, generation?: number): DesiredCondition[] {
+  const sharded = shardedIn(generation);
   const valid = cond(ConditionType.Valid, 'True', 'Valid', 'Service is exportable.', generation);
   const conflict = (report: ConflictReport | undefined): DesiredCondition =>
     report === undefined || report.reasons.length === 0
@@ -57,12 +66,14 @@ export function conditionsFor(outcome: ExportOutcome, generation?: number): Desi
         valid,
         cond(ConditionType.Ready, 'False', 'Pending', outcome.message, generation),
         ...(outcome.conflicts === undefined ? [] : [conflict(outcome.conflicts)]),
+        ...sharded(outcome.sharding),
       ];
     case 'exported':
       return [
         valid,
         cond(ConditionType.Ready, 'True', 'Exported', outcome.message, generation),
         conflict(outcome.conflicts),
+        ...sharded(outcome.sharding),
       ];
   }
 }

@@ -9,7 +9,10 @@ import {
   isCloudMapError,
   isEmptyPlan,
   isOwnInstance,
-  cloudMapLimits,
+  declaredShardCount,
+  exportInstanceId,
+  fromShardInstance,
+  shardQuery,
   planExport,
   type CloudMapInstance,
   type CloudMapPort,
@@ -31,6 +34,8 @@ import type { ServiceExportObject } from './k8s-types.js';
 import type { PeerWatch } from './peer-watch.js';
 import type { PendingWrites } from './pending-writes.js';
 import { FINALIZER, splitKey, type ExportSources, type ServiceExportWriter } from './sources.js';
+import { shardingCondition, shardsPhrase, quotaHint, withoutServiceCount } from './shard-status.js';
+import { writeShardedExport, shardTargetsOf } from './shards.js';
 
 export interface ExportReconcilerDeps {
   sources: ExportSources;
@@ -78,6 +83,12 @@ const notFound = (e: unknown) =>
 /** The export agent's reconcile of one ServiceExport key (DESIGN.md §3). */
 export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconciler {
   const { sources, writer, cloudMap, resolver, pending } = deps;
+  const shardDeps = {
+    cloudMap,
+    resolver,
+    pending,
+    discover: (t: CloudMapTarget, q: Record<string, string>) => discover(t, q),
+  };
   const serviceKeys = new Map<string, string>();
   const exported = new Map<string, string>();
   const events = createEventDedup(
@@ -114,12 +125,50 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
       [Attr.ClustersetId]: identity.clustersetId,
       [Attr.ClusterId]: identity.clusterId,
     });
-    const plan = planExport({ cluster: identity, desired: [], observed });
+    // Shards first: the export record, which names them, goes only once they are empty.
+    const shardsLeft = await unexportShards(namespace, name, identity, observed, log);
+    const all = planExport({ cluster: identity, desired: [], observed });
+    const recordId = exportInstanceId(identity);
+    const plan =
+      shardsLeft === 0
+        ? all
+        : { register: [], deregister: all.deregister.filter((id) => id !== recordId) };
     if (!isEmptyPlan(plan)) {
       log.info('deregistering exported records', { deregister: plan.deregister.length });
       await applyPlan(cloudMap, pending, target, plan, log);
     }
-    return isEmptyPlan(plan) && pending.count(target.serviceId) === 0;
+    return isEmptyPlan(plan) && pending.count(target.serviceId) === 0 && shardsLeft === 0;
+  }
+
+  /** Deregisters this cluster's shard instances of N/S; how many are left or in flight. */
+  async function unexportShards(
+    namespace: string,
+    name: string,
+    identity: ClusterIdentity,
+    baseObserved: readonly CloudMapInstance[],
+    log: Logger,
+  ): Promise<number> {
+    const record = baseObserved.find((i) => i.id === exportInstanceId(identity));
+    const declared = record === undefined ? 1 : (declaredShardCount(record.attributes) ?? 1);
+    let left = 0;
+    for (const shard of await shardTargetsOf({ resolver }, identity, namespace, name, declared)) {
+      serviceKeys.set(shard.serviceId, `${namespace}/${name}`);
+      const { instances } = await discover(shard, {
+        ...shardQuery(identity.clustersetId),
+        [Attr.ClusterId]: identity.clusterId,
+      });
+      const observed = instances.map(fromShardInstance);
+      const plan = planExport({ cluster: identity, desired: [], observed });
+      if (!isEmptyPlan(plan)) {
+        log.info('deregistering shard records', {
+          cloudMapService: shard.serviceName,
+          deregister: plan.deregister.length,
+        });
+        await applyPlan(cloudMap, pending, shard, plan, log);
+      }
+      left += plan.deregister.length + pending.count(shard.serviceId);
+    }
+    return left;
   }
 
   async function writeStatus(se: ServiceExportObject, outcome: ExportOutcome, log: Logger) {
@@ -193,9 +242,11 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
       return done ? undefined : { requeueAfterMs: deps.pendingRequeueMs };
     }
     const encoded = encodeClusterExport(desired.export);
-    if (encoded.problems.length > 0) {
+    // More instances than one Cloud Map service holds is not a problem: they are sharded.
+    const problems = withoutServiceCount(encoded.problems);
+    if (problems.length > 0) {
       // User input beyond Cloud Map's limits: a condition, no retry until the input changes.
-      const message = `Cannot export: ${encoded.problems.map((p) => p.message).join('; ')}`;
+      const message = `Cannot export: ${problems.map((p) => p.message).join('; ')}`;
       await writeStatus(se, { kind: 'failed', message: message.slice(0, 32_000) }, log);
       return;
     }
@@ -206,7 +257,9 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
       // still thrown so the key backs off and is retried (the cause may be fixed outside).
       const cause = isCloudMapError(error) ? error : (error as { cause?: unknown }).cause;
       if (isCloudMapError(cause) && PERSISTENT_ERRORS.has(cause.code)) {
-        const message = `Cloud Map refused ${cause.operation}: ${cause.code}: ${cause.message}`;
+        const message =
+          `Cloud Map refused ${cause.operation}: ${cause.code}: ${cause.message}` +
+          quotaHint(cause.code, cause.message);
         await writeStatus(se, { kind: 'failed', message: message.slice(0, 1024) }, log);
       }
       throw error;
@@ -227,7 +280,7 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     const fit = fitInstancesToService(encoded, target);
     for (const s of fit.skipped) log.warn('endpoint not exported to a DNS service', s);
     const changed = target.dnsConfig !== undefined || target.customHealth === true;
-    const problems = changed ? checkInstances(fit.instances) : [];
+    const problems = changed ? withoutServiceCount(checkInstances(fit.instances)) : [];
     if (problems.length === 0) return fit.instances;
     const message = `Cannot export: ${problems.map((p) => p.message).join('; ')}`;
     await writeStatus(se, { kind: 'failed', message: message.slice(0, 32_000) }, log);
@@ -258,32 +311,40 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     }
     const fitted = await fitToService(se, target, encodedInstances, log);
     if (fitted === undefined) return { requeueAfterMs: deps.resyncMs };
-    const instances = fitted;
     const read = await discover(target, { [Attr.ClustersetId]: identity.clustersetId });
     const observed = read.instances;
     deps.peers?.watch(`${namespace}/${name}`, target, read.revision);
     const others: CloudMapInstance[] = observed.filter((i) => !isOwnInstance(i, identity));
-    if (others.length + instances.length > cloudMapLimits.instancesPerService) {
-      const message =
-        `Cannot export: ${instances.length} instances here plus ${others.length} from other ` +
-        `clusters exceed Cloud Map's ${cloudMapLimits.instancesPerService} instances per service.`;
-      await writeStatus(se, { kind: 'failed', message }, log);
+    // One plan per Cloud Map service the export spans (just the base service unless it
+    // outgrows it, ADR 0014); shards take the plain encoded instances, the base its fitted form.
+    const written = await writeShardedExport(shardDeps, {
+      identity,
+      namespace,
+      name,
+      base: target,
+      baseObserved: observed,
+      desired: encodedInstances,
+      forBase: (i) => fitInstancesToService([i], target).instances[0],
+      log,
+    });
+    for (const id of written.shardServiceIds) serviceKeys.set(id, `${namespace}/${name}`);
+    if (written.problem !== undefined) {
+      await writeStatus(se, { kind: 'failed', message: `Cannot export: ${written.problem}.` }, log);
       return { requeueAfterMs: deps.resyncMs };
     }
-    const plan = planExport({ cluster: identity, desired: instances, observed });
-    if (!isEmptyPlan(plan)) {
-      log.info('applying export plan', {
-        register: plan.register.length,
-        deregister: plan.deregister.length,
-      });
-      await applyPlan(cloudMap, pending, target, plan, log);
+    if (written.waiting !== undefined) {
+      await writeStatus(se, { kind: 'pending', message: written.waiting }, log);
+      return { requeueAfterMs: deps.pendingRequeueMs };
     }
     const decoded = decodeServiceInstances(namespace, name, others, {
       clustersetId: identity.clustersetId,
     });
     const conflicts = detectConflicts([...decoded.exports, desiredExport]);
-    const inFlight = pending.count(target.serviceId);
-    const where = `Cloud Map service ${target.namespaceName}/${target.serviceName}`;
+    const inFlight = written.inFlight;
+    const where =
+      `Cloud Map service ${target.namespaceName}/${target.serviceName}` +
+      shardsPhrase(written.plan);
+    const sharding = shardingCondition(written.plan, se.status?.conditions);
     // Once exported, writes in flight are updates (an endpoint moved), not a problem: Ready
     // stays True instead of dropping to Pending and back (two status writes) on every
     // change. Pending is only for the first export; failures still report Failed.
@@ -295,11 +356,14 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
             kind: 'pending',
             message: `Waiting for Cloud Map to apply changes to ${where}.`,
             conflicts,
+            ...sharding,
           }
-        : { kind: 'exported', message: `Exported to ${where}.`, conflicts },
+        : { kind: 'exported', message: `Exported to ${where}.`, conflicts, ...sharding },
       log,
     );
-    return { requeueAfterMs: inFlight > 0 ? deps.pendingRequeueMs : deps.resyncMs };
+    // Moved instances keep their old copy until the new one is confirmed: look again soon.
+    const settling = inFlight > 0 || (written.plan?.heldBack ?? 0) > 0;
+    return { requeueAfterMs: settling ? deps.pendingRequeueMs : deps.resyncMs };
   }
 
   return {

@@ -29,13 +29,15 @@ export function startAgent(
     /** The revision check of other clusters' changes; off unless a test needs it. */
     peerCheckMs?: number;
     podLabelAttributes?: string[];
+    /** Client rate limits (default: the agent's); large exports raise them to run quickly. */
+    rateLimits?: NonNullable<Parameters<typeof createCloudMapClient>[1]>['rateLimits'];
   } = {},
 ): Agent {
   const client = createCloudMapClient(fake, {
     clock: realClock,
     retry: { maxAttempts: 2, baseDelayMs: 1, throttleBaseDelayMs: 1, maxDelayMs: 5 },
     operations: { initialPollIntervalMs: 2, maxPollIntervalMs: 10 },
-    rateLimits: {},
+    rateLimits: over.rateLimits ?? {},
   });
   const controller = createExportController({
     sources: k8s,

@@ -57,6 +57,12 @@ export interface ShardPlanInput {
   /** No write of this export (base or shard) is in flight: moved copies may be dropped. */
   settled: boolean;
   limits?: Partial<ShardPlanLimits>;
+  /**
+   * How an instance placed in the base service is written there (a DNS service needs extra
+   * reserved attributes, ADR 0010); undefined leaves it out of the base service. Shards are
+   * always plain services and take the instances as they are.
+   */
+  forBase?: (instance: CloudMapInstance) => CloudMapInstance | undefined;
 }
 
 export interface ServicePlan {
@@ -181,8 +187,11 @@ export function planShardedExport(input: ShardPlanInput): ShardPlan {
   let heldBack = 0;
   const indices = new Set<number>([...placed.keys(), ...observedAt.keys()]);
   for (const idx of [...indices].sort((a, b) => a - b)) {
-    const wanted = [...(placed.get(idx) ?? [])];
-    if (idx === 0) wanted.unshift(record);
+    let wanted = [...(placed.get(idx) ?? [])];
+    if (idx === 0) {
+      const toBase = input.forBase ?? ((i: CloudMapInstance) => i);
+      wanted = [record, ...wanted].flatMap((i) => toBase(i) ?? []);
+    }
     const observed = idx === 0 ? input.base : [...(input.shards.get(idx) ?? [])];
     const plan = planExport({ cluster, desired: wanted, observed });
     // A copy whose instance now lives elsewhere goes only once that place is confirmed.

@@ -1,0 +1,172 @@
+import {
+  Attr,
+  declaredShardCount,
+  fromShardInstance,
+  isOwnInstance,
+  planShardedExport,
+  shardQuery,
+  shardServiceName,
+  toShardInstance,
+  type CloudMapInstance,
+  type CloudMapPort,
+  type ClusterIdentity,
+  type Logger,
+  type ShardPlan,
+} from '@cloudmap-mcs/core';
+import { applyPlan } from './apply.js';
+import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
+import type { PendingWrites } from './pending-writes.js';
+
+/**
+ * The export reconciler's one step for shards (ADR 0014): read this cluster's shard services,
+ * plan the placement (pure, `planShardedExport`), create the shard services it needs and apply
+ * each service's plan, base first (its export record names the shards). An export that fits
+ * one service takes exactly the path it took before shards: one plan for the base service.
+ */
+
+export interface ShardWriterDeps {
+  cloudMap: CloudMapPort;
+  resolver: TargetResolver;
+  pending: PendingWrites;
+  /** Instances of a service with in-flight writes laid over (the reconciler's read). */
+  discover(
+    target: CloudMapTarget,
+    query: Record<string, string>,
+  ): Promise<{ instances: CloudMapInstance[] }>;
+}
+
+export interface ShardedExportInput {
+  identity: ClusterIdentity;
+  namespace: string;
+  name: string;
+  base: CloudMapTarget;
+  /** Everything observed in the base service for this clusterset. */
+  baseObserved: readonly CloudMapInstance[];
+  /** This cluster's encoded instances (export record first), as plain services take them. */
+  desired: readonly CloudMapInstance[];
+  /** The base service's form of an instance (DNS attributes), undefined to leave it out. */
+  forBase: (instance: CloudMapInstance) => CloudMapInstance | undefined;
+  log: Logger;
+}
+
+export interface ShardedExportResult {
+  /** Set when nothing could be written (no room even for the export record). */
+  problem?: string;
+  /** A shard service is still being created (namespace pending): try again shortly. */
+  waiting?: string;
+  plan?: ShardPlan;
+  /** Cloud Map service IDs of the shards in use, so operation completions requeue the key. */
+  shardServiceIds: string[];
+  /** Writes in flight over the base and every shard service. */
+  inFlight: number;
+}
+
+export async function writeShardedExport(
+  deps: ShardWriterDeps,
+  input: ShardedExportInput,
+): Promise<ShardedExportResult> {
+  const { identity, namespace, name, base, log } = input;
+  const ownRecord = input.baseObserved.find(
+    (i) => isOwnInstance(i, identity) && i.attributes[Attr.Record] === 'export',
+  );
+  const declared = ownRecord === undefined ? 1 : (declaredShardCount(ownRecord.attributes) ?? 1);
+  // A first plan without shard reads tells how many services the export needs now; the
+  // shards read are those needed or still declared (which may hold instances to move back).
+  const dry = planShardedExport({
+    cluster: identity,
+    desired: input.desired,
+    base: input.baseObserved,
+    shards: new Map(),
+    settled: false,
+  });
+  const span = Math.max(declared, dry.neededCount);
+  const targets = new Map<number, CloudMapTarget>();
+  const shards = new Map<number, CloudMapInstance[]>();
+  for (let k = 1; k < span; k++) {
+    const target = await deps.resolver.find(namespace, shardServiceName(identity, name, k));
+    if (target === undefined) continue;
+    targets.set(k, target);
+    const { instances } = await deps.discover(target, {
+      ...shardQuery(identity.clustersetId),
+      [Attr.ClusterId]: identity.clusterId,
+    });
+    shards.set(
+      k,
+      instances.map(fromShardInstance).filter((i) => isOwnInstance(i, identity)),
+    );
+  }
+  const inFlight = () =>
+    deps.pending.count(base.serviceId) +
+    [...targets.values()].reduce((n, t) => n + deps.pending.count(t.serviceId), 0);
+  const plan = planShardedExport({
+    cluster: identity,
+    desired: input.desired,
+    base: input.baseObserved,
+    shards,
+    settled: inFlight() === 0,
+    forBase: input.forBase,
+  });
+  const shardServiceIds = () => [...targets.values()].map((t) => t.serviceId);
+  if (plan.problem !== undefined) {
+    return {
+      problem: plan.problem,
+      plan,
+      shardServiceIds: shardServiceIds(),
+      inFlight: inFlight(),
+    };
+  }
+  for (const service of plan.services) {
+    const { register, deregister } = service.plan;
+    if (register.length === 0 && deregister.length === 0) continue;
+    if (service.index === 0) {
+      await applyPlan(deps.cloudMap, deps.pending, base, service.plan, log);
+      continue;
+    }
+    let target = targets.get(service.index);
+    if (target === undefined) {
+      const shardName = shardServiceName(identity, name, service.index);
+      // Shards are plain services (no DnsConfig): readers reach them through the API only.
+      const ensured = await deps.resolver.ensure(namespace, shardName);
+      if (ensured.state !== 'ready') {
+        return {
+          waiting: ensured.message,
+          plan,
+          shardServiceIds: shardServiceIds(),
+          inFlight: inFlight(),
+        };
+      }
+      target = ensured.target;
+      targets.set(service.index, target);
+      log.info('shard service in use', { cloudMapService: shardName, shard: service.index });
+    }
+    await applyPlan(
+      deps.cloudMap,
+      deps.pending,
+      target,
+      { register: register.map(toShardInstance), deregister },
+      log,
+    );
+  }
+  if (plan.heldBack > 0) {
+    log.debug('moved instances keep their old copy until the new one is confirmed', {
+      heldBack: plan.heldBack,
+    });
+  }
+  return { plan, shardServiceIds: shardServiceIds(), inFlight: inFlight() };
+}
+
+/** Every own instance in the shard services an export record declares (to un-export). */
+export async function shardTargetsOf(
+  deps: Pick<ShardWriterDeps, 'resolver'>,
+  identity: ClusterIdentity,
+  namespace: string,
+  name: string,
+  declared: number,
+): Promise<CloudMapTarget[]> {
+  const out: CloudMapTarget[] = [];
+  for (let k = 1; k < declared; k++) {
+    const target = await deps.resolver.find(namespace, shardServiceName(identity, name, k));
+    if (target !== undefined) out.push(target);
+  }
+  return out;
+}
