@@ -1,6 +1,7 @@
 import {
   Attr,
   HEARTBEAT_SERVICE_NAME,
+  isShardServiceName,
   logFields,
   type CloudMapInstance,
   type CloudMapPort,
@@ -9,6 +10,13 @@ import {
   type TimerHandle,
 } from '@cloudmap-mcs/core';
 import { backoff, fastPeriodFor, withJitter, type PollPeriods } from './schedule.js';
+import {
+  changedService,
+  mergedSnapshot,
+  normalized,
+  queryFor,
+  referencedShards,
+} from './shards.js';
 import {
   sameInstances,
   type CloudMapSnapshot,
@@ -201,7 +209,8 @@ export function createPoller(opts: PollerOptions): Poller {
   };
 
   const notify = (s: ServiceSnapshot): void => {
-    if (s.name !== HEARTBEAT_SERVICE_NAME) return opts.onServiceChange(s.namespace, s.name);
+    if (s.name !== HEARTBEAT_SERVICE_NAME)
+      return opts.onServiceChange(s.namespace, changedService(s.name));
     opts.onHeartbeatChange(s.namespace);
     if (exportsMoved(s)) {
       log.debug('exports changed in namespace; listing services', { namespace: s.namespace });
@@ -236,9 +245,13 @@ export function createPoller(opts: PollerOptions): Poller {
   /** DiscoverInstances for one service; true when it succeeded. */
   const fetchInstances = async (s: ServiceSnapshot): Promise<boolean> => {
     try {
-      const { instances, revision } = await port.discoverInstances(s.namespace, s.name, {
-        CLUSTERSET_ID: opts.clustersetId,
-      });
+      const read = await port.discoverInstances(
+        s.namespace,
+        s.name,
+        queryFor(s.name, opts.clustersetId),
+      );
+      const { revision } = read;
+      const instances = normalized(s.name, read.instances);
       callSucceeded();
       const changed = !sameInstances(s.instances, instances);
       const readAt = now();
@@ -255,7 +268,14 @@ export function createPoller(opts: PollerOptions): Poller {
       delete next.error;
       services.set(keyOf(s.namespace, s.name), next);
       if (changed) notify(next);
-      return true;
+      // Shards its export records name are read now, not at the next listing (ADR 0014).
+      const shards = referencedShards(next, opts.clustersetId)
+        .filter((name) => !services.has(keyOf(s.namespace, name)))
+        .map((name): ServiceSnapshot => ({ namespace: s.namespace, name, instances: [] }));
+      for (const shard of shards) services.set(keyOf(shard.namespace, shard.name), shard);
+      let ok = true;
+      for (const shard of shards) if (!(await fetchInstances(shard))) ok = false;
+      return ok;
     } catch (error) {
       markError(s, 'discoverInstances', error);
       return false;
@@ -309,6 +329,11 @@ export function createPoller(opts: PollerOptions): Poller {
         });
       }
     });
+    // A shard named by a tracked export record stays even if a listing that started before it
+    // was created misses it (its reads fail, and keep the last good state, if it is gone).
+    for (const s of services.values())
+      for (const name of referencedShards(s, opts.clustersetId))
+        listed.add(keyOf(s.namespace, name));
     // Gone: no longer listed by a listing that succeeded, or the namespace is not local any more.
     for (const [key, s] of services) {
       if (listed.has(key) || unlisted.has(s.namespace)) continue;
@@ -471,6 +496,12 @@ export function createPoller(opts: PollerOptions): Poller {
     return withJitter(backoff(first, failed, periods.maxBackoffMs), periods.jitter, random());
   };
 
+  /** A Kubernetes Service's snapshot: its base service merged with its shards. */
+  const view = (s: ServiceSnapshot): ServiceSnapshot =>
+    mergedSnapshot(s, opts.clustersetId, (name) => services.get(keyOf(s.namespace, name)));
+  const isImport = (s: ServiceSnapshot): boolean =>
+    s.name !== HEARTBEAT_SERVICE_NAME && !isShardServiceName(s.name);
+
   return {
     get synced() {
       return synced;
@@ -479,15 +510,17 @@ export function createPoller(opts: PollerOptions): Poller {
       return services.size;
     },
     get(namespace, name) {
-      return name === HEARTBEAT_SERVICE_NAME ? undefined : services.get(keyOf(namespace, name));
+      if (name === HEARTBEAT_SERVICE_NAME || isShardServiceName(name)) return undefined;
+      const s = services.get(keyOf(namespace, name));
+      return s === undefined ? undefined : view(s);
     },
     services(namespace) {
-      return [...services.values()].filter(
-        (s) => s.namespace === namespace && s.name !== HEARTBEAT_SERVICE_NAME,
-      );
+      return [...services.values()]
+        .filter((s) => s.namespace === namespace && isImport(s))
+        .map(view);
     },
     allServices() {
-      return [...services.values()].filter((s) => s.name !== HEARTBEAT_SERVICE_NAME);
+      return [...services.values()].filter(isImport).map(view);
     },
     heartbeats(namespace): readonly CloudMapInstance[] {
       return services.get(keyOf(namespace, HEARTBEAT_SERVICE_NAME))?.instances ?? [];
