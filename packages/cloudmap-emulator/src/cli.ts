@@ -3,6 +3,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startEmulator, type EmulatorOptions } from './server.js';
+import { DEFAULT_QUOTAS, type Quotas } from './model.js';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -13,6 +14,7 @@ export class UsageError extends Error {
 
 const USAGE = `Usage: cloudmap-emulator --port N [--host 127.0.0.1] [--state-file F] [--operation-delay-ms N]
                          [--gateway-port N [--gateway-ca-dir D]] [--dns-port N]
+                         [--quota instancesPerNamespace=N ...]
 
 Serves the AWS Cloud Map API (AWS JSON 1.1) and the admin API under /_emulator/.
 Point the AWS SDK at the printed URL (AWS_ENDPOINT_URL_SERVICEDISCOVERY=<url>, and
@@ -30,6 +32,20 @@ function int(name: string, value: string | undefined): number | undefined {
   return Number(value);
 }
 
+/** `name=value` pairs naming DEFAULT_QUOTAS keys, values non-negative integers. */
+function parseQuotas(pairs: readonly string[]): Partial<Quotas> {
+  const out: Partial<Quotas> = {};
+  for (const pair of pairs) {
+    const [name = '', value] = pair.split('=', 2);
+    if (!(name in DEFAULT_QUOTAS) || value === undefined || !/^[0-9]+$/.test(value))
+      throw new UsageError(
+        `--quota ${pair}: expected <name>=<count> with name one of ${Object.keys(DEFAULT_QUOTAS).join(', ')}`,
+      );
+    out[name as keyof Quotas] = Number(value);
+  }
+  return out;
+}
+
 export function parseCli(argv: string[]): EmulatorOptions & { help: boolean } {
   const { values } = parseArgs({
     args: argv,
@@ -41,6 +57,8 @@ export function parseCli(argv: string[]): EmulatorOptions & { help: boolean } {
       'gateway-port': { type: 'string' },
       'gateway-ca-dir': { type: 'string' },
       'dns-port': { type: 'string' },
+      // Cloud Map's adjustable quotas, as raised in Service Quotas: --quota instancesPerNamespace=5000
+      quota: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -54,8 +72,10 @@ export function parseCli(argv: string[]): EmulatorOptions & { help: boolean } {
   }
   if (port === undefined && !values.help)
     throw new UsageError('--port is required (0 picks a free port)');
+  const quotas = parseQuotas(values.quota ?? []);
   return {
     help: values.help ?? false,
+    ...(Object.keys(quotas).length > 0 ? { quotas } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(values['state-file'] !== undefined ? { stateFile: values['state-file'] } : {}),

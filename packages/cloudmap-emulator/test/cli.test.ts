@@ -43,6 +43,24 @@ describe('cloudmap-emulator CLI', () => {
     expect(() => parseCli(['--port', '1', '--bogus'])).toThrow();
   });
 
+  it('takes adjustable quotas as name=value, like a Service Quotas increase', () => {
+    expect(
+      parseCli([
+        '--port',
+        '0',
+        '--quota',
+        'instancesPerNamespace=5000',
+        '--quota',
+        'namespacesPerRegion=80',
+      ]),
+    ).toMatchObject({ quotas: { instancesPerNamespace: 5000, namespacesPerRegion: 80 } });
+    expect(() => parseCli(['--port', '0', '--quota', 'instancesPerNamespace'])).toThrow(UsageError);
+    expect(() => parseCli(['--port', '0', '--quota', 'bogus=1'])).toThrow(UsageError);
+    expect(() => parseCli(['--port', '0', '--quota', 'instancesPerService=-1'])).toThrow(
+      UsageError,
+    );
+  });
+
   it('prints its URL, serves, and on SIGTERM saves the state file and exits 0', async () => {
     // The built program is what the bin entry runs (`pnpm exec tsc --build` first).
     expect(existsSync(cli), `${cli} is missing: build first`).toBe(true);

@@ -16,7 +16,15 @@ await runAgent(
         perSecond: config.registerRatePerSecond,
         burst: config.registerRatePerSecond * 2,
       };
-      return { rateLimits: { registerInstance: writes, deregisterInstance: writes } };
+      // Every write is one operation to confirm with GetOperation: tracking slower than writing
+      // would leave a growing backlog (a 2,500-instance export Pending for minutes).
+      const confirms = {
+        perSecond: Math.max(20, writes.perSecond),
+        burst: Math.max(40, writes.burst),
+      };
+      return {
+        rateLimits: { registerInstance: writes, deregisterInstance: writes, getOperation: confirms },
+      };
     },
     preflight: checkCrds,
     start: startExportAgent,

@@ -115,35 +115,36 @@ export async function writeShardedExport(
       inFlight: inFlight(),
     };
   }
+  // Shard services exist before the export record that names them is written, so readers
+  // never look for a shard that is not there yet.
+  for (const service of plan.services) {
+    if (service.index === 0 || targets.has(service.index)) continue;
+    if (service.plan.register.length === 0) continue;
+    const shardName = shardServiceName(identity, name, service.index);
+    // Shards are plain services (no DnsConfig): readers reach them through the API only.
+    const ensured = await deps.resolver.ensure(namespace, shardName);
+    if (ensured.state !== 'ready') {
+      return {
+        waiting: ensured.message,
+        plan,
+        shardServiceIds: shardServiceIds(),
+        inFlight: inFlight(),
+      };
+    }
+    targets.set(service.index, ensured.target);
+    log.info('shard service in use', { cloudMapService: shardName, shard: service.index });
+  }
   for (const service of plan.services) {
     const { register, deregister } = service.plan;
     if (register.length === 0 && deregister.length === 0) continue;
-    if (service.index === 0) {
-      await applyPlan(deps.cloudMap, deps.pending, base, service.plan, log);
-      continue;
-    }
-    let target = targets.get(service.index);
-    if (target === undefined) {
-      const shardName = shardServiceName(identity, name, service.index);
-      // Shards are plain services (no DnsConfig): readers reach them through the API only.
-      const ensured = await deps.resolver.ensure(namespace, shardName);
-      if (ensured.state !== 'ready') {
-        return {
-          waiting: ensured.message,
-          plan,
-          shardServiceIds: shardServiceIds(),
-          inFlight: inFlight(),
-        };
-      }
-      target = ensured.target;
-      targets.set(service.index, target);
-      log.info('shard service in use', { cloudMapService: shardName, shard: service.index });
-    }
+    const target = service.index === 0 ? base : targets.get(service.index);
+    if (target === undefined) continue; // nothing of ours there and nothing to register
+    const shardForm = { register: register.map(toShardInstance), deregister };
     await applyPlan(
       deps.cloudMap,
       deps.pending,
       target,
-      { register: register.map(toShardInstance), deregister },
+      service.index === 0 ? service.plan : shardForm,
       log,
     );
   }
