@@ -10,6 +10,9 @@ import {
   decodeHeartbeats,
   decodeServiceInstances,
   HEARTBEAT_SERVICE_NAME,
+  isShardServiceName,
+  mergeShardInstances,
+  shardRefs,
 } from '@cloudmap-mcs/core';
 
 export interface ServiceRecords {
@@ -50,9 +53,26 @@ export async function readClustersetRecords(
 
   for (const ns of namespaces) {
     const list = (await port.listServices(ns.id)).sort((a, b) => a.name.localeCompare(b.name));
+    const names = new Set(list.map((s) => s.name));
     for (const svc of list) {
+      // Shards are parts of their base service (ADR 0014), read with it below.
+      if (isShardServiceName(svc.name)) continue;
       // The data-plane read the import agent makes; it returns every instance's attributes.
-      const { instances } = await port.discoverInstances(ns.name, svc.name);
+      const base = (await port.discoverInstances(ns.name, svc.name)).instances;
+      const shards = new Map<
+        string,
+        Awaited<ReturnType<CloudMapPort['discoverInstances']>>['instances']
+      >();
+      for (const ref of shardRefs(svc.name, base, opts.clustersetId)) {
+        if (names.has(ref.serviceName))
+          shards.set(
+            ref.serviceName,
+            (await port.discoverInstances(ns.name, ref.serviceName)).instances,
+          );
+      }
+      const { instances } = mergeShardInstances(svc.name, base, opts.clustersetId, (n) =>
+        shards.get(n),
+      );
       if (svc.name === HEARTBEAT_SERVICE_NAME) {
         for (const hb of decodeHeartbeats(instances, opts).heartbeats) {
           const known = heartbeats.get(hb.cluster.clusterId);
