@@ -267,19 +267,47 @@ export function createPoller(opts: PollerOptions): Poller {
       if (before.error !== undefined) next.resumedAtMs = readAt;
       delete next.error;
       services.set(keyOf(s.namespace, s.name), next);
+      // Its shards first, so the change is handled with them current.
+      const ok = await readShards(next);
       if (changed) notify(next);
-      // Shards its export records name are read now, not at the next listing (ADR 0014).
-      const shards = referencedShards(next, opts.clustersetId)
-        .filter((name) => !services.has(keyOf(s.namespace, name)))
-        .map((name): ServiceSnapshot => ({ namespace: s.namespace, name, instances: [] }));
-      for (const shard of shards) services.set(keyOf(shard.namespace, shard.name), shard);
-      let ok = true;
-      for (const shard of shards) if (!(await fetchInstances(shard))) ok = false;
       return ok;
     } catch (error) {
       markError(s, 'discoverInstances', error);
       return false;
     }
+  };
+
+  /**
+   * Reading S reads its shards (ADR 0014): a shard its export records name is read at once
+   * when new, and when its revision moved otherwise, so a change inside a shard is seen even by
+   * a reader told only "S changed" (the change feed names Kubernetes Services). True when
+   * every read succeeded.
+   */
+  const readShards = async (base: ServiceSnapshot): Promise<boolean> => {
+    let ok = true;
+    for (const name of referencedShards(base, opts.clustersetId)) {
+      const key = keyOf(base.namespace, name);
+      let shard = services.get(key);
+      if (shard === undefined) {
+        shard = { namespace: base.namespace, name, instances: [] };
+        services.set(key, shard);
+      } else if (shard.revision !== undefined && shard.error === undefined) {
+        try {
+          const revision = await port.discoverInstancesRevision(base.namespace, name);
+          callSucceeded();
+          if (revision === shard.revision) {
+            services.set(key, { ...shard, confirmedAtMs: now() });
+            continue;
+          }
+        } catch (error) {
+          markError(shard, 'discoverInstancesRevision', error);
+          ok = false;
+          continue;
+        }
+      }
+      if (!(await fetchInstances(shard))) ok = false;
+    }
+    return ok;
   };
 
   const markError = (s: ServiceSnapshot, operation: string, error: unknown): void => {
