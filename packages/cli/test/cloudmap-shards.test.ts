@@ -1,4 +1,4 @@
-// `status` and `doctor` read a sharded export (ADR 0014) as one service, never the shards as
+// `status` and `doctor` read a sharded export (ADR 0015) as one service, never the shards as
 // services of their own, and never report shard instances as refused.
 import {
   encodeClusterExport,

@@ -316,7 +316,7 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     deps.peers?.watch(`${namespace}/${name}`, target, read.revision);
     const others: CloudMapInstance[] = observed.filter((i) => !isOwnInstance(i, identity));
     // One plan per Cloud Map service the export spans (just the base service unless it
-    // outgrows it, ADR 0014); shards take the plain encoded instances, the base its fitted form.
+    // outgrows it, ADR 0015); shards take the plain encoded instances, the base its fitted form.
     const written = await writeShardedExport(shardDeps, {
       identity,
       namespace,

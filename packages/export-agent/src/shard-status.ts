@@ -3,7 +3,7 @@ import { findCondition, type DesiredCondition } from './conditions.js';
 import type { Condition } from './k8s-types.js';
 
 /**
- * What the ServiceExport says about shards (ADR 0014): the Ready message names the services
+ * What the ServiceExport says about shards (ADR 0015): the Ready message names the services
  * used, and a `Sharded` condition (not an mcs-api one; other conditions are left alone) is
  * True while the export spans more than one Cloud Map service. It is written only once an
  * export has been sharded, so exports that fit one service keep exactly their old status.

@@ -18,7 +18,7 @@ import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
 import type { PendingWrites } from './pending-writes.js';
 
 /**
- * The export reconciler's one step for shards (ADR 0014): read this cluster's shard services,
+ * The export reconciler's one step for shards (ADR 0015): read this cluster's shard services,
  * plan the placement (pure, `planShardedExport`), create the shard services it needs and apply
  * each service's plan, base first (its export record names the shards). An export that fits
  * one service takes exactly the path it took before shards: one plan for the base service.

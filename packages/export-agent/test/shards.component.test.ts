@@ -1,4 +1,4 @@
-// Shards (ADR 0014) over the fake Cloud Map, which refuses a 1,001st instance in a service like
+// Shards (ADR 0015) over the fake Cloud Map, which refuses a 1,001st instance in a service like
 // Cloud Map does: a Service past 1,000 endpoint instances exports completely, resizes without
 // a moment in which a reader misses an endpoint that exists before and after, and un-exports
 // from every shard.

@@ -1,4 +1,4 @@
-// A Service with 2,500 endpoints (issue 14, ADR 0014): more than one Cloud Map service holds
+// A Service with 2,500 endpoints (issue 14, ADR 0015): more than one Cloud Map service holds
 // (1,000 instances, a hard quota) and more than one namespace holds by default (2,000,
 // adjustable). Both agents run as processes on the harness clusters, the emulator enforces
 // both quotas as Cloud Map does, and the AWS SDK speaks the wire protocol.

@@ -1,4 +1,4 @@
-// The poller reads a sharded export (ADR 0014) as one Kubernetes Service: shards are read as
+// The poller reads a sharded export (ADR 0015) as one Kubernetes Service: shards are read as
 // soon as the base service's export record names them, their changes are changes of the base
 // name, and they are never listed as services of their own.
 import {

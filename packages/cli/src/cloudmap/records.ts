@@ -55,7 +55,7 @@ export async function readClustersetRecords(
     const list = (await port.listServices(ns.id)).sort((a, b) => a.name.localeCompare(b.name));
     const names = new Set(list.map((s) => s.name));
     for (const svc of list) {
-      // Shards are parts of their base service (ADR 0014), read with it below.
+      // Shards are parts of their base service (ADR 0015), read with it below.
       if (isShardServiceName(svc.name)) continue;
       // The data-plane read the import agent makes; it returns every instance's attributes.
       const base = (await port.discoverInstances(ns.name, svc.name)).instances;

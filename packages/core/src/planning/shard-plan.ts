@@ -8,7 +8,7 @@ import { compareStrings } from './ordering.js';
 
 /**
  * Where one cluster's instances of one exported Service go when they may not fit one Cloud Map
- * service (ADR 0014). Pure: `(desired, observed) → placement + per-service plans`.
+ * service (ADR 0015). Pure: `(desired, observed) → placement + per-service plans`.
  *
  * - **Unsharded** (everything fits): the export record and every endpoint instance in the base
  *   service, exactly as before shards existed (no `MCS_SHARD_COUNT`, byte-identical records).

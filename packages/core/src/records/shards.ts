@@ -4,7 +4,7 @@ import { Attr, Limits } from './attributes.js';
 import { clusterPrefix } from './ids.js';
 
 /**
- * Shard services (ADR 0014, docs/cloudmap-schema.md "Shards"): a Cloud Map service holds at
+ * Shard services (ADR 0015, docs/cloudmap-schema.md "Shards"): a Cloud Map service holds at
  * most 1,000 instances (hard quota), so a cluster that exports more endpoint instances than fit
  * in the base service `S` spreads the rest over services of its own,
  * `_mcs-shard-<cluster prefix>-<k>.S` (k = 1, 2, …). The base service keeps every cluster's

@@ -278,7 +278,7 @@ export function createPoller(opts: PollerOptions): Poller {
   };
 
   /**
-   * Reading S reads its shards (ADR 0014): a shard its export records name is read at once
+   * Reading S reads its shards (ADR 0015): a shard its export records name is read at once
    * when new, and when its revision moved otherwise, so a change inside a shard is seen even by
    * a reader told only "S changed" (the change feed names Kubernetes Services). True when
    * every read succeeded.

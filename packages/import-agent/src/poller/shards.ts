@@ -11,7 +11,7 @@ import {
 import type { ServiceSnapshot } from './snapshot.js';
 
 /**
- * The poller's view of shard services (ADR 0014). A shard `_mcs-shard-<p>-<k>.S` is tracked
+ * The poller's view of shard services (ADR 0015). A shard `_mcs-shard-<p>-<k>.S` is tracked
  * like any service (its revision is checked, its instances read), but it is never a service of
  * its own: its changes are changes of `S`, `get(ns, S)` returns S's instances merged with those
  * of every shard its export records name, and listings of services leave shards out. An
