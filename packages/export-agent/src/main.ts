@@ -23,7 +23,11 @@ await runAgent(
         burst: Math.max(40, writes.burst),
       };
       return {
-        rateLimits: { registerInstance: writes, deregisterInstance: writes, getOperation: confirms },
+        rateLimits: {
+          registerInstance: writes,
+          deregisterInstance: writes,
+          getOperation: confirms,
+        },
       };
     },
     preflight: checkCrds,

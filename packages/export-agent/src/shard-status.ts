@@ -1,6 +1,5 @@
 import type { RecordProblem, ShardPlan } from '@cloudmap-mcs/core';
-import { findCondition, type DesiredCondition } from './conditions.js';
-import type { Condition } from './k8s-types.js';
+import { findCondition, type Condition, type DesiredCondition } from '@cloudmap-mcs/core';
 
 /**
  * What the ServiceExport says about shards (ADR 0015): the Ready message names the services

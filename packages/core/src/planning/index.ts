@@ -9,4 +9,3 @@ export * from './trust.js';
 export * from './conflicts.js';
 export * from './local-addresses.js';
 export * from './feed.js';
-export * from './shard-plan.js';

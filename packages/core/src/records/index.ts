@@ -9,3 +9,4 @@ export { RecordParseError } from './parse.js';
 export * from './feed.js';
 export * from './export-plan.js';
 export * from './shards.js';
+export * from './shard-plan.js';

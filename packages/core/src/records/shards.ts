@@ -1,6 +1,7 @@
 import type { ClusterIdentity } from '../model/index.js';
 import type { CloudMapInstance } from '../ports/index.js';
-import { Attr, Limits } from './attributes.js';
+import { cloudMapLimits } from '../ports/cloudmap-limits.js';
+import { Attr } from './attributes.js';
 import { clusterPrefix } from './ids.js';
 
 /**
@@ -188,4 +189,4 @@ export function mergeShardInstances(
 }
 
 /** Instances per Cloud Map service, the hard quota shards exist for. */
-export const INSTANCES_PER_SERVICE = Limits.maxInstancesPerService;
+export const INSTANCES_PER_SERVICE = cloudMapLimits.instancesPerService;

@@ -1,10 +1,10 @@
 import type { ClusterIdentity } from '../model/types.js';
 import type { CloudMapInstance } from '../ports/cloudmap-port.js';
-import { Attr } from '../records/attributes.js';
-import { isOwnInstance } from '../records/decode.js';
-import { MAX_SHARD_COUNT, ShardAttr, declaredShardCount } from '../records/shards.js';
+import { Attr } from './attributes.js';
+import { isOwnInstance } from './decode.js';
+import { MAX_SHARD_COUNT, ShardAttr, declaredShardCount } from './shards.js';
 import { planExport, type ExportPlan } from './export-plan.js';
-import { compareStrings } from './ordering.js';
+import { compareStrings } from '../planning/ordering.js';
 
 /**
  * Where one cluster's instances of one exported Service go when they may not fit one Cloud Map
