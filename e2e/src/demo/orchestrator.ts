@@ -12,6 +12,7 @@ import { repoRoot } from '../paths.js';
 import { findPidFiles, isRunning, readPidFile, startTicksOf, stopProcesses } from '../processes.js';
 import { realNodeSupport } from '../nodes/prereqs.js';
 import { startAgent, tail, type RunningAgent } from './agents.js';
+import { installChartAgents, type ChartAgents } from './chart-agents.js';
 import { probeTraffic, renderTraffic } from './traffic.js';
 import { applyFile } from './apply.js';
 import { dnsGaps, resolveService, type DnsAnswer } from './dns.js';
@@ -90,6 +91,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
 
   let clusterset: Clusterset | undefined;
   const agents: RunningAgent[] = [];
+  let chart: ChartAgents | undefined;
   let code = 0;
   try {
     // A previous demo killed hard may have left processes behind: ours to stop.
@@ -125,14 +127,20 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     }
     say('applied the CoreDNS sample (Corefile with multicluster clusterset.local) to c1 and c2');
 
-    for (const c of clusters) {
-      for (const kind of ['export', 'import'] as const) {
-        check();
-        const agent = await startAgent(kind, c, env, 90_000);
-        agents.push(agent);
-        say(
-          `${c.name}: ${kind} agent ready (${agent.healthUrl}, log ${displayPath(agent.logFile)})`,
-        );
+    if (real) {
+      // On real nodes the agents run as the chart installs them: pods from the images the
+      // Dockerfiles build (docs/install.md, "Verified here").
+      chart = await installChartAgents(clusterset, env, say, check);
+    } else {
+      for (const c of clusters) {
+        for (const kind of ['export', 'import'] as const) {
+          check();
+          const agent = await startAgent(kind, c, env, 90_000);
+          agents.push(agent);
+          say(
+            `${c.name}: ${kind} agent ready (${agent.healthUrl}, log ${displayPath(agent.logFile)})`,
+          );
+        }
       }
     }
 
@@ -169,7 +177,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       if (gaps.length === 0) break;
       if (Date.now() > deadline)
         throw new DemoFailure(
-          `timed out after ${opts.timeoutMs / 1000} s; still missing:\n  ${gaps.join('\n  ')}\n${agentLogs(agents)}`,
+          `timed out after ${opts.timeoutMs / 1000} s; still missing:\n  ${gaps.join('\n  ')}\n${chart !== undefined ? chartHint(chart) : agentLogs(agents)}`,
         );
       await sleep(500, undefined, { signal: stop.signal }).catch(() => undefined);
     }
@@ -327,6 +335,15 @@ function agentLogs(agents: readonly RunningAgent[]): string {
   return agents
     .map(
       (a) => `--- ${a.cluster} ${a.kind} agent (${a.logFile}), last lines:\n${tail(a.logFile, 8)}`,
+    )
+    .join('\n');
+}
+
+function chartHint(chart: ChartAgents): string {
+  return chart.clusters
+    .map(
+      (c) =>
+        `--- ${c.cluster}: agents as pods ${c.pods.join(', ')}: KUBECONFIG=<state>/${c.cluster}.kubeconfig kubectl -n cloudmap-mcs logs <pod>`,
     )
     .join('\n');
 }
