@@ -31,7 +31,10 @@ type Ctx = AgentContext<ImportAgentConfig>;
  */
 export async function startImportAgent(ctx: Ctx): Promise<AgentRun> {
   const identity = await usableIdentity(ctx);
-  return { lead: () => runImport(ctx, identity) };
+  // Registered before the election: a standby replica's /metrics shows the agent's families too
+  // (the chart's metrics Service balances over every replica), as it did before the skeleton.
+  const metrics = createImportMetrics(ctx.registry);
+  return { lead: () => runImport(ctx, identity, metrics) };
 }
 
 /** The first usable identity; a later change restarts the process (imports follow the id). */
@@ -57,13 +60,17 @@ async function usableIdentity(ctx: Ctx): Promise<ClusterIdentity> {
   return first;
 }
 
-async function runImport(ctx: Ctx, identity: ClusterIdentity): Promise<void> {
+async function runImport(
+  ctx: Ctx,
+  identity: ClusterIdentity,
+  metrics: ReturnType<typeof createImportMetrics>,
+): Promise<void> {
   // Informer and address events before the controller exists are dropped: its start replays.
   const ref: { controller?: ImportController } = {};
   const informers = await syncedInformers(ctx, () => ref.controller);
   const local = createLocalAddresses();
   if (!(await readLocalAddresses(ctx, local, () => ref.controller?.enqueueAll()))) return;
-  const ctl = createController(ctx, identity, informers, local, () => ref.controller);
+  const ctl = createController(ctx, identity, metrics, informers, local, () => ref.controller);
   ref.controller = ctl;
   ctx.readiness.add('cloud-map', () => {
     if (!ctl.poller.synced)
@@ -166,12 +173,12 @@ async function readLocalAddresses(
 function createController(
   ctx: Ctx,
   identity: ClusterIdentity,
+  metrics: ReturnType<typeof createImportMetrics>,
   informers: ImportInformers,
   local: LocalAddresses,
   controller: () => ImportController | undefined,
 ): ImportController {
   const { config } = ctx;
-  const metrics = createImportMetrics(ctx.registry);
   const trust = {
     clustersetId: identity.clustersetId,
     localClusterId: identity.clusterId,
