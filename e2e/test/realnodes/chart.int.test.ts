@@ -315,7 +315,7 @@ describe('helm install on real nodes', () => {
 
   it('serves /metrics through each agent’s metrics Service', async () => {
     for (const [kc, agent, metric] of [
-      [c1.kc, 'export-agent', 'mcs_export_reconciles_total'],
+      [c1.kc, 'export-agent', 'mcs_export_managed_exports'],
       [c2.kc, 'import-agent', 'mcs_import_'],
     ] as const) {
       const url = `http://${agentFullname(RELEASE, agent)}-metrics.${releaseNamespace}.svc.cluster.local:8080/metrics`;

@@ -1,5 +1,5 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { ServiceExportApi } from '@cloudmap-mcs/core';
+import { ServiceExportApi, createControllerMetrics } from '@cloudmap-mcs/core';
 import { StartupError, type AgentContext, type AgentRun } from '@cloudmap-mcs/core/agent';
 import { isNotFound, waitForCacheSync } from '@cloudmap-mcs/core/runtime';
 import type { ExportAgentConfig } from './config.js';
@@ -63,11 +63,8 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     tags: { 'cloudmap-mcs:managed-by': 'cloudmap-mcs-export-agent' },
     ...(config.dns === undefined ? {} : { dns: config.dns }),
     podLabelAttributes: config.podLabelAttributes,
-    onReconcile: (outcome, ms) => {
-      metrics.reconcile(outcome, ms);
-      metrics.exports(controller.reconciler.exportedCount());
-    },
-    onQueueDepth: (d) => metrics.queueDepth(d),
+    metrics: createControllerMetrics(ctx.registry),
+    onReconciled: () => metrics.exports(controller.reconciler.exportedCount()),
   });
   ctx.readiness.add('caches', () => {
     const waiting = sources.informers.filter((i) => !i.hasSynced()).map((i) => i.name);

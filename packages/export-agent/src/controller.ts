@@ -1,12 +1,9 @@
 import {
-  createWorkQueue,
-  logFields,
-  defaultControllerRateLimiter,
-  runWorkers,
+  createController,
   type Clock,
   type CloudMapPort,
+  type ControllerMetrics,
   type Logger,
-  type ReconcileOutcome,
   type TimerHandle,
   type WorkQueue,
 } from '@cloudmap-mcs/core';
@@ -55,8 +52,10 @@ export interface ExportControllerOptions {
   dns?: DnsOptions;
   /** `--pod-label-attributes` (default label keys for pod label attributes). */
   podLabelAttributes?: readonly string[];
-  onReconcile?: (outcome: ReconcileOutcome, durationMs: number) => void;
-  onQueueDepth?: (depth: number) => void;
+  /** The process's controller metrics (`mcs_reconcile_*{controller="serviceexport"}`). */
+  metrics?: ControllerMetrics;
+  /** After every reconcile (the agent's managed-exports gauge). */
+  onReconciled?: () => void;
 }
 
 export interface ExportController {
@@ -79,11 +78,19 @@ export interface ExportController {
  */
 export function createExportController(opts: ExportControllerOptions): ExportController {
   const { clock, logger } = opts;
-  const queue = createWorkQueue<string>({
+  const controller = createController<string>({
+    name: 'serviceexport',
+    reconcile: (key) => reconciler.reconcile(key),
+    workers: opts.workers,
     clock,
-    rateLimiter: defaultControllerRateLimiter(clock),
-    ...(opts.onQueueDepth === undefined ? {} : { onDepthChange: opts.onQueueDepth }),
+    logger,
+    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+    onResult: (key) => {
+      firstPassDone(key);
+      opts.onReconciled?.();
+    },
   });
+  const queue = controller.queue;
   const pending = createPendingWrites();
   const resolver = createTargetResolver({
     cloudMap: opts.cloudMap,
@@ -201,31 +208,14 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
       for (const key of initial) queue.add(key);
       scheduleHeartbeat();
       peers?.start();
-      await runWorkers(
-        queue,
-        (key) => {
-          return reconciler
-            .reconcile(key)
-            .catch((error: unknown) => {
-              // The one place a reconcile error is logged (GUIDE.md rule 14).
-              logger.warn('reconcile failed', { [logFields.key]: key, [logFields.error]: error });
-              throw error;
-            })
-            .finally(() => firstPassDone(key));
-        },
-        opts.workers,
-        {
-          now: () => clock.now(),
-          onResult: (_key, outcome, durationMs) => opts.onReconcile?.(outcome, durationMs),
-        },
-      );
+      await controller.run();
     },
     async stop() {
       stopped = true;
       if (heartbeatTimer !== undefined) clock.clearTimer(heartbeatTimer);
       unsubscribe();
       await peers?.stop();
-      await queue.shutdownAndDrain();
+      await controller.stop();
       await beating;
     },
   };

@@ -501,7 +501,10 @@ describe('export agent as a process (harness + emulator)', () => {
       );
       // Past the start-up reconcile of every export and its reads.
       await until('start-up reconciles done', async () => {
-        const depth = await metricValue(agent, 'mcs_export_queue_depth');
+        const depth = await metricValue(
+          agent,
+          'mcs_workqueue_depth\\{controller="serviceexport"\\}',
+        );
         return depth === 0 && (await metricValue(agent, 'mcs_export_managed_exports')) > 0;
       });
       await new Promise((r) => setTimeout(r, 3000));

@@ -1,11 +1,13 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   createAddressPolicy,
+  createControllerMetrics,
   createLocalAddresses,
   LABEL_MCS_SERVICE_NAME,
   logFields,
   sleep,
   type ClusterIdentity,
+  type ControllerMetrics,
   type LocalAddresses,
 } from '@cloudmap-mcs/core';
 import type { AgentContext, AgentRun } from '@cloudmap-mcs/core/agent';
@@ -22,6 +24,10 @@ import { LABEL_MANAGED_BY, MANAGED_BY } from './reconcile/k8s-types.js';
 import { SLICE_MANAGED_BY } from './reconcile/reconciler.js';
 
 type Ctx = AgentContext<ImportAgentConfig>;
+interface Metrics {
+  agent: ReturnType<typeof createImportMetrics>;
+  controllers: ControllerMetrics;
+}
 
 /**
  * The import agent's own wiring on core's skeleton: it reads Cloud Map and writes
@@ -33,7 +39,10 @@ export async function startImportAgent(ctx: Ctx): Promise<AgentRun> {
   const identity = await usableIdentity(ctx);
   // Registered before the election: a standby replica's /metrics shows the agent's families too
   // (the chart's metrics Service balances over every replica), as it did before the skeleton.
-  const metrics = createImportMetrics(ctx.registry);
+  const metrics: Metrics = {
+    agent: createImportMetrics(ctx.registry),
+    controllers: createControllerMetrics(ctx.registry),
+  };
   return { lead: () => runImport(ctx, identity, metrics) };
 }
 
@@ -60,11 +69,7 @@ async function usableIdentity(ctx: Ctx): Promise<ClusterIdentity> {
   return first;
 }
 
-async function runImport(
-  ctx: Ctx,
-  identity: ClusterIdentity,
-  metrics: ReturnType<typeof createImportMetrics>,
-): Promise<void> {
+async function runImport(ctx: Ctx, identity: ClusterIdentity, metrics: Metrics): Promise<void> {
   // Informer and address events before the controller exists are dropped: its start replays.
   const ref: { controller?: ImportController } = {};
   const informers = await syncedInformers(ctx, () => ref.controller);
@@ -173,7 +178,7 @@ async function readLocalAddresses(
 function createController(
   ctx: Ctx,
   identity: ClusterIdentity,
-  metrics: ReturnType<typeof createImportMetrics>,
+  metrics: Metrics,
   informers: ImportInformers,
   local: LocalAddresses,
   controller: () => ImportController | undefined,
@@ -196,7 +201,8 @@ function createController(
         logger: ctx.logger,
         controller,
         shutdown: ctx.shutdown,
-        metrics,
+        metrics: metrics.agent,
+        controllerMetrics: metrics.controllers,
       })
     : undefined;
   return createImportController({
@@ -223,7 +229,8 @@ function createController(
     maxEndpointsPerSlice: config.maxEndpointsPerSlice,
     namespaces: config.namespaces,
     caps: config.caps,
-    metrics,
+    metrics: metrics.agent,
+    controllerMetrics: metrics.controllers,
     events: createEventRecorder({
       sink: kubeEventSink(ctx.kubeConfig),
       controller: 'cloudmap-mcs.io/import-agent',

@@ -1,15 +1,13 @@
 import {
+  createController,
   createRefusalLog,
-  createWorkQueue,
-  defaultControllerRateLimiter,
   logFields,
-  runWorkers,
   type CloudMapPort,
   type Clock,
   type ClusterExport,
+  type ControllerMetrics,
   type EventRecorder,
   type Logger,
-  type ReconcileOutcome,
   type TrustPolicy,
   type WorkQueue,
 } from '@cloudmap-mcs/core';
@@ -56,10 +54,10 @@ export interface ImportControllerOptions {
   };
   metrics?: ImportMetrics &
     PollerMetrics & {
-      queueDepth?(depth: number): void;
-      reconciled?(outcome: ReconcileOutcome, durationMs: number): void;
       health?(health: SnapshotHealth, synced: boolean): void;
     };
+  /** The process's controller metrics (`mcs_reconcile_*{controller="serviceimport"}`). */
+  controllerMetrics?: ControllerMetrics;
 }
 
 export interface ImportController {
@@ -78,11 +76,15 @@ export interface ImportController {
 
 export function createImportController(opts: ImportControllerOptions): ImportController {
   const log = opts.logger.child({ [logFields.controller]: 'serviceimport' });
-  const queue = createWorkQueue<string>({
+  const controller = createController<string>({
+    name: 'serviceimport',
+    reconcile: (key, ctx) => reconcile(key, ctx),
+    workers: opts.workers,
     clock: opts.clock,
-    rateLimiter: defaultControllerRateLimiter(opts.clock),
-    ...(opts.metrics?.queueDepth === undefined ? {} : { onDepthChange: opts.metrics.queueDepth }),
+    logger: opts.logger,
+    ...(opts.controllerMetrics === undefined ? {} : { metrics: opts.controllerMetrics }),
   });
+  const queue = controller.queue;
   let started = false;
   const policy = opts.namespaces ?? defaultNamespacePolicy;
   // One refusal log for the poller's scope and the reconciler: one metric, one rate limit.
@@ -182,18 +184,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
       for (const key of allSnapshotKeys(poller)) queue.add(key);
       for (const key of opts.external?.keys() ?? []) queue.add(key);
       log.info('import controller started', { keys: queue.length, workers: opts.workers });
-      workers = runWorkers(queue, reconcile, opts.workers, {
-        onResult: (key, outcome, durationMs, error) => {
-          opts.metrics?.reconciled?.(outcome, durationMs);
-          if (outcome === 'error' || outcome === 'terminal') {
-            log.error('reconcile failed', {
-              [logFields.key]: key,
-              [logFields.outcome]: outcome,
-              [logFields.error]: error,
-            });
-          }
-        },
-      });
+      workers = controller.run();
     },
     namespaceChanged(namespace) {
       poller.awaitNamespace(namespace);

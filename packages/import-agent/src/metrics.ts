@@ -5,21 +5,12 @@ type ControllerMetrics = NonNullable<ImportControllerOptions['metrics']> & {
   externalReads(outcome: string): void;
 };
 
-/** The import agent's own metrics (DESIGN.md §6); Cloud Map call metrics come from core. */
+/**
+ * The import agent's own metrics (DESIGN.md §6); reconcile and queue metrics come from core's
+ * controller harness (`mcs_reconcile_*`, `mcs_workqueue_*`), Cloud Map call metrics from the client.
+ */
 export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'): ControllerMetrics {
   const registers = [registry];
-  const reconciles = new Counter({
-    name: `${prefix}reconcile_total`,
-    help: 'Reconciles by outcome.',
-    labelNames: ['outcome'],
-    registers,
-  });
-  const duration = new Histogram({
-    name: `${prefix}reconcile_duration_seconds`,
-    help: 'Reconcile latency.',
-    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-    registers,
-  });
   const refused = new Counter({
     name: `${prefix}refused_records_total`,
     help: 'Cloud Map records or parts refused by validation, by reason.',
@@ -30,11 +21,6 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
     name: `${prefix}k8s_writes_total`,
     help: 'Kubernetes writes by kind and verb.',
     labelNames: ['kind', 'verb'],
-    registers,
-  });
-  const depth = new Gauge({
-    name: `${prefix}queue_depth`,
-    help: 'Keys waiting in the work queue.',
     registers,
   });
   const rounds = new Counter({
@@ -96,13 +82,8 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
   });
   return {
     externalReads: (outcome) => externalReads.inc({ outcome }),
-    reconciled: (outcome, ms) => {
-      reconciles.inc({ outcome });
-      duration.observe(ms / 1000);
-    },
     refused: (reason) => refused.inc({ reason }),
     written: (kind, verb) => writes.inc({ kind, verb }),
-    queueDepth: (n) => depth.set(n),
     round: (kind, ok, ms) => {
       rounds.inc({ kind, outcome: ok ? 'success' : 'error' });
       roundDuration.observe({ kind }, ms / 1000);

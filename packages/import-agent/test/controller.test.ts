@@ -2,6 +2,7 @@ import {
   FakeClock,
   createAddressPolicy,
   derivedServiceName,
+  noopControllerMetrics,
   noopLogger,
   type Logger,
 } from '@cloudmap-mcs/core';
@@ -65,8 +66,15 @@ async function setup(
     now: () => state.wall,
     metrics: {
       ...(extra.refused === undefined ? {} : { refused: extra.refused }),
-      ...(extra.reconciled === undefined ? {} : { reconciled: extra.reconciled }),
     },
+    ...(extra.reconciled === undefined
+      ? {}
+      : {
+          controllerMetrics: {
+            ...noopControllerMetrics,
+            reconciled: (_controller: string, result: string) => extra.reconciled?.(result),
+          },
+        }),
   });
   running.push(ctl);
   const tick = async (ms: number): Promise<void> => {

@@ -7,10 +7,19 @@ import {
   FakeClock,
   type CloudMapInstance,
 } from '@cloudmap-mcs/core';
-import { createMemoryEventRecorder, createMemoryLogger } from '@cloudmap-mcs/core/testing';
-import { describe, expect, it } from 'vitest';
-import { createExternalImports } from '../src/external/controller.js';
+import {
+  createMemoryEventRecorder,
+  createMemoryLogger,
+  drainQueue,
+} from '@cloudmap-mcs/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createExternalImports, type ExternalImports } from '../src/external/controller.js';
 import type { ExternalObject, ExternalStatus } from '../src/external/types.js';
+
+const started: ExternalImports[] = [];
+afterEach(async () => {
+  for (const imports of started.splice(0)) await imports.stop();
+});
 
 function setup(opts: { exported?: boolean } = {}) {
   const clock = new FakeClock();
@@ -45,8 +54,17 @@ function setup(opts: { exported?: boolean } = {}) {
     exportedByClusterset: () => opts.exported ?? false,
     onChange: (key) => changed.push(key),
   });
+  imports.start();
+  started.push(imports);
   return {
     imports,
+    /** What the controller does now (a new selection is read at once). */
+    settle: () => drainQueue(imports.queue),
+    /** One period later: every selection is read again. */
+    nextPeriod: async () => {
+      clock.advance(10_000);
+      await drainQueue(imports.queue);
+    },
     events,
     changed,
     statuses,
@@ -66,7 +84,6 @@ const task = (id: string, ip: string, health: CloudMapInstance['health'] = 'HEAL
   attributes: { AWS_INSTANCE_IPV4: ip, AWS_INSTANCE_PORT: '8080' },
   health,
 });
-const settle = () => new Promise((r) => setTimeout(r, 0));
 const ready = (s: ExternalStatus | undefined) => s?.conditions?.find((c) => c.type === 'Ready');
 
 describe('external imports controller', () => {
@@ -74,7 +91,7 @@ describe('external imports controller', () => {
     const t = setup();
     t.answer([task('a', '10.0.0.1'), task('b', '10.0.0.2', 'UNHEALTHY')]);
     t.imports.upsert(obj());
-    await settle();
+    await t.settle();
     expect(t.changed).toEqual(['shop/payments']);
     const exp = t.imports.exportFor('shop', 'payments');
     expect(exp?.endpoints.map((e) => [e.address, e.conditions.ready])).toEqual([
@@ -93,13 +110,13 @@ describe('external imports controller', () => {
 
     // Nothing changed: no notification, no status write.
     const writes = t.writes();
-    await t.imports.readAll();
+    await t.nextPeriod();
     expect(t.changed).toHaveLength(1);
     expect(t.writes()).toBe(writes);
 
     // Health flips (the revision would not move): the export follows.
     t.answer([task('a', '10.0.0.1'), task('b', '10.0.0.2', 'HEALTHY')]);
-    await t.imports.readAll();
+    await t.nextPeriod();
     expect(t.changed).toHaveLength(2);
     expect(
       t.imports.exportFor('shop', 'payments')?.endpoints.every((e) => e.conditions.ready),
@@ -107,7 +124,7 @@ describe('external imports controller', () => {
 
     // The service is gone from Cloud Map: the endpoints stay, the condition says so.
     t.answer(new CloudMapError('ServiceNotFound', 'Service not found', 'discoverInstances'));
-    await t.imports.readAll();
+    await t.nextPeriod();
     expect(t.imports.exportFor('shop', 'payments')?.endpoints).toHaveLength(2);
     expect(ready(t.statuses.get('shop/payments'))).toMatchObject({
       status: 'False',
@@ -126,10 +143,10 @@ describe('external imports controller', () => {
     const t = setup();
     t.answer([task('a', '10.0.0.1')]);
     t.imports.upsert(obj(1));
-    await settle();
+    await t.settle();
     t.answer(new CloudMapError('ServiceNotFound', 'Service not found', 'discoverInstances'));
     t.imports.upsert(obj(2, 'other'));
-    await settle();
+    await t.settle();
     expect(t.imports.exportFor('shop', 'payments')).toBeUndefined();
     expect(ready(t.statuses.get('shop/payments'))).toMatchObject({ reason: 'ServiceNotFound' });
     expect(t.statuses.get('shop/payments')?.observedGeneration).toBe(2);
@@ -139,9 +156,9 @@ describe('external imports controller', () => {
     const t = setup();
     t.answer([task('a', '10.0.0.1')]);
     t.imports.upsert(obj());
-    await settle();
+    await t.settle();
     t.answer(new CloudMapError('ThrottlingException', 'Rate exceeded', 'discoverInstances'));
-    await t.imports.readAll();
+    await t.nextPeriod();
     expect(t.imports.exportFor('shop', 'payments')?.endpoints).toHaveLength(1);
     expect(ready(t.statuses.get('shop/payments'))?.reason).toBe('CloudMapUnreachable');
   });
@@ -150,7 +167,7 @@ describe('external imports controller', () => {
     const t = setup({ exported: true });
     t.answer([task('a', '10.0.0.1')]);
     t.imports.upsert(obj());
-    await settle();
+    await t.settle();
     expect(t.imports.exportFor('shop', 'payments')).toBeUndefined();
     expect(ready(t.statuses.get('shop/payments'))?.reason).toBe('Conflict');
   });
@@ -158,7 +175,7 @@ describe('external imports controller', () => {
   it('a denied namespace imports nothing', async () => {
     const t = setup();
     t.imports.upsert({ ...obj(), metadata: { ...obj().metadata, namespace: 'kube-system' } });
-    await settle();
+    await t.settle();
     expect(t.imports.exportFor('kube-system', 'payments')).toBeUndefined();
     expect(ready(t.statuses.get('kube-system/payments'))?.reason).toBe('NamespaceDenied');
   });

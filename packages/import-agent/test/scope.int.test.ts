@@ -132,7 +132,7 @@ describe('import scope', () => {
   });
 
   it('refuses Cloud Map service names that cannot be Kubernetes names, without reconcile errors', async () => {
-    const errors = () => agent.metric('mcs_import_reconcile_total', 'outcome="error"');
+    const errors = () => agent.metric('mcs_reconcile_total', 'result="error"');
     const before = await errors();
     for (const name of ['Evil_Name', '_underscore']) await publish(ns.name, name);
     await waitFor(

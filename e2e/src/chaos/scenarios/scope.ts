@@ -150,8 +150,7 @@ export const invalidServiceNames: Scenario = {
     await controlSeen(ctx, ns, 'fine', 'c9');
     const errors = async () => {
       let n = 0;
-      for (const a of importers)
-        n += await a.metric('mcs_import_reconcile_total', 'outcome="error"');
+      for (const a of importers) n += await a.metric('mcs_reconcile_total', 'result="error"');
       return n;
     };
     const e0 = await errors();

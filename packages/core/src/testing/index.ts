@@ -3,3 +3,4 @@ export * from './faults.js';
 export * from './fake-cloudmap.js';
 export * from './memory-logger.js';
 export * from './memory-events.js';
+export * from './drain.js';

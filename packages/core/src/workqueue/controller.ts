@@ -1,4 +1,10 @@
-import type { WorkQueue } from './queue.js';
+import { randomBytes } from 'node:crypto';
+import { logFields } from '../logging/log-fields.js';
+import type { Logger } from '../logging/logger.js';
+import type { Clock } from './clock.js';
+import { noopControllerMetrics, type ControllerMetrics } from './metrics.js';
+import { createWorkQueue, type WorkQueue } from './queue.js';
+import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
 
 /** What a reconcile asks for when it succeeds. */
 export interface ReconcileResult {
@@ -6,7 +12,14 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
 }
 
-export type Reconciler<K> = (key: K) => Promise<ReconcileResult | void>;
+/** What the harness hands each reconcile: its child logger `{controller, key, reconcileId}`. */
+export interface ReconcileContext {
+  readonly logger: Logger;
+  readonly reconcileId: string;
+}
+
+/** `ctx` is absent only when a test calls a reconciler directly, without the harness. */
+export type Reconciler<K> = (key: K, ctx?: ReconcileContext) => Promise<ReconcileResult | void>;
 
 /**
  * An error that retrying cannot fix (a user error, a refused input). The controller reports
@@ -18,51 +31,104 @@ export class TerminalError extends Error {
 
 export type ReconcileOutcome = 'success' | 'requeue' | 'error' | 'terminal';
 
-export interface ControllerHooks<K> {
-  /** Called once per reconcile with how it ended; errors are reported here, once. */
-  onResult?: (key: K, outcome: ReconcileOutcome, durationMs: number, error?: unknown) => void;
-  now?: () => number;
+export interface ControllerOptions<K> {
+  /** The root kind in lower case (`serviceexport`): the `controller` log field and metric label. */
+  name: string;
+  reconcile: Reconciler<K>;
+  workers: number;
+  clock: Clock;
+  logger: Logger;
+  /** Shared by every controller of a process (one registry); labelled by `name`. */
+  metrics?: ControllerMetrics;
+  /** Default: client-go's controller limiter (per-key backoff and an overall bucket). */
+  rateLimiter?: RateLimiter<K>;
+  /** After each reconcile, once it is logged and counted (e.g. "first pass done"). */
+  onResult?: (key: K, outcome: ReconcileOutcome, durationMs: number) => void;
+  /** Tests pin it; default 8 random hex digits. */
+  newReconcileId?: () => string;
 }
 
 /**
- * Runs `workers` loops that take keys from the queue and reconcile them, following
- * controller-runtime's contract: success forgets the key's backoff, `requeueAfterMs` re-adds it
- * later, an error re-adds it rate limited, a TerminalError is reported and not retried.
- * Resolves when the queue is shut down and every worker has finished its key.
+ * A work queue and the workers that drain it (GUIDE.md rules 1–3, 14): the one place a
+ * reconcile's outcome is logged and counted. Informer callbacks add keys to `queue`.
  */
-export async function runWorkers<K>(
-  queue: WorkQueue<K>,
-  reconcile: Reconciler<K>,
-  workers: number,
-  hooks: ControllerHooks<K> = {},
-): Promise<void> {
-  const now = hooks.now ?? (() => performance.now());
+export interface Controller<K> {
+  readonly name: string;
+  readonly queue: WorkQueue<K>;
+  /** Starts the workers; resolves once the queue is shut down and every worker finished its key. */
+  run(): Promise<void>;
+  /** Stops taking keys and waits for the keys in flight. */
+  stop(): Promise<void>;
+}
+
+export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
+  const metrics = opts.metrics ?? noopControllerMetrics;
+  const queue = createWorkQueue<K>({
+    clock: opts.clock,
+    rateLimiter: opts.rateLimiter ?? defaultControllerRateLimiter<K>(opts.clock),
+    onDepthChange: (depth) => metrics.depth(opts.name, depth),
+  });
+  const log = opts.logger.child({ [logFields.controller]: opts.name });
+  const newId = opts.newReconcileId ?? (() => randomBytes(4).toString('hex'));
+  let running: Promise<void> | undefined;
+
+  const reconcileOnce = async (key: K): Promise<void> => {
+    const reconcileId = newId();
+    const keyLog = log.child({ [logFields.key]: key, [logFields.reconcileId]: reconcileId });
+    const started = opts.clock.now();
+    metrics.active(opts.name, queue.inFlight);
+    let outcome: ReconcileOutcome;
+    try {
+      const result = await opts.reconcile(key, { logger: keyLog, reconcileId });
+      queue.forget(key);
+      if (result?.requeueAfterMs === undefined) {
+        outcome = 'success';
+      } else {
+        queue.addAfter(key, result.requeueAfterMs);
+        outcome = 'requeue';
+      }
+    } catch (error) {
+      if (error instanceof TerminalError) {
+        queue.forget(key);
+        outcome = 'terminal';
+      } else {
+        queue.addRateLimited(key);
+        metrics.retried(opts.name);
+        outcome = 'error';
+      }
+      // The one place a reconcile error is logged (GUIDE.md rule 14).
+      keyLog.error('reconcile failed', { [logFields.outcome]: outcome, [logFields.error]: error });
+    }
+    const durationMs = opts.clock.now() - started;
+    metrics.reconciled(opts.name, outcome, durationMs / 1000);
+    opts.onResult?.(key, outcome, durationMs);
+  };
+
   const worker = async (): Promise<void> => {
     for (;;) {
       const key = await queue.get();
       if (key === undefined) return;
-      const started = now();
       try {
-        const result = await reconcile(key);
-        queue.forget(key);
-        if (result?.requeueAfterMs !== undefined) {
-          queue.addAfter(key, result.requeueAfterMs);
-          hooks.onResult?.(key, 'requeue', now() - started);
-        } else {
-          hooks.onResult?.(key, 'success', now() - started);
-        }
-      } catch (error) {
-        if (error instanceof TerminalError) {
-          queue.forget(key);
-          hooks.onResult?.(key, 'terminal', now() - started, error);
-        } else {
-          queue.addRateLimited(key);
-          hooks.onResult?.(key, 'error', now() - started, error);
-        }
+        await reconcileOnce(key);
       } finally {
         queue.done(key);
+        metrics.active(opts.name, queue.inFlight);
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, workers) }, () => worker()));
+
+  return {
+    name: opts.name,
+    queue,
+    run() {
+      running ??= Promise.all(
+        Array.from({ length: Math.max(1, opts.workers) }, () => worker()),
+      ).then(() => undefined);
+      return running;
+    },
+    async stop() {
+      await queue.shutdownAndDrain();
+      await running;
+    },
+  };
 }

@@ -2,4 +2,5 @@ export * from './clock.js';
 export * from './rate-limiter.js';
 export * from './queue.js';
 export * from './controller.js';
+export * from './metrics.js';
 export * from './backoff.js';

@@ -1,45 +1,48 @@
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
   FakeClock,
   TerminalError,
-  createWorkQueue,
+  createController,
+  createControllerMetrics,
   exponentialBackoffLimiter,
-  runWorkers,
   type ReconcileOutcome,
+  type Reconciler,
 } from '../../src/index.js';
+import { createMemoryLogger } from '../../src/testing/index.js';
 
 const flush = async (): Promise<void> => {
   for (let i = 0; i < 10; i++) await Promise.resolve();
 };
 
-function harness() {
+function harness(reconcile: Reconciler<string>, workers = 1) {
   const clock = new FakeClock();
-  const queue = createWorkQueue<string>({
-    clock,
-    rateLimiter: exponentialBackoffLimiter({ baseDelayMs: 100, maxDelayMs: 10_000 }),
-  });
+  const logger = createMemoryLogger();
+  const registry = new Registry();
   const outcomes: [string, ReconcileOutcome][] = [];
-  return {
+  let ids = 0;
+  const controller = createController<string>({
+    name: 'thing',
+    reconcile,
+    workers,
     clock,
-    queue,
-    outcomes,
-    onResult: (k: string, o: ReconcileOutcome) => outcomes.push([k, o]),
-  };
+    logger,
+    metrics: createControllerMetrics(registry),
+    rateLimiter: exponentialBackoffLimiter({ baseDelayMs: 100, maxDelayMs: 10_000 }),
+    onResult: (k, o) => outcomes.push([k, o]),
+    newReconcileId: () => `r${String(++ids)}`,
+  });
+  const done = controller.run();
+  return { clock, logger, registry, outcomes, controller, queue: controller.queue, done };
 }
 
-describe('runWorkers', () => {
+describe('createController', () => {
   it('retries a failing key with backoff until it succeeds, then resets its backoff', async () => {
-    const { clock, queue, outcomes, onResult } = harness();
     let calls = 0;
-    const done = runWorkers(
-      queue,
-      async () => {
-        calls++;
-        if (calls <= 2) throw new Error('transient');
-      },
-      1,
-      { onResult },
-    );
+    const { clock, queue, outcomes, controller, done } = harness(async () => {
+      calls++;
+      if (calls <= 2) throw new Error('transient');
+    });
     queue.add('a');
     await flush();
     expect(calls).toBe(1);
@@ -54,44 +57,77 @@ describe('runWorkers', () => {
     expect(calls).toBe(3);
     expect(queue.numRequeues('a')).toBe(0);
     expect(outcomes.map(([, o]) => o)).toEqual(['error', 'error', 'success']);
-    queue.shutdown();
+    await controller.stop();
     await done;
   });
 
-  it('reports a TerminalError once and does not retry it', async () => {
-    const { clock, queue, outcomes, onResult } = harness();
+  it('logs each failure once, at error, with controller, key and reconcile id', async () => {
+    const { logger, controller, queue } = harness(async (_key, ctx) => {
+      ctx?.logger.info('step');
+      throw new Error('boom');
+    });
+    queue.add('ns/a');
+    await flush();
+    await controller.stop();
+    expect(logger.find('step').map((e) => e.fields)).toEqual([
+      { controller: 'thing', key: 'ns/a', reconcileId: 'r1' },
+    ]);
+    const failed = logger.find('reconcile failed');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({
+      level: 'error',
+      fields: { controller: 'thing', key: 'ns/a', reconcileId: 'r1', outcome: 'error' },
+    });
+    expect(failed[0]?.fields['err']).toMatchObject({ message: 'boom' });
+  });
+
+  it('counts results and retries per controller in the shared families', async () => {
     let calls = 0;
-    const done = runWorkers(
-      queue,
-      async () => {
-        calls++;
-        throw new TerminalError('bad spec');
-      },
-      1,
-      { onResult },
-    );
+    const { clock, registry, controller, queue } = harness(async () => {
+      calls++;
+      if (calls === 1) throw new Error('transient');
+      if (calls === 2) return { requeueAfterMs: 1_000 };
+      return undefined;
+    });
+    queue.add('a');
+    await flush();
+    clock.advance(100);
+    await flush();
+    clock.advance(1_000);
+    await flush();
+    await controller.stop();
+    const text = await registry.metrics();
+    expect(text).toContain('mcs_reconcile_total{controller="thing",result="error"} 1');
+    expect(text).toContain('mcs_reconcile_total{controller="thing",result="requeue"} 1');
+    expect(text).toContain('mcs_reconcile_total{controller="thing",result="success"} 1');
+    expect(text).toContain('mcs_reconcile_duration_seconds_count{controller="thing"} 3');
+    expect(text).toContain('mcs_workqueue_retries_total{controller="thing"} 1');
+    expect(text).toContain('mcs_workqueue_depth{controller="thing"} 0');
+    expect(text).toContain('mcs_workqueue_active_keys{controller="thing"} 0');
+  });
+
+  it('reports a TerminalError once and does not retry it', async () => {
+    let calls = 0;
+    const { clock, queue, outcomes, controller, done } = harness(async () => {
+      calls++;
+      throw new TerminalError('bad spec');
+    });
     queue.add('a');
     await flush();
     clock.advance(60_000);
     await flush();
     expect(calls).toBe(1);
     expect(outcomes).toEqual([['a', 'terminal']]);
-    queue.shutdown();
+    await controller.stop();
     await done;
   });
 
   it('requeues after the interval a reconcile asks for', async () => {
-    const { clock, queue, outcomes, onResult } = harness();
     let calls = 0;
-    const done = runWorkers(
-      queue,
-      async () => {
-        calls++;
-        return { requeueAfterMs: 5000 };
-      },
-      2,
-      { onResult },
-    );
+    const { clock, queue, outcomes, controller, done } = harness(async () => {
+      calls++;
+      return { requeueAfterMs: 5000 };
+    }, 2);
     queue.add('a');
     await flush();
     clock.advance(4999);
@@ -101,28 +137,23 @@ describe('runWorkers', () => {
     await flush();
     expect(calls).toBe(2);
     expect(outcomes[0]).toEqual(['a', 'requeue']);
-    queue.shutdown();
+    await controller.stop();
     await done;
   });
 
   it('never reconciles one key concurrently, even with several workers', async () => {
-    const { queue } = harness();
     let active = 0;
     let maxActive = 0;
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => (release = r));
     let calls = 0;
-    const done = runWorkers(
-      queue,
-      async () => {
-        calls++;
-        active++;
-        maxActive = Math.max(maxActive, active);
-        if (calls === 1) await gate;
-        active--;
-      },
-      4,
-    );
+    const { queue, controller, done } = harness(async () => {
+      calls++;
+      active++;
+      maxActive = Math.max(maxActive, active);
+      if (calls === 1) await gate;
+      active--;
+    }, 4);
     queue.add('a');
     await flush();
     queue.add('a');
@@ -133,28 +164,23 @@ describe('runWorkers', () => {
     await flush();
     expect(calls).toBe(2);
     expect(maxActive).toBe(1);
-    await queue.shutdownAndDrain();
+    await controller.stop();
     await done;
   });
 
-  it('ends when the queue shuts down, after the key in flight', async () => {
-    const { queue } = harness();
+  it('stop ends the workers after the key in flight', async () => {
     let finished = false;
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => (release = r));
-    const done = runWorkers(
-      queue,
-      async () => {
-        await gate;
-        finished = true;
-      },
-      2,
-    );
+    const { queue, controller, done } = harness(async () => {
+      await gate;
+      finished = true;
+    }, 2);
     queue.add('a');
     await flush();
-    const drained = queue.shutdownAndDrain();
+    const stopped = controller.stop();
     release();
-    await drained;
+    await stopped;
     await done;
     expect(finished).toBe(true);
   });

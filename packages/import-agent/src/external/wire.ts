@@ -3,6 +3,7 @@ import {
   Attr,
   realClock,
   type CloudMapPort,
+  type ControllerMetrics,
   type Logger,
   type TrustPolicy,
 } from '@cloudmap-mcs/core';
@@ -29,6 +30,7 @@ export function startExternalImports(opts: {
   controller: () => ImportController | undefined;
   shutdown: Pick<Shutdown, 'onShutdown'>;
   metrics?: { refused?(reason: string): void; externalReads?(outcome: string): void };
+  controllerMetrics?: ControllerMetrics;
 }): ExternalImports {
   const imports = createExternalImports({
     cloudMap: opts.cloudMap,
@@ -51,6 +53,7 @@ export function startExternalImports(opts: {
       ),
     onChange: (key) => opts.controller()?.enqueue(key),
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+    ...(opts.controllerMetrics === undefined ? {} : { controllerMetrics: opts.controllerMetrics }),
   });
   const watch = watchExternalImports(opts.kc, imports, opts.logger);
   imports.start();

@@ -521,11 +521,10 @@ export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<s
     return waits.length === 0 ? undefined : { requeueAfterMs: Math.min(...waits) };
   };
 
-  return async (key) => {
-    const log = deps.logger.child({
-      [logFields.controller]: 'serviceimport',
-      [logFields.key]: key,
-    });
+  return async (key, ctx) => {
+    const log =
+      ctx?.logger ??
+      deps.logger.child({ [logFields.controller]: 'serviceimport', [logFields.key]: key });
     try {
       return await reconcileKey(key, log);
     } catch (error) {
