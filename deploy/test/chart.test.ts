@@ -379,7 +379,7 @@ describe('RBAC', () => {
         'about.k8s.io/clusterproperties:get',
         'about.k8s.io/clusterproperties:list',
         'about.k8s.io/clusterproperties:watch',
-        'core/events:create',
+        'events.k8s.io/events:create',
         'core/pods:get',
         'core/pods:list',
         'core/pods:watch',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CloudMapError, FakeClock } from '@cloudmap-mcs/core';
-import { createMemoryLogger } from '@cloudmap-mcs/core/testing';
+import { CloudMapError } from '@cloudmap-mcs/core';
+import { createMemoryLogger, FakeClock } from '@cloudmap-mcs/core/testing';
 import { createRevisionPeerWatch, peerRoundPeriodMs } from '../src/peer-watch.js';
 
 const svc = (name: string) => ({ namespaceName: 'shop', serviceName: name });

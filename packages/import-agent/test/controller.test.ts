@@ -1,5 +1,4 @@
 import {
-  FakeClock,
   createAddressPolicy,
   derivedServiceName,
   noopControllerMetrics,
@@ -10,6 +9,7 @@ import {
   createFakeCloudMap,
   createMemoryLogger,
   type FakeCloudMap,
+  FakeClock,
 } from '@cloudmap-mcs/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createImportController, type ImportController } from '../src/controller.js';

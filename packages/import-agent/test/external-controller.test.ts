@@ -4,13 +4,13 @@ import {
   CloudMapError,
   createAddressPolicy,
   createLocalAddresses,
-  FakeClock,
   type CloudMapInstance,
 } from '@cloudmap-mcs/core';
 import {
   createMemoryEventRecorder,
   createMemoryLogger,
   drainQueue,
+  FakeClock,
 } from '@cloudmap-mcs/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createExternalImports, type ExternalImports } from '../src/external/controller.js';

@@ -1,5 +1,5 @@
-import { FakeClock, createAddressPolicy, createLocalAddresses } from '@cloudmap-mcs/core';
-import { createMemoryLogger } from '@cloudmap-mcs/core/testing';
+import { createAddressPolicy, createLocalAddresses } from '@cloudmap-mcs/core';
+import { createMemoryLogger, FakeClock } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createLocalAddressWatch, type LocalAddressReader } from '../src/k8s/local-addresses.js';
 import { settle } from './cloudmap-fixtures.js';

@@ -4,13 +4,12 @@
 import {
   decodeServiceInstances,
   encodeClusterExport,
-  FakeClock,
   noopLogger,
   planShardedExport,
   shardServiceName,
   toShardInstance,
 } from '@cloudmap-mcs/core';
-import { createFakeCloudMap, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { createFakeCloudMap, type FakeCloudMap, FakeClock } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createPoller } from '../src/poller/index.js';
 import { CLUSTERSET, endpoints, exportOf, settle } from './cloudmap-fixtures.js';

@@ -1,5 +1,5 @@
-import { exportsDigest, FakeClock, noopLogger, type CloudMapPort } from '@cloudmap-mcs/core';
-import { createFakeCloudMap, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { exportsDigest, noopLogger, type CloudMapPort } from '@cloudmap-mcs/core';
+import { createFakeCloudMap, type FakeCloudMap, FakeClock } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createPoller, fastPeriodFor, type Poller } from '../src/poller/index.js';
 import {

@@ -1,15 +1,11 @@
-import {
-  FakeClock,
-  createAddressPolicy,
-  encodeClusterExport,
-  noopLogger,
-} from '@cloudmap-mcs/core';
+import { createAddressPolicy, encodeClusterExport, noopLogger } from '@cloudmap-mcs/core';
 import { describe, expect, it } from 'vitest';
 import type { CloudMapSnapshot } from '../src/poller/snapshot.js';
 import { createRecentWrites } from '../src/reconcile/recent-writes.js';
 import { createImportReconciler } from '../src/reconcile/reconciler.js';
 import { CLUSTERSET, endpoints, exportOf } from './cloudmap-fixtures.js';
 import { createFakeCluster } from './fake-cluster.js';
+import { FakeClock } from '@cloudmap-mcs/core/testing';
 
 function setup(withOverlay: boolean) {
   const clock = new FakeClock(1_000);

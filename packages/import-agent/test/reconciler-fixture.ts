@@ -1,5 +1,4 @@
 import {
-  FakeClock,
   createAddressPolicy,
   encodeClusterExport,
   noopLogger,
@@ -12,6 +11,7 @@ import { createRecentWrites } from '../src/reconcile/recent-writes.js';
 import { createImportReconciler, type ImportReconcilerDeps } from '../src/reconcile/reconciler.js';
 import { CLUSTERSET } from './cloudmap-fixtures.js';
 import type { FakeCluster } from './fake-cluster.js';
+import { FakeClock } from '@cloudmap-mcs/core/testing';
 
 /**
  * A Cloud Map snapshot that holds exactly the exports put in it (no poller), for driving the

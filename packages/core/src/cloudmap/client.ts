@@ -57,7 +57,7 @@ export interface CloudMapClientOptions {
   metrics?: CloudMapMetrics;
   /**
    * Per-operation limits over `defaultRateLimits` for the default token-bucket limiter;
-   * ignored when `limiter` is given (e.g. `createBottleneckLimiter(...)` or `unlimited`).
+   * ignored when `limiter` is given (tests pass `unlimited` from `@cloudmap-mcs/core/testing`).
    */
   rateLimits?: Partial<Record<CloudMapOperationName, RateLimit>>;
   limiter?: OperationLimiter;

@@ -1,6 +1,5 @@
 import type { ClusterIdentity } from '../model/index.js';
 import type { CloudMapInstance } from '../ports/index.js';
-import { cloudMapLimits } from '../ports/cloudmap-limits.js';
 import { Attr } from './attributes.js';
 import { clusterPrefix } from './ids.js';
 
@@ -187,6 +186,3 @@ export function mergeShardInstances(
   }
   return { instances, rejected, missing };
 }
-
-/** Instances per Cloud Map service, the hard quota shards exist for. */
-export const INSTANCES_PER_SERVICE = cloudMapLimits.instancesPerService;

@@ -14,7 +14,7 @@ import {
 } from '../model/identity.js';
 import type { ClusterIdentity } from '../model/types.js';
 import { realClock, type Clock, type TimerHandle } from '../workqueue/clock.js';
-import { isNotFound } from './apply.js';
+import { isNotFound } from './api-errors.js';
 import type { Checks } from './health.js';
 import type { SupervisedInformer } from './informer.js';
 import { createKubeInformer } from './kube-informer.js';

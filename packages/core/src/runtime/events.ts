@@ -1,5 +1,6 @@
 import { EventsV1Api, V1MicroTime, type KubeConfig } from '@kubernetes/client-node';
 import { logFields } from '../logging/log-fields.js';
+import { isNamespaceTerminating } from './api-errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { EventRecorder, RecordedEvent } from '../ports/events.js';
 
@@ -14,7 +15,10 @@ export interface EventRecorderOptions {
   /** `reportingInstance`, e.g. the Pod name. */
   instance: string;
   logger: Logger;
-  /** An identical event (object, reason, note) is not repeated within this window. Default 10 min. */
+  /**
+   * An identical event (object, reason, note) is not repeated within this window. Default 10 min;
+   * 0 for callers that already emit on transitions only.
+   */
   dedupeWindowMs?: number;
   now?: () => number;
 }
@@ -70,6 +74,14 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
         },
       };
       options.sink.create(namespace, body).catch((error: unknown) => {
+        // A namespace being deleted takes no new objects; its owner's cleanup runs anyway.
+        if (isNamespaceTerminating(error)) {
+          options.logger.debug('event dropped: namespace terminating', {
+            [logFields.reason]: event.reason,
+            [logFields.namespace]: namespace,
+          });
+          return;
+        }
         options.logger.warn('event not recorded', {
           [logFields.reason]: event.reason,
           [logFields.namespace]: namespace,

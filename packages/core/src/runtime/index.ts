@@ -7,6 +7,6 @@ export * from './lease-store.js';
 export * from './logger.js';
 export * from './shutdown.js';
 export * from './cluster-identity.js';
-export * from './apply.js';
+export * from './api-errors.js';
 export * from './events.js';
 export * from './kubeconfig.js';

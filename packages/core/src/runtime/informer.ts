@@ -210,17 +210,3 @@ export async function waitForCacheSync(
     });
   });
 }
-
-/**
- * The only kind of informer handler an agent needs (GUIDE.md rules 1 and 3): map the object
- * to the keys of the root objects it affects (a Service or EndpointSlice to its
- * ServiceExport's `ns/name`) and add them to the queue; nothing else happens in a callback.
- */
-export function enqueueMapped<T, K>(
-  queue: { add(key: K): void },
-  map: (obj: T, event: InformerEvent) => Iterable<K>,
-): (event: InformerEvent, obj: T) => void {
-  return (event, obj) => {
-    for (const key of map(obj, event)) queue.add(key);
-  };
-}

@@ -4,7 +4,7 @@ import {
   type KubeConfig,
   type V1Lease,
 } from '@kubernetes/client-node';
-import { isConflict, isNotFound } from './apply.js';
+import { isConflict, isNotFound } from './api-errors.js';
 
 /** The Lease record leader election reads and writes (coordination.k8s.io/v1 spec fields). */
 export interface LeaseRecord {

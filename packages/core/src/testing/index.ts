@@ -4,3 +4,5 @@ export * from './fake-cloudmap.js';
 export * from './memory-logger.js';
 export * from './memory-events.js';
 export * from './drain.js';
+export * from './fake-clock.js';
+export * from './unlimited.js';

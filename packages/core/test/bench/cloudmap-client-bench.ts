@@ -2,9 +2,10 @@
 // printed, never asserted). Build, then run:
 //   node packages/core/dist/test/bench/cloudmap-client-bench.js [instances] [calls]
 import { createCloudMapClient } from '../../src/cloudmap/client.js';
-import { createBottleneckLimiter, unlimited } from '../../src/cloudmap/rate-limits.js';
+import { createBottleneckLimiter } from './bottleneck-limiter.js';
 import { createTokenBucketLimiter } from '../../src/cloudmap/token-bucket.js';
 import { createFakeCloudMap } from '../../src/testing/fake-cloudmap.js';
+import { unlimited } from '../../src/testing/index.js';
 
 const instances = Number(process.argv[2] ?? 1000);
 const calls = Number(process.argv[3] ?? 20_000);

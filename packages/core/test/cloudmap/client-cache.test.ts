@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createCloudMapClient } from '../../src/cloudmap/client.js';
 import { createReadCache } from '../../src/cloudmap/cache.js';
-import { unlimited } from '../../src/cloudmap/rate-limits.js';
 import { createFakeCloudMap } from '../../src/testing/fake-cloudmap.js';
-import { FakeClock } from '../../src/workqueue/clock.js';
+import { unlimited, FakeClock } from '../../src/testing/index.js';
 
 const setup = () => {
   const clock = new FakeClock();

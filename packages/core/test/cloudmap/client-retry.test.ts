@@ -2,11 +2,10 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createCloudMapClient, type CloudMapClientOptions } from '../../src/cloudmap/client.js';
 import { createCloudMapMetrics } from '../../src/cloudmap/metrics.js';
-import { unlimited } from '../../src/cloudmap/rate-limits.js';
 import { CloudMapError, isCloudMapError } from '../../src/ports/cloudmap-port.js';
 import { createFakeCloudMap } from '../../src/testing/fake-cloudmap.js';
-import { FakeClock } from '../../src/workqueue/clock.js';
 import { advance, settle } from '../helpers/async.js';
+import { unlimited, FakeClock } from '../../src/testing/index.js';
 
 const setup = (opts: CloudMapClientOptions = {}) => {
   const clock = new FakeClock();

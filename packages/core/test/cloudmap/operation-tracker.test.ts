@@ -4,10 +4,9 @@ import {
   createOperationTracker,
   type OperationResult,
 } from '../../src/cloudmap/operation-tracker.js';
-import { unlimited } from '../../src/cloudmap/rate-limits.js';
 import { createFakeCloudMap } from '../../src/testing/fake-cloudmap.js';
-import { FakeClock } from '../../src/workqueue/clock.js';
 import { advance, settle } from '../helpers/async.js';
+import { unlimited, FakeClock } from '../../src/testing/index.js';
 
 const setup = () => {
   const clock = new FakeClock();

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createCloudMapClient } from '../../src/cloudmap/client.js';
 import { createTokenBucketLimiter, LimiterStoppedError } from '../../src/cloudmap/token-bucket.js';
 import { createFakeCloudMap } from '../../src/testing/fake-cloudmap.js';
-import { FakeClock } from '../../src/workqueue/clock.js';
 import { advance, settle } from '../helpers/async.js';
+import { FakeClock } from '../../src/testing/index.js';
 
 describe('token bucket limiter (fake time)', () => {
   it('lets the burst through at once, then one call per 1/rate, in order', async () => {

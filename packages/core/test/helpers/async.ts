@@ -1,4 +1,4 @@
-import type { FakeClock } from '../../src/workqueue/clock.js';
+import { type FakeClock } from '../../src/testing/index.js';
 
 /** Lets pending promise callbacks and immediates run. */
 export const settle = async (rounds = 3): Promise<void> => {

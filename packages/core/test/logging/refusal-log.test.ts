@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, createRefusalLog } from '../../src/index.js';
-import { createMemoryLogger } from '../../src/testing/index.js';
+import { createRefusalLog } from '../../src/index.js';
+import { createMemoryLogger, FakeClock } from '../../src/testing/index.js';
 
 function setup(maxKeys?: number) {
   const logger = createMemoryLogger();

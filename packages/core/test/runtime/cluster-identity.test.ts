@@ -8,9 +8,9 @@ import type { ClusterPropertyVersion } from '../../src/kube/api.js';
 import { createChecks } from '../../src/runtime/health.js';
 import { superviseInformer } from '../../src/runtime/informer.js';
 import { createMemoryLogger } from '../../src/testing/memory-logger.js';
-import { FakeClock } from '../../src/workqueue/clock.js';
 import { advance } from '../helpers/async.js';
 import { FakeInformer } from '../helpers/fake-informer.js';
+import { FakeClock } from '../../src/testing/index.js';
 
 const prop = (name: string, value: string, rv = '1'): ClusterPropertyObject => ({
   metadata: { name, resourceVersion: rv },

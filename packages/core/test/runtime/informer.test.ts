@@ -4,12 +4,11 @@ import {
   superviseInformer,
   waitForCacheSync,
   CacheSyncAbortedError,
-  enqueueMapped,
 } from '../../src/runtime/informer.js';
 import { createMemoryLogger } from '../../src/testing/memory-logger.js';
-import { FakeClock } from '../../src/workqueue/clock.js';
 import { advance, settle } from '../helpers/async.js';
 import { FakeInformer, obj } from '../helpers/fake-informer.js';
+import { FakeClock } from '../../src/testing/index.js';
 
 const setup = (opts: { watchdogMs?: number } = {}) => {
   const clock = new FakeClock();
@@ -153,22 +152,5 @@ describe('supervised informer', () => {
     await expect(p).rejects.toBeInstanceOf(CacheSyncAbortedError);
     await expect(p).rejects.toThrow('things');
     await informer.stop();
-  });
-});
-
-describe('enqueueMapped', () => {
-  it('adds the keys the mapping returns, for every event kind', async () => {
-    const added: string[] = [];
-    const handler = enqueueMapped<KubernetesObject, string>(
-      { add: (k) => added.push(k) },
-      (o, e) =>
-        e === 'delete'
-          ? []
-          : [`${o.metadata?.namespace ?? ''}/${o.metadata?.labels?.['svc'] ?? ''}`],
-    );
-    handler('add', { metadata: { namespace: 'n', labels: { svc: 'web' } } });
-    handler('update', { metadata: { namespace: 'n', labels: { svc: 'db' } } });
-    handler('delete', { metadata: { namespace: 'n', labels: { svc: 'x' } } });
-    expect(added).toEqual(['n/web', 'n/db']);
   });
 });

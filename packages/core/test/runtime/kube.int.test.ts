@@ -1,17 +1,18 @@
 // The Kubernetes runtime against a real kube-apiserver of the harness (docs/harness.md):
-// leader election on a real Lease, informer sync and events, SSA and status writes, Events,
+// leader election on a real Lease, informer sync and events, Events,
 // and cluster identity from the harness's ClusterProperties.
 import { randomBytes } from 'node:crypto';
 import {
   CoordinationV1Api,
   CoreV1Api,
-  CustomObjectsApi,
   EventsV1Api,
+  KubernetesObjectApi,
+  PatchStrategy,
   type KubernetesObject,
   type V1ConfigMap,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createApplier, retryOnConflict } from '../../src/runtime/apply.js';
+import { isNotFound } from '../../src/runtime/api-errors.js';
 import {
   createClusterIdentityWatcher,
   kubeClusterPropertySource,
@@ -38,6 +39,25 @@ const ctx = (inject as (k: string) => unknown)('mcsE2e') as E2e;
 const kc = loadKubeConfig(ctx.kubeconfigs[0]);
 const core = kc.makeApiClient(CoreV1Api);
 const ns = `core-runtime-${randomBytes(3).toString('hex')}`;
+
+/** Server-side apply and delete of test objects (the agents write through their own writers). */
+const objects = KubernetesObjectApi.makeApiClient(kc);
+const applier = {
+  apply: (obj: KubernetesObject) =>
+    objects.patch(
+      obj,
+      undefined,
+      undefined,
+      'cloudmap-mcs-test',
+      true,
+      PatchStrategy.ServerSideApply,
+    ),
+  async delete(obj: KubernetesObject): Promise<void> {
+    await objects.delete(obj).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+    });
+  },
+};
 
 /** Polls until `check` holds (no timing assertion: the test timeout bounds it). */
 async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -108,7 +128,6 @@ describe('informer, SSA and events', () => {
     });
     informer.start();
     await waitForCacheSync([informer]);
-    const applier = createApplier(kc, 'cloudmap-mcs-test');
     const cm = (v: string): KubernetesObject & { data: Record<string, string> } => ({
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -148,55 +167,10 @@ describe('informer, SSA and events', () => {
       'the Event',
     );
   });
-
-  it('patchStatus with a stale resourceVersion conflicts and retryOnConflict recovers', async () => {
-    const crd = { group: 'multicluster.x-k8s.io', version: 'v1beta1', plural: 'serviceexports' };
-    const applier = createApplier(kc, 'cloudmap-mcs-test');
-    const se = await applier.apply<KubernetesObject>({
-      apiVersion: 'multicluster.x-k8s.io/v1beta1',
-      kind: 'ServiceExport',
-      metadata: { name: 'web', namespace: ns },
-    });
-    const stale = se.metadata?.resourceVersion ?? '';
-    await applier.patchStatus(
-      crd,
-      { namespace: ns, name: 'web', resourceVersion: stale },
-      { conditions: [] },
-    );
-    let attempts = 0;
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    await retryOnConflict(async () => {
-      attempts += 1;
-      const rv =
-        attempts === 1
-          ? stale
-          : ((
-              (await custom.getNamespacedCustomObject({
-                ...crd,
-                namespace: ns,
-                name: 'web',
-              })) as KubernetesObject
-            ).metadata?.resourceVersion ?? '');
-      const condition = {
-        type: 'Valid',
-        status: 'True',
-        reason: 'Valid',
-        message: '',
-        lastTransitionTime: new Date().toISOString(),
-      };
-      return applier.patchStatus(
-        crd,
-        { namespace: ns, name: 'web', resourceVersion: rv },
-        { conditions: [condition] },
-      );
-    });
-    expect(attempts).toBe(2);
-  });
 });
 
 describe('informer caches keep what the transform keeps', () => {
   it('strips managedFields by default; stubs what the transform stubs, on list and on watch', async () => {
-    const applier = createApplier(kc, 'cloudmap-mcs-test');
     const cm = (name: string, v: string): KubernetesObject & { data: Record<string, string> } => ({
       apiVersion: 'v1',
       kind: 'ConfigMap',

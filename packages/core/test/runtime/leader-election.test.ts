@@ -4,9 +4,9 @@ import {
   type LeaderElectionOptions,
 } from '../../src/runtime/leader-election.js';
 import { createMemoryLogger } from '../../src/testing/memory-logger.js';
-import { FakeClock } from '../../src/workqueue/clock.js';
 import { advance, settle } from '../helpers/async.js';
 import { MemoryLease } from '../helpers/memory-lease-store.js';
+import { FakeClock } from '../../src/testing/index.js';
 
 const candidate = (
   clock: FakeClock,

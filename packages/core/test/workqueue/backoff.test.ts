@@ -5,7 +5,7 @@ import {
   sleep,
   SleepAbortedError,
 } from '../../src/workqueue/backoff.js';
-import { FakeClock } from '../../src/workqueue/clock.js';
+import { FakeClock } from '../../src/testing/index.js';
 
 const policy = { baseDelayMs: 100, maxDelayMs: 5_000 };
 

@@ -1,7 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
-  FakeClock,
   TerminalError,
   createController,
   createControllerMetrics,
@@ -9,7 +8,7 @@ import {
   type ReconcileOutcome,
   type Reconciler,
 } from '../../src/index.js';
-import { createMemoryLogger } from '../../src/testing/index.js';
+import { createMemoryLogger, FakeClock } from '../../src/testing/index.js';
 
 const flush = async (): Promise<void> => {
   for (let i = 0; i < 10; i++) await Promise.resolve();

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  FakeClock,
   createWorkQueue,
   defaultControllerRateLimiter,
   exponentialBackoffLimiter,
@@ -9,6 +8,7 @@ import {
   type RateLimiter,
   type WorkQueue,
 } from '../../src/index.js';
+import { FakeClock } from '../../src/testing/index.js';
 
 const noLimit: RateLimiter<string> = { when: () => 0, forget: () => {}, numRequeues: () => 0 };
 

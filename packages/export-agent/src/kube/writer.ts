@@ -1,12 +1,11 @@
 import {
-  CoreV1Api,
   CustomObjectsApi,
   PatchStrategy,
   setHeaderOptions,
   type KubeConfig,
 } from '@kubernetes/client-node';
 import type { Logger } from '@cloudmap-mcs/core';
-import { isNamespaceTerminating } from '@cloudmap-mcs/core/runtime';
+import { createEventRecorder, kubeEventSink } from '@cloudmap-mcs/core/runtime';
 import { ServiceExportApi, type Condition } from '@cloudmap-mcs/core';
 import type { ServiceExportObject } from '../k8s-types.js';
 import type { EventType, ServiceExportWriter } from '../sources.js';
@@ -28,7 +27,15 @@ export function createKubeWriter(
   reportingInstance: string,
 ): ServiceExportWriter {
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  const core = kubeConfig.makeApiClient(CoreV1Api);
+  // The one Event path of both agents (events.k8s.io/v1). The reconciler already emits only on
+  // condition transitions and drops repeats (event-dedup.ts), so the recorder's own window is off.
+  const events = createEventRecorder({
+    sink: kubeEventSink(kubeConfig),
+    controller: 'cloudmap-mcs.io/export-agent',
+    instance: reportingInstance,
+    logger,
+    dedupeWindowMs: 0,
+  });
   const target = (se: ServiceExportObject) => ({
     group: ServiceExportApi.group,
     version: ServiceExportApi.version,
@@ -69,38 +76,20 @@ export function createKubeWriter(
       await custom.patchNamespacedCustomObjectStatus({ ...target(se), body }, mergePatch);
     },
     event(se, type: EventType, reason, message) {
-      const now = new Date();
       const { namespace, name, uid } = se.metadata;
-      core
-        .createNamespacedEvent({
+      events.record({
+        regarding: {
+          apiVersion: ServiceExportApi.apiVersion,
+          kind: ServiceExportApi.kind,
           namespace,
-          body: {
-            metadata: { generateName: `${name}.`, namespace },
-            involvedObject: {
-              apiVersion: ServiceExportApi.apiVersion,
-              kind: ServiceExportApi.kind,
-              namespace,
-              name,
-              ...(uid === undefined ? {} : { uid }),
-            },
-            type,
-            reason,
-            message: message.slice(0, 1024),
-            source: { component: 'cloudmap-mcs-export-agent' },
-            reportingComponent: 'cloudmap-mcs.io/export-agent',
-            reportingInstance,
-            firstTimestamp: now,
-            lastTimestamp: now,
-            count: 1,
-          },
-        })
-        .catch((error: unknown) => {
-          // An export whose namespace is being deleted cannot get events any more; its
-          // records are cleaned up by the finalizer path, so this is not worth a warning.
-          if (isNamespaceTerminating(error))
-            logger.debug('event dropped: namespace terminating', { reason, namespace });
-          else logger.warn('event not written', { err: error, reason });
-        });
+          name,
+          ...(uid === undefined ? {} : { uid }),
+        },
+        type,
+        reason,
+        action: 'Export',
+        note: message,
+      });
     },
   };
 }

@@ -6,10 +6,9 @@ import {
   createCloudMapClient,
   createSdkCloudMapPort,
   createServiceDiscoveryClient,
-  unlimited,
 } from '@cloudmap-mcs/core/cloudmap';
 import { noopLogger, realClock, type CloudMapPort } from '@cloudmap-mcs/core';
-import { createFakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { createFakeCloudMap, unlimited } from '@cloudmap-mcs/core/testing';
 import { startEmulator } from '@cloudmap-mcs/cloudmap-emulator';
 import { createExportController } from '../../src/controller.js';
 import { FakeK8s, service, serviceExport, slice } from '../fake-k8s.js';

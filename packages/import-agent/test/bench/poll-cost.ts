@@ -2,7 +2,6 @@
 // the poller for N services, idle and with changes, and the planning time of one reconcile.
 // Run: pnpm exec tsc --build packages/import-agent && node packages/import-agent/dist/test/bench/poll-cost.js
 import {
-  FakeClock,
   mergeExports,
   noopLogger,
   planSlices,
@@ -11,7 +10,7 @@ import {
   trustExport,
   createAddressPolicy,
 } from '@cloudmap-mcs/core';
-import { createFakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { createFakeCloudMap, FakeClock } from '@cloudmap-mcs/core/testing';
 import { createPoller } from '../../src/poller/index.js';
 import { CLUSTERSET, endpoints, exportOf, publish, settle } from '../cloudmap-fixtures.js';
 

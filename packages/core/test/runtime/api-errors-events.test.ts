@@ -1,18 +1,11 @@
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import {
-  ConflictRetriesExhaustedError,
-  isNamespaceTerminating,
-  retryOnConflict,
-} from '../../src/runtime/apply.js';
+import { isNamespaceTerminating } from '../../src/runtime/api-errors.js';
 import { createEventRecorder, type EventSink } from '../../src/runtime/events.js';
 import type { RecordedEvent } from '../../src/ports/events.js';
 import { createMemoryEventRecorder } from '../../src/testing/memory-events.js';
 import { createMemoryLogger } from '../../src/testing/memory-logger.js';
-import { FakeClock } from '../../src/workqueue/clock.js';
-import { advance, settle } from '../helpers/async.js';
-
-const conflict = () => new ApiException(409, 'Conflict', {}, {});
+import { settle } from '../helpers/async.js';
 
 describe('isNamespaceTerminating', () => {
   // The body as the API server sends it when NamespaceLifecycle refuses a create.
@@ -47,46 +40,6 @@ describe('isNamespaceTerminating', () => {
     ['a plain error', new Error('because it is being terminated'), false],
   ])('%s → %s', (_, error, expected) => {
     expect(isNamespaceTerminating(error)).toBe(expected);
-  });
-});
-
-describe('retryOnConflict', () => {
-  it('re-runs the attempt (which re-reads) until it stops conflicting', async () => {
-    const clock = new FakeClock();
-    let reads = 0;
-    const p = retryOnConflict(
-      async () => {
-        reads += 1;
-        if (reads < 3) throw conflict();
-        return 'written';
-      },
-      { clock, random: () => 0.5 },
-    );
-    await advance(clock, 100, 5);
-    expect(await p).toBe('written');
-    expect(reads).toBe(3);
-  });
-
-  it('rethrows other errors at once and gives up after the attempts', async () => {
-    const clock = new FakeClock();
-    let n = 0;
-    await expect(
-      retryOnConflict(async () => {
-        n += 1;
-        throw new ApiException(422, 'Invalid', {}, {});
-      }),
-    ).rejects.toMatchObject({ code: 422 });
-    expect(n).toBe(1);
-    const p = retryOnConflict(
-      async () => {
-        throw conflict();
-      },
-      { attempts: 3, clock },
-    ).catch((e: unknown) => e);
-    await advance(clock, 1_000, 5);
-    const e = await p;
-    expect(e).toBeInstanceOf(ConflictRetriesExhaustedError);
-    expect((e as Error).cause).toBeInstanceOf(ApiException);
   });
 });
 
@@ -156,6 +109,36 @@ describe('event recorder', () => {
       reason: 'ExportConflict',
       name: 'web',
     });
+  });
+
+  it('a namespace being deleted is a debug line, not a warning; window 0 keeps repeats', async () => {
+    const logger = createMemoryLogger();
+    const terminating = new ApiException(
+      403,
+      'Forbidden',
+      'unable to create new content in namespace demo because it is being terminated',
+      {},
+    );
+    let calls = 0;
+    const sink: EventSink = {
+      create: async () => {
+        calls += 1;
+        throw terminating;
+      },
+    };
+    const rec = createEventRecorder({
+      sink,
+      controller: 'c',
+      instance: 'i',
+      logger,
+      dedupeWindowMs: 0,
+    });
+    rec.record(event());
+    rec.record(event());
+    await settle();
+    expect(calls).toBe(2);
+    expect(logger.find('event not recorded')).toEqual([]);
+    expect(logger.find('event dropped: namespace terminating')).toHaveLength(2);
   });
 
   it('the memory recorder finds events by object and reason', () => {
