@@ -1,0 +1,116 @@
+import {
+  applyHeartbeats,
+  decodeHeartbeats,
+  decodeServiceInstances,
+  logFields,
+  trustExport,
+  trustInstances,
+  type ClusterExport,
+  type Logger,
+  type Refusal,
+  type RefusalLog,
+  type TrustPolicy,
+} from '@cloudmap-mcs/core';
+import type { CloudMapSnapshot } from '../poller/snapshot.js';
+
+/**
+ * What Cloud Map says one service should import: its records from the poller's snapshot,
+ * trusted and decoded, with clusters whose heartbeat expired dropped (DESIGN.md §4).
+ */
+
+export interface ExportReading {
+  snapshot: CloudMapSnapshot;
+  trust: TrustPolicy;
+  heartbeatTtlMs: number;
+  refusals: RefusalLog;
+  /** Whether this cluster exports `namespace/name` (records claiming our id count only then). */
+  exportedHere(namespace: string, name: string): boolean;
+  /** Wall-clock ms, when nothing was ever read. */
+  now(): number;
+}
+
+export type LiveExports = ReturnType<typeof applyHeartbeats> & {
+  /** The data time heartbeat ages were judged at. */
+  asOfMs: number;
+};
+
+/**
+ * The trusted exports of one service that are alive. Heartbeat ages are judged as of the
+ * last successful read of the heartbeats (never the wall clock across our own outage, issue
+ * 11); without a heartbeat service, as of the last successful read of this service.
+ */
+export function liveExports(
+  r: ExportReading,
+  log: Logger,
+  namespace: string,
+  name: string,
+): LiveExports {
+  const heartbeatService = r.snapshot.heartbeatService(namespace);
+  const entry = r.snapshot.get(namespace, name);
+  const asOfMs = heartbeatService?.confirmedAtMs ?? entry?.confirmedAtMs ?? r.now();
+  const live = applyHeartbeats(
+    trustedExports(r, log, namespace, name),
+    decodeHeartbeats(heartbeatService?.instances ?? [], {
+      clustersetId: r.trust.clustersetId,
+    }).heartbeats,
+    asOfMs,
+    r.heartbeatTtlMs,
+    {
+      ...(entry?.clustersFirstSeenMs === undefined
+        ? {}
+        : { firstSeenMs: entry.clustersFirstSeenMs }),
+      ...(heartbeatService?.resumedAtMs === undefined
+        ? {}
+        : { resumedAtMs: heartbeatService.resumedAtMs }),
+    },
+  );
+  return { ...live, asOfMs };
+}
+
+/** Trusted, decoded exports of one service (refusals logged and counted one by one). */
+function trustedExports(
+  r: ExportReading,
+  log: Logger,
+  namespace: string,
+  name: string,
+): ClusterExport[] {
+  const entry = r.snapshot.get(namespace, name);
+  if (entry === undefined) return [];
+  const service = `${namespace}/${name}`;
+  const shape = trustInstances(service, entry.instances);
+  report(r.refusals, log, shape.refusals);
+  const decoded = decodeServiceInstances(namespace, name, shape.instances, {
+    clustersetId: r.trust.clustersetId,
+  });
+  report(
+    r.refusals,
+    log,
+    decoded.rejected.map((x) => ({
+      reason: 'invalid-instance',
+      service,
+      subject: x.instanceId,
+      detail: x.reason,
+    })),
+  );
+  const out: ClusterExport[] = [];
+  const local = { localExport: r.exportedHere(namespace, name) };
+  for (const e of decoded.exports) {
+    const trusted = trustExport(r.trust, e, local);
+    report(r.refusals, log, trusted.refusals);
+    if (trusted.value !== undefined) out.push(trusted.value);
+  }
+  return out;
+}
+
+function report(refusals: RefusalLog, log: Logger, list: readonly Refusal[]): void {
+  for (const x of list) {
+    refusals.refused(
+      {
+        reason: x.reason,
+        subject: `${x.service} ${x.cluster ?? '-'} ${x.subject}`,
+        fields: { [logFields.clusterId]: x.cluster, detail: x.detail },
+      },
+      log,
+    );
+  }
+}

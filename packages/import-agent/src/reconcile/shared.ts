@@ -1,0 +1,57 @@
+import { createRefusalLog, realClock, type Clock, type RefusalLog } from '@cloudmap-mcs/core';
+import { createCollisionReporter, type CollisionReporter } from './collisions.js';
+import type { ImportWriter } from './ports.js';
+import { createRecentWrites, type RecentWrites } from './recent-writes.js';
+import type { ImportReconcilerDeps } from './reconciler.js';
+import {
+  createImportAdmission,
+  DEFAULT_IMPORT_CAPS,
+  defaultNamespacePolicy,
+  type ImportAdmission,
+  type NamespacePolicy,
+} from './scope.js';
+import { createRecordingWriter } from './view.js';
+
+/** A label value: no '/' allowed, so not a domain-prefixed controller name. */
+export const SLICE_MANAGED_BY = 'cloudmap-mcs-import-agent';
+
+/** What every reconcile of this reconciler shares: the writer, caches' overlay, policies. */
+export interface Shared {
+  deps: ImportReconcilerDeps;
+  clock: Clock;
+  recent: RecentWrites;
+  writer: ImportWriter;
+  refusals: RefusalLog;
+  policy: NamespacePolicy;
+  admission: ImportAdmission;
+  collisions: CollisionReporter;
+  managedBy: string;
+}
+
+export function sharedParts(deps: ImportReconcilerDeps): Shared {
+  const clock = deps.clock ?? realClock;
+  const recent = deps.recent ?? createRecentWrites(clock);
+  return {
+    deps,
+    clock,
+    recent,
+    writer: createRecordingWriter(deps.writer, recent, deps.metrics),
+    refusals:
+      deps.refusals ??
+      createRefusalLog({
+        logger: deps.logger,
+        clock,
+        message: 'refused cloud map record',
+        ...(deps.metrics?.refused === undefined ? {} : { count: deps.metrics.refused }),
+      }),
+    policy: deps.namespaces ?? defaultNamespacePolicy,
+    admission: createImportAdmission(deps.caps ?? DEFAULT_IMPORT_CAPS, () =>
+      deps.sources.managedImportKeys(),
+    ),
+    collisions: createCollisionReporter({
+      ...(deps.events === undefined ? {} : { events: deps.events }),
+      ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
+    }),
+    managedBy: deps.sliceManagedBy ?? SLICE_MANAGED_BY,
+  };
+}

@@ -1,0 +1,155 @@
+import { planSlices, type Logger, type MergedImport } from '@cloudmap-mcs/core';
+import type { CollisionReporter } from './collisions.js';
+import {
+  derivedServiceTypeChanged,
+  desiredDerivedService,
+  desiredServiceImport,
+  needsApply,
+  observedSlice,
+  sliceObject,
+} from './desired.js';
+import type { ServiceImportObject, ServiceObject } from './k8s-types.js';
+import { missingMarker, type NameCollision } from './ownership.js';
+import type { ImportWriter } from './ports.js';
+import type { ImportAdmission } from './scope.js';
+import { observe, ownedSlices, type Markers, type View } from './view.js';
+
+/**
+ * The steps of one import reconcile (reconciler.ts runs them in order). Each converges one
+ * kind of object and writes only what differs from what is observed.
+ */
+
+/** One reconcile of one key: what every step reads and writes through. */
+export interface Pass {
+  key: string;
+  namespace: string;
+  name: string;
+  markers: Markers;
+  log: Logger;
+  view: View;
+  writer: ImportWriter;
+}
+
+/** Removes the import: only what carries all our ownership markers (ownership.ts); anything else stays. */
+export async function deleteImport(
+  p: Pass,
+  collisions: CollisionReporter,
+  admission: ImportAdmission,
+): Promise<void> {
+  const { namespace, name, markers } = p;
+  collisions.clear(p.log, { namespace, name });
+  admission.release(p.key);
+  for (const slice of ownedSlices(p.view, namespace, markers))
+    await p.writer.delete('EndpointSlice', namespace, slice.metadata.name, slice.metadata.uid);
+  const derived = p.view.service(namespace, markers.derivedName);
+  if (derived !== undefined && missingMarker('Service', derived.metadata, markers) === undefined)
+    await p.writer.delete('Service', namespace, derived.metadata.name, derived.metadata.uid);
+  const si = p.view.serviceImport(namespace, name);
+  if (si !== undefined && missingMarker('ServiceImport', si.metadata, markers) === undefined) {
+    await p.writer.delete('ServiceImport', namespace, name, si.metadata.uid);
+    p.log.info('service import deleted: no cluster exports it any more');
+  }
+}
+
+/** Applies the ServiceImport when it differs; returns it as stored (or as observed). */
+export async function ensureServiceImport(
+  p: Pass,
+  merged: MergedImport,
+  observed: ServiceImportObject | undefined,
+  derived: ServiceObject | undefined,
+): Promise<ServiceImportObject | undefined> {
+  const desired = desiredServiceImport(merged, p.markers.derivedName, derived);
+  return needsApply(desired, observed) ? p.writer.applyServiceImport(desired) : observed;
+}
+
+export interface EnsuredDerived {
+  service?: ServiceObject;
+  /** The cluster cannot have the IP families the exports ask for (said in Ready). */
+  ipFamilyError?: string;
+}
+
+/** Creates or updates the derived Service; `ours` (when set) is known to be ours. */
+export async function ensureDerived(
+  p: Pass,
+  m: MergedImport,
+  owner: { name: string; uid: string },
+  ours: ServiceObject | undefined,
+): Promise<EnsuredDerived> {
+  const derivedName = p.markers.derivedName;
+  let observed = ours;
+  if (derivedServiceTypeChanged(m, observed) && observed !== undefined) {
+    // Its slices go too (explicitly, not by garbage collection, so the overlay of our
+    // recent writes knows they are gone and the plan re-creates them).
+    for (const slice of ownedSlices(p.view, m.namespace, p.markers))
+      await p.writer.delete('EndpointSlice', m.namespace, slice.metadata.name, slice.metadata.uid);
+    await p.writer.delete('Service', m.namespace, derivedName, observed.metadata.uid);
+    observed = undefined;
+  }
+  const desired = desiredDerivedService(m, derivedName, owner, observed);
+  if (!needsApply(desired, observed)) return observed === undefined ? {} : { service: observed };
+  try {
+    return { service: await p.writer.applyService(desired) };
+  } catch (error) {
+    const ipFamilyError = ipFamilyProblem(m, error);
+    if (ipFamilyError === undefined) throw error;
+    return { ipFamilyError };
+  }
+}
+
+/** The API server's refusal of IP families this cluster does not have, as a message. */
+function ipFamilyProblem(m: MergedImport, error: unknown): string | undefined {
+  const text = error instanceof Error ? error.message : String(error);
+  if (!/ipFamilies|ipFamilyPolicy|IPv6|IPv4/.test(text)) return undefined;
+  if (!/not configured|Invalid|invalid/.test(text)) return undefined;
+  return `the derived Service cannot have IP families ${m.spec.ipFamilies.join(',')}: ${text.slice(0, 300)}`;
+}
+
+/**
+ * Applies the slices that differ from the plan and deletes the extra ones. A name taken by
+ * someone else's slice is skipped and returned as a collision.
+ */
+export async function ensureSlices(
+  p: Pass,
+  merged: MergedImport,
+  derived: ServiceObject & { metadata: { uid: string } },
+  opts: { managedBy: string; maxEndpointsPerSlice?: number },
+): Promise<NameCollision[]> {
+  const { namespace, name, markers } = p;
+  const observedSlices = ownedSlices(p.view, namespace, markers);
+  const plan = planSlices({
+    namespace,
+    importName: name,
+    derivedName: markers.derivedName,
+    managedBy: opts.managedBy,
+    sources: merged.sources,
+    observed: observedSlices.flatMap((s) => observedSlice(s) ?? []),
+    ...(opts.maxEndpointsPerSlice === undefined
+      ? {}
+      : { maxEndpointsPerSlice: opts.maxEndpointsPerSlice }),
+  });
+  const svcOwner = { name: markers.derivedName, uid: derived.metadata.uid };
+  const known = new Set(observedSlices.map((s) => s.metadata.name));
+  const blocked: NameCollision[] = [];
+  for (const slice of plan.apply) {
+    if (!known.has(slice.name)) {
+      const seen = await observe(
+        p.writer,
+        'EndpointSlice',
+        namespace,
+        slice.name,
+        undefined,
+        markers,
+      );
+      if (seen.collision !== undefined) {
+        blocked.push(seen.collision);
+        continue;
+      }
+    }
+    await p.writer.applyEndpointSlice(sliceObject(namespace, slice, svcOwner));
+  }
+  for (const sliceName of plan.delete) {
+    const uid = observedSlices.find((s) => s.metadata.name === sliceName)?.metadata.uid;
+    await p.writer.delete('EndpointSlice', namespace, sliceName, uid);
+  }
+  return blocked;
+}
