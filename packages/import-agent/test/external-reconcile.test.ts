@@ -6,7 +6,8 @@ import {
   LABEL_SOURCE_CLUSTER,
 } from '@cloudmap-mcs/core';
 import { describe, expect, it } from 'vitest';
-import { translateInstances, selectionOf, isProblem } from '../src/external/translate.js';
+import { isProblem, selectionOf } from '../src/external/selection.js';
+import { translateInstances } from '../src/external/translate.js';
 import { CLUSTERSET, endpoints, exportOf } from './cloudmap-fixtures.js';
 import { createFakeCluster } from './fake-cluster.js';
 import { reconcilerFor, staticSnapshot } from './reconciler-fixture.js';

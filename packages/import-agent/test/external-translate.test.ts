@@ -8,9 +8,9 @@ import {
   isProblem,
   selectionOf,
   sourceClusterId,
-  translateInstances,
   type Selection,
-} from '../src/external/translate.js';
+} from '../src/external/selection.js';
+import { translateInstances } from '../src/external/translate.js';
 import type { ExternalObject } from '../src/external/types.js';
 
 const trust = {

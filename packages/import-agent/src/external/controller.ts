@@ -28,7 +28,8 @@ import {
   type EntryScope,
 } from './entry.js';
 import type { ReadyState } from './status.js';
-import { translateInstances, type Problem, type Selection } from './translate.js';
+import type { Problem, Selection } from './selection.js';
+import { translateInstances } from './translate.js';
 import { EXTERNAL_API, EXTERNAL_KIND, type ExternalObject, type ExternalStatus } from './types.js';
 
 /**

@@ -1,13 +1,8 @@
 import type { ClusterExport } from '@cloudmap-mcs/core';
 import { namespaceDecision, type NamespacePolicy } from '../reconcile/scope.js';
 import { externalStatus, type ReadyState } from './status.js';
-import {
-  isProblem,
-  selectionOf,
-  type ExternalRead,
-  type Problem,
-  type Selection,
-} from './translate.js';
+import { isProblem, selectionOf, type Problem, type Selection } from './selection.js';
+import type { ExternalRead } from './translate.js';
 import type { ExternalObject, ExternalStatus } from './types.js';
 
 /**

@@ -1,0 +1,108 @@
+import type { CloudMapPort } from '../ports/cloudmap-port.js';
+import type { Clock } from '../workqueue/clock.js';
+import { createReadCache, type ReadCache } from './cache.js';
+import type { CloudMapMetrics } from './metrics.js';
+
+/** How long read results are reused; 0 disables a cache. Writes evict regardless. */
+export interface CacheTtls {
+  namespaces: number;
+  services: number;
+  instances: number;
+  discover: number;
+}
+
+export const defaultCacheTtls: CacheTtls = {
+  namespaces: 60_000,
+  services: 30_000,
+  instances: 15_000,
+  discover: 5_000,
+};
+
+type Result<K extends keyof CloudMapPort> = Awaited<ReturnType<CloudMapPort[K]>>;
+
+/**
+ * The client's four read caches and what eviction needs to find a service's entries: the
+ * names of namespaces and services by ID (learnt from listings and creates) and the
+ * revision each discover result was read at.
+ */
+export interface ReadCaches {
+  readonly namespaces: ReadCache<Result<'listNamespaces'>>;
+  readonly services: ReadCache<Result<'listServices'>>;
+  readonly instances: ReadCache<Result<'listInstances'>>;
+  readonly discover: ReadCache<Result<'discoverInstances'>>;
+  learnNamespaces(list: Result<'listNamespaces'>): void;
+  learnService(s: { id: string; namespaceId: string; name: string }): void;
+  namespaceOf(serviceId: string): string | undefined;
+  /** Drops a service's instances and discover results (a write changed them). */
+  evictService(serviceId: string): void;
+  /** Remembers the revision a discover result of `ns/svc` was read at. */
+  readAt(ns: string, svc: string, revision: number): void;
+  /** A revision check saw `revision`: a moved revision drops that service's discover results. */
+  revisionSeen(ns: string, svc: string, revision: number): void;
+  clearAll(): void;
+}
+
+export const discoverKey = (ns: string, svc: string, q?: Record<string, string>): string =>
+  `${ns}\0${svc}\0${q === undefined ? '' : JSON.stringify(Object.entries(q).sort())}`;
+
+/** Every discover key of `ns/svc`, whatever its query. */
+const servicePrefix = (ns: string, svc: string): string => discoverKey(ns, svc).slice(0, -1);
+
+export function createReadCaches(opts: {
+  ttl: CacheTtls;
+  clock: Clock;
+  metrics: CloudMapMetrics;
+}): ReadCaches {
+  const cache = <V>(name: keyof CacheTtls) =>
+    createReadCache<V>({
+      name,
+      ttlMs: opts.ttl[name],
+      clock: opts.clock,
+      onLookup: (r) => opts.metrics.cache(name, r),
+    });
+  const namespaces = cache<Result<'listNamespaces'>>('namespaces');
+  const services = cache<Result<'listServices'>>('services');
+  const instances = cache<Result<'listInstances'>>('instances');
+  const discover = cache<Result<'discoverInstances'>>('discover');
+  const nsNames = new Map<string, string>();
+  const svcInfo = new Map<string, { namespaceId: string; name: string }>();
+  const revisions = new Map<string, number>();
+  return {
+    namespaces,
+    services,
+    instances,
+    discover,
+    learnNamespaces(list) {
+      for (const ns of list) nsNames.set(ns.id, ns.name);
+    },
+    learnService(s) {
+      svcInfo.set(s.id, { namespaceId: s.namespaceId, name: s.name });
+    },
+    namespaceOf: (serviceId) => svcInfo.get(serviceId)?.namespaceId,
+    evictService(serviceId) {
+      instances.evict(serviceId);
+      const info = svcInfo.get(serviceId);
+      const nsName = info === undefined ? undefined : nsNames.get(info.namespaceId);
+      if (info === undefined || nsName === undefined) {
+        discover.clear();
+        return;
+      }
+      const prefix = servicePrefix(nsName, info.name);
+      discover.evictWhere((k) => k.startsWith(prefix));
+    },
+    readAt(ns, svc, revision) {
+      revisions.set(discoverKey(ns, svc), revision);
+    },
+    revisionSeen(ns, svc, revision) {
+      const key = discoverKey(ns, svc);
+      const known = revisions.get(key);
+      if (known === undefined || known === revision) return;
+      revisions.delete(key);
+      const prefix = servicePrefix(ns, svc);
+      discover.evictWhere((k) => k.startsWith(prefix));
+    },
+    clearAll() {
+      for (const c of [namespaces, services, instances, discover]) c.clear();
+    },
+  };
+}
