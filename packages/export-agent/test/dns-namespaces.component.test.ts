@@ -1,6 +1,6 @@
 // DNS namespaces (ADR 0010) over the fake Cloud Map: which services get DnsConfig, and what the
 // instances carry so Route 53 accepts them and answers only ready endpoints.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   Attr,
   decodeServiceInstances,
@@ -13,7 +13,14 @@ import {
   PLACEHOLDER_IPV4,
   PLACEHOLDER_IPV6,
 } from '../src/dns-attributes.js';
-import { clusterA, createFakeCloudMap, FakeK8s, startAgent, type Agent } from './harness.js';
+import {
+  clusterA,
+  createFakeCloudMap,
+  FakeK8s,
+  startAgent,
+  type Agent,
+  converged,
+} from './harness.js';
 import { service, serviceExport, slice } from './fake-k8s.js';
 
 const KEY = 'shop/cart';
@@ -37,7 +44,6 @@ function exportCart(k8s: FakeK8s, eps: { ip: string; ready?: boolean }[], family
   k8s.apply('export', serviceExport('shop', 'cart'));
 }
 
-const converged = (fn: () => void) => vi.waitFor(fn, { timeout: 5_000, interval: 10 });
 const byRecord = (fake: FakeCloudMap, kind: string) =>
   fake.instancesOf('shop', 'cart').filter((i) => i.attributes[Attr.Record] === kind);
 const health = (fake: FakeCloudMap) =>

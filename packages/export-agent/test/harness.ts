@@ -1,10 +1,12 @@
 import {
   createMemoryLogger,
   createFakeCloudMap,
+  drainQueue,
+  FakeClock,
   type FakeCloudMap,
 } from '@cloudmap-mcs/core/testing';
 import { createCloudMapClient, type CloudMapClient } from '@cloudmap-mcs/core/cloudmap';
-import { realClock, type ClusterIdentity } from '@cloudmap-mcs/core';
+import type { ClusterIdentity } from '@cloudmap-mcs/core';
 import { createExportController, type ExportController } from '../src/controller.js';
 import { FakeK8s } from './fake-k8s.js';
 
@@ -12,12 +14,52 @@ export const clusterA: ClusterIdentity = { clusterId: 'cluster-a', clustersetId:
 
 export interface Agent {
   controller: ExportController;
+  /** Everything with time in this agent (queue, client retries and limits, operations, heartbeats). */
+  clock: FakeClock;
   client: CloudMapClient;
   running: Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Starts the real controller (queue, reconciler, client) over the fakes, on real short timers. */
+/** Agents started and not stopped yet: fake time moves for all of them. */
+const running = new Set<Agent>();
+
+/** Lets every running agent finish what it can without time moving. */
+async function drainAll(): Promise<void> {
+  for (const agent of running) await drainQueue(agent.controller.queue);
+}
+
+/** Moves every running agent's fake time by `ms` in `stepMs` steps, draining after each. */
+export async function elapse(ms: number, stepMs = 10): Promise<void> {
+  await drainAll();
+  for (let t = 0; t < ms; t += stepMs) {
+    for (const agent of running) agent.clock.advance(Math.min(stepMs, ms - t));
+    await drainAll();
+  }
+}
+
+/**
+ * Moves fake time until `check` passes; fails with its last error after `withinMs` of fake
+ * time (generous: fake time is free, so only a state that never converges reaches it).
+ */
+export async function converged(
+  check: () => void,
+  { withinMs = 120_000, stepMs = 10 }: { withinMs?: number; stepMs?: number } = {},
+): Promise<void> {
+  await drainAll();
+  for (let t = 0; ; t += stepMs) {
+    try {
+      check();
+      return;
+    } catch (error) {
+      if (t >= withinMs) throw error;
+    }
+    for (const agent of running) agent.clock.advance(stepMs);
+    await drainAll();
+  }
+}
+
+/** Starts the real controller (queue, reconciler, client) over the fakes, on fake time. */
 export function startAgent(
   k8s: FakeK8s,
   fake: FakeCloudMap,
@@ -33,8 +75,9 @@ export function startAgent(
     rateLimits?: NonNullable<Parameters<typeof createCloudMapClient>[1]>['rateLimits'];
   } = {},
 ): Agent {
+  const clock = new FakeClock();
   const client = createCloudMapClient(fake, {
-    clock: realClock,
+    clock,
     retry: { maxAttempts: 2, baseDelayMs: 1, throttleBaseDelayMs: 1, maxDelayMs: 5 },
     operations: { initialPollIntervalMs: 2, maxPollIntervalMs: 10 },
     rateLimits: over.rateLimits ?? {},
@@ -44,7 +87,7 @@ export function startAgent(
     writer: k8s,
     cloudMap: client,
     operations: client.operations,
-    clock: realClock,
+    clock,
     wallNow: over.wallNow ?? Date.now,
     logger: createMemoryLogger(),
     workers: 2,
@@ -60,18 +103,22 @@ export function startAgent(
       : { podLabelAttributes: over.podLabelAttributes }),
   });
   k8s.onChange = (key) => controller.enqueue(key);
-  const running = controller.run();
-  return {
+  const runs = controller.run();
+  const agent: Agent = {
     controller,
+    clock,
     client,
-    running,
+    running: runs,
     async stop() {
+      running.delete(agent);
       await controller.stop();
-      await running;
+      await runs;
       await client.close();
       k8s.onChange = () => {};
     },
   };
+  running.add(agent);
+  return agent;
 }
 
 export { createFakeCloudMap, FakeK8s };

@@ -1,8 +1,16 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Attr } from '@cloudmap-mcs/core';
 import type { FakeCloudMap } from '@cloudmap-mcs/core/testing';
 import { POD_LABEL_ATTRIBUTES_ANNOTATION } from '../src/pod-label-attributes.js';
-import { clusterA, createFakeCloudMap, FakeK8s, startAgent, type Agent } from './harness.js';
+import {
+  clusterA,
+  createFakeCloudMap,
+  FakeK8s,
+  startAgent,
+  type Agent,
+  converged,
+  elapse,
+} from './harness.js';
 import { service, serviceExport, slice } from './fake-k8s.js';
 
 const KEY = 'shop/cart';
@@ -10,7 +18,6 @@ const agents: Agent[] = [];
 afterEach(async () => {
   for (const a of agents.splice(0)) await a.stop();
 });
-const converged = (fn: () => void) => vi.waitFor(fn, { timeout: 5_000, interval: 10 });
 
 function setup(podLabelAttributes?: string[]) {
   const fake = createFakeCloudMap();
@@ -60,7 +67,7 @@ describe('pod label attributes', () => {
     await converged(() => expect(versions(fake)['10.0.0.1']).toBe('green'));
     k8s.setPodLabels('shop', 'cart-2', { app: 'cart' });
     await converged(() => expect(versions(fake)['10.0.0.2']).toBeNull());
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(50);
     // Two label changes on two single-port pods: two registrations, nothing deregistered.
     expect(fake.calls('registerInstance')).toBe(2);
     expect(fake.calls('deregisterInstance')).toBe(0);
@@ -84,7 +91,7 @@ describe('pod label attributes', () => {
     await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
     fake.resetCounters();
     k8s.setPodLabels('shop', 'cart-1', { version: 'green' });
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100);
     expect(fake.writes).toBe(0);
   });
 

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   Attr,
   encodeClusterExport,
@@ -6,7 +6,15 @@ import {
   type ClusterExport,
 } from '@cloudmap-mcs/core';
 import type { FakeCloudMap } from '@cloudmap-mcs/core/testing';
-import { clusterA, createFakeCloudMap, FakeK8s, startAgent, type Agent } from './harness.js';
+import {
+  clusterA,
+  createFakeCloudMap,
+  FakeK8s,
+  startAgent,
+  type Agent,
+  converged,
+  elapse,
+} from './harness.js';
 import { service, serviceExport, slice } from './fake-k8s.js';
 
 const KEY = 'shop/cart';
@@ -44,7 +52,6 @@ const ownIps = (fake: FakeCloudMap) =>
     .filter((i) => i.attributes[Attr.Record] === 'endpoint')
     .map((i) => `${i.attributes[Attr.Ipv4]}:${i.attributes[Attr.Ready]}`)
     .sort();
-const converged = (fn: () => void) => vi.waitFor(fn, { timeout: 5_000, interval: 10 });
 
 const expectedExport = (ips: string[]): ClusterExport => ({
   namespace: 'shop',
@@ -135,7 +142,7 @@ describe('export reconciler over the fake Cloud Map', () => {
     }
     // Let the operations' completions requeue and reconcile once more.
     await converged(() => expect(fake.operations.every((o) => o.status === 'SUCCESS')).toBe(true));
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100);
     expect(written).toEqual([]);
     expect(k8s.condition(KEY, 'Ready')).toMatchObject({ status: 'True', reason: 'Exported' });
   });
@@ -250,7 +257,7 @@ describe('export reconciler over the fake Cloud Map', () => {
     agent.controller.enqueue(KEY); // e.g. an EndpointSlice event, on the stale view
     await converged(() => expect(k8s.statusWrites).toBeGreaterThan(writes));
     k8s.releaseStatus();
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(50);
     expect(k8s.events.map((e) => e.reason)).toEqual(['ExportFailed']);
     expect(fake.calls('registerInstance')).toBe(0);
   });
@@ -368,7 +375,7 @@ describe('export reconciler: refusals and heartbeats', () => {
       fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)[0]?.attributes[Attr.HeartbeatRenewedAt];
     await converged(() => expect(renewedAt()).toBe('1000000'));
     now += 89;
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100);
     expect(renewedAt()).toBe('1000000');
     now += 1;
     await converged(() => expect(renewedAt()).toBe('1000090'));
@@ -392,7 +399,7 @@ describe('export reconciler: namespaces and identity', () => {
     const { fake, k8s, agent } = setup();
     k8s.cluster = undefined;
     exportCart(k8s);
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100);
     // (The start-up sweep may have listed namespaces; nothing else happens.)
     expect(fake.writes).toBe(0);
     expect(fake.calls('discoverInstances')).toBe(0);

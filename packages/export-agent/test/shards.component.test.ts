@@ -2,7 +2,7 @@
 // Cloud Map does: a Service past 1,000 endpoint instances exports completely, resizes without
 // a moment in which a reader misses an endpoint that exists before and after, and un-exports
 // from every shard.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   Attr,
   decodeServiceInstances,
@@ -11,7 +11,14 @@ import {
   shardServiceName,
 } from '@cloudmap-mcs/core';
 import type { FakeCloudMap } from '@cloudmap-mcs/core/testing';
-import { clusterA, createFakeCloudMap, FakeK8s, startAgent, type Agent } from './harness.js';
+import {
+  clusterA,
+  createFakeCloudMap,
+  FakeK8s,
+  startAgent,
+  type Agent,
+  converged,
+} from './harness.js';
 import { service, serviceExport, slice } from './fake-k8s.js';
 
 const KEY = 'shop/cart';
@@ -63,8 +70,6 @@ function readable(fake: FakeCloudMap): Set<string> {
   );
   return new Set(merged.instances.map((i) => i.attributes[Attr.Ipv4] ?? ''));
 }
-
-const converged = (fn: () => void) => vi.waitFor(fn, { timeout: 90_000, interval: 250 });
 
 describe('sharded exports', () => {
   it('exports 2,500 endpoints over 4 services, resizes without losing one, un-exports all', async () => {

@@ -8,6 +8,7 @@ import {
 import {
   createFakeCloudMap,
   createMemoryLogger,
+  drainQueue,
   type FakeCloudMap,
   FakeClock,
 } from '@cloudmap-mcs/core/testing';
@@ -19,7 +20,6 @@ import {
   exportOf,
   heartbeat,
   publish,
-  settle,
   unpublish,
 } from './cloudmap-fixtures.js';
 import { createFakeCluster, type FakeCluster } from './fake-cluster.js';
@@ -77,15 +77,17 @@ async function setup(
         }),
   });
   running.push(ctl);
+  // Fake time in 1 s steps; after each, everything the step started (poller reads of the fake,
+  // the reconciles they enqueue) runs to the end: drainQueue fails loudly if it never does.
+  const drain = () => drainQueue(ctl.queue);
   const tick = async (ms: number): Promise<void> => {
     clock.advance(0);
-    await settle();
+    await drain();
     for (let left = ms; left > 0; left -= Math.min(left, 1_000)) {
       clock.advance(Math.min(left, 1_000));
       state.wall += Math.min(left, 1_000);
-      await settle(6);
+      await drain();
     }
-    await settle();
   };
   let started = false;
   void ctl.start().then(() => (started = true));
