@@ -157,6 +157,27 @@ describe('poller', () => {
     await poller.stop();
   });
 
+  it('an awaited namespace listed before its first service stays awaited until one shows up', async () => {
+    const { cm, poller, changes, tick } = setup(['shop', 'fresh']);
+    await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));
+    poller.start();
+    await tick(0);
+    poller.awaitNamespace('fresh');
+    // The exporter has created the Cloud Map namespace, not yet its service: a listing now
+    // finds the namespace empty.
+    cm.seedNamespace('fresh', 'HTTP');
+    await tick(5_000);
+    expect(changes).not.toContain('fresh/web');
+    await publish(cm, exportOf('c1', 'fresh', 'web', endpoints(1, 1)));
+    await tick(5_000);
+    // Within one fast period, not at the next slow round (60 s).
+    expect(changes).toContain('fresh/web');
+    const listings = cm.calls('listNamespaces');
+    await tick(20_000);
+    expect(cm.calls('listNamespaces')).toBe(listings);
+    await poller.stop();
+  });
+
   it('a heartbeat renewal with the same exports lists nothing', async () => {
     const { cm, poller, tick } = setup();
     await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));

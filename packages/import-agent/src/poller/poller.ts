@@ -339,7 +339,6 @@ export function createPoller(opts: PollerOptions): Poller {
       log.warn('listing cloud map namespaces failed', { [logFields.error]: describe(error) });
       return false;
     }
-    for (const ns of namespaces) awaited.delete(ns.name);
     let ok = true;
     const listed = new Set<string>();
     const unlisted = new Set<string>(); // namespaces whose services could not be listed
@@ -357,6 +356,13 @@ export function createPoller(opts: PollerOptions): Poller {
         });
       }
     });
+    // An awaited namespace stays awaited until a listing shows a service in it: the exporter
+    // creates the Cloud Map namespace first and its services a moment later, and a listing in
+    // between must not end the wait (the service would then wait for the next slow round).
+    for (const ns of namespaces) {
+      const prefix = `${ns.name}/`;
+      if ([...listed].some((key) => key.startsWith(prefix))) awaited.delete(ns.name);
+    }
     // A shard named by a tracked export record stays even if a listing that started before it
     // was created misses it (its reads fail, and keep the last good state, if it is gone).
     for (const s of services.values())
