@@ -202,7 +202,8 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
         const instances = store
           .instances(svc)
           .filter((i) => wanted.every(([k, v]) => i.attributes[k] === v))
-          .slice(0, cloudMapLimits.discoverMaxResults);
+          .slice(0, cloudMapLimits.discoverMaxResults)
+          .map((i) => ({ ...i, health: discoveredHealth(svc, i) }));
         return { instances, revision: svc.revision };
       }),
     discoverInstancesRevision: (namespaceName, serviceName) =>
@@ -307,4 +308,17 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
       return [...ops.values()].map((o) => ({ ...o }));
     },
   };
+}
+
+/**
+ * DiscoverInstances' HealthStatus as Cloud Map (and the emulator) report it: UNKNOWN without a
+ * health check; with a custom health check, AWS_INIT_HEALTH_STATUS (default HEALTHY), since
+ * the port never updates a custom status.
+ */
+function discoveredHealth(
+  svc: { customHealth?: boolean },
+  inst: CloudMapInstance,
+): NonNullable<CloudMapInstance['health']> {
+  if (svc.customHealth !== true) return 'UNKNOWN';
+  return inst.attributes['AWS_INIT_HEALTH_STATUS'] === 'UNHEALTHY' ? 'UNHEALTHY' : 'HEALTHY';
 }
