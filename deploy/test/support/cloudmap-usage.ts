@@ -162,13 +162,18 @@ export function sdkActionsByPortMethod(): Map<string, Set<string>> {
 
 /**
  * Port methods the shared client calls on its own because an agent called `method`
- * (createCloudMapClient: methods whose result is tracked → getOperation via the tracker).
+ * (createCloudMapClient and the read and write builders it spreads in: methods whose result is
+ * tracked → getOperation via the tracker).
  */
 export function clientImpliedMethods(): Map<string, Set<string>> {
   const file = join(coreCloudmap, 'client.ts');
-  const methods = factoryMethods(file, 'createCloudMapClient');
+  const methods = new Map([
+    ...factoryMethods(file, 'createCloudMapClient'),
+    ...factoryMethods(file, 'cachedReads'),
+    ...factoryMethods(file, 'evictingWrites'),
+  ]);
   const source = ts.sys.readFile(file) ?? '';
-  if (!/getOperation:\s*\(id\)\s*=>\s*attempt\('getOperation'/.test(source)) {
+  if (!/getOperation:\s*\(id\)\s*=>\s*caller\.attempt\('getOperation'/.test(source)) {
     throw new Error(
       'client.ts no longer wires the operation tracker to getOperation as expected; revisit this analysis',
     );
