@@ -112,13 +112,13 @@ ignored() {
 }
 # The cache key leaves out the context files nothing of reaches the image: the harness (e2e/,
 # compiled only because the agents' tsconfig references it for their tests), the tests, the
-# README and CI scripts. The runtime stage copies one agent's bundle from prune.sh (main.mjs,
+# README, the Makefile and CI scripts. The runtime stage copies one agent's bundle from prune.sh (main.mjs,
 # its source map and the licences), and e2e/test/realnodes/agent-images.int.test.ts checks
 # /app against prune.sh's output. Without this every harness edit would rebuild both images.
 not_in_image() {
   case $1 in
     e2e/package.json) return 1 ;;
-    e2e/* | packages/*/test/* | tools/test/* | README.md | .ci/*) return 0 ;;
+    e2e/* | packages/*/test/* | tools/test/* | README.md | Makefile | .ci/*) return 0 ;;
   esac
   return 1
 }
