@@ -4,6 +4,7 @@ import {
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
+  type V1ListMeta,
 } from '@kubernetes/client-node';
 import type { Logger } from '../logging/logger.js';
 import type { Clock } from '../workqueue/clock.js';
@@ -14,8 +15,16 @@ export interface KubeInformerOptions<T extends KubernetesObject> {
   kubeConfig: KubeConfig;
   /** The watch path, e.g. `/apis/multicluster.x-k8s.io/v1beta1/serviceexports`. */
   path: string;
-  /** The matching list call, e.g. `() => customApi.listClusterCustomObject({...})`. */
-  list: () => Promise<KubernetesListObject<T>>;
+  /**
+   * The matching list call, e.g. `(page) => customApi.listClusterCustomObject({ ...page })`.
+   * Pass `page` on (`limit` and `_continue`) and the list is read in pages of
+   * `listPageSize`, each transformed before the next is read: listing a cluster's 5,000
+   * Services keeps one page of full objects at a time, not 5,000 (issue 14). A list call
+   * that ignores it reads everything in one response, as before.
+   */
+  list: (page: ListPage) => Promise<KubernetesListObject<T>>;
+  /** Objects per list page; default 500 (client-go's reflector uses the same). */
+  listPageSize?: number;
   /** Must be the one the list call uses too: the watch continues the list. */
   labelSelector?: string;
   fieldSelector?: string;
@@ -32,6 +41,46 @@ export interface KubeInformerOptions<T extends KubernetesObject> {
   clock?: Clock;
   watchdogMs?: number;
   onRestart?: (reason: 'error' | 'watchdog') => void;
+}
+
+/** The paging parameters of a Kubernetes list call (`limit`, and the token of the next page). */
+export interface ListPage {
+  limit: number;
+  _continue?: string;
+}
+
+export const defaultListPageSize = 500;
+
+/**
+ * Reads a list in pages and transforms each page's items before asking for the next one, so
+ * only what `transform` keeps of the earlier pages stays reachable. The result carries the
+ * last page's metadata without its continue token: every page of a paginated list is served
+ * from the first page's snapshot, so its resourceVersion is the one the watch must start from.
+ */
+export async function listInPages<T extends KubernetesObject>(
+  list: (page: ListPage) => Promise<KubernetesListObject<T>>,
+  pageSize: number,
+  transform: (obj: T) => T,
+): Promise<KubernetesListObject<T>> {
+  const items: T[] = [];
+  let token: string | undefined;
+  for (;;) {
+    const page = await list(
+      token === undefined ? { limit: pageSize } : { limit: pageSize, _continue: token },
+    );
+    for (const item of page.items) items.push(transform(item));
+    // Typed lists (CoreV1Api…) are deserialized into V1ListMeta (`_continue`); custom object
+    // lists are the server's JSON as is (`continue`).
+    const meta = page.metadata as (V1ListMeta & { continue?: string }) | undefined;
+    token = meta?._continue ?? meta?.continue;
+    if (token === undefined || token === '') {
+      const metadata: V1ListMeta & { continue?: string } = { ...page.metadata };
+      delete metadata._continue;
+      delete metadata.continue;
+      delete metadata.remainingItemCount;
+      return { ...page, metadata, items };
+    }
+  }
 }
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -126,9 +175,13 @@ export function createKubeInformer<T extends KubernetesObject>(
         options.path,
         watch,
         async () => {
-          const result = await options.list();
+          const result = await listInPages(
+            options.list,
+            options.listPageSize ?? defaultListPageSize,
+            transform,
+          );
           listed();
-          return { ...result, items: result.items.map(transform) };
+          return result;
         },
         false,
         options.labelSelector,

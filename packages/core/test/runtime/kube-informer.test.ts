@@ -1,7 +1,13 @@
 // What the informer caches keep of an object (issue 14: memory bounded by what is read).
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { isMetadataStub, metadataStub, stripUnread } from '../../src/runtime/kube-informer.js';
+import {
+  isMetadataStub,
+  listInPages,
+  metadataStub,
+  stripUnread,
+  type ListPage,
+} from '../../src/runtime/kube-informer.js';
 
 const service = (): KubernetesObject & { spec: { ports: { port: number }[] } } => ({
   apiVersion: 'v1',
@@ -59,5 +65,86 @@ describe('metadataStub', () => {
   it('is told apart from a full object, and from undefined', () => {
     expect(isMetadataStub(undefined)).toBe(false);
     expect(isMetadataStub(service())).toBe(false);
+  });
+});
+
+describe('listInPages', () => {
+  type Obj = KubernetesObject & { big?: string };
+  const obj = (i: number): Obj => ({
+    metadata: { name: `o${i}`, resourceVersion: `${i}` },
+    big: 'x',
+  });
+  /** A list call over `total` objects that serves `limit` at a time, as the API server does. */
+  const server = (total: number) => {
+    const calls: ListPage[] = [];
+    const list = (page: ListPage): Promise<KubernetesListObject<Obj>> => {
+      calls.push(page);
+      const start = page._continue === undefined ? 0 : Number(page._continue);
+      const end = Math.min(total, start + page.limit);
+      const items = Array.from({ length: end - start }, (_, k) => obj(start + k));
+      return Promise.resolve({
+        apiVersion: 'v1',
+        kind: 'List',
+        metadata: {
+          resourceVersion: '77',
+          ...(end < total ? { _continue: String(end), remainingItemCount: total - end } : {}),
+        },
+        items,
+      });
+    };
+    return { list, calls };
+  };
+
+  it('reads every page, transforming each before asking for the next', async () => {
+    const { list, calls } = server(1_234);
+    const seenAtCall: number[] = [];
+    let transformed = 0;
+    const result = await listInPages(
+      (page) => {
+        seenAtCall.push(transformed);
+        return list(page);
+      },
+      500,
+      (o) => {
+        transformed += 1;
+        return metadataStub(o);
+      },
+    );
+    expect(calls).toEqual([
+      { limit: 500 },
+      { limit: 500, _continue: '500' },
+      { limit: 500, _continue: '1000' },
+    ]);
+    // Page n is requested only once the n-1 pages before it were transformed.
+    expect(seenAtCall).toEqual([0, 500, 1_000]);
+    expect(result.items).toHaveLength(1_234);
+    expect(result.items.every((o) => isMetadataStub(o))).toBe(true);
+    expect(result.items.map((o) => o.metadata?.name)).toEqual(
+      Array.from({ length: 1_234 }, (_, i) => `o${i}`),
+    );
+    // The watch starts from the list's resourceVersion; no continue token is left behind.
+    expect(result.metadata).toEqual({ resourceVersion: '77' });
+  });
+
+  it('follows the continue token of a custom object list (the JSON field `continue`)', async () => {
+    const { list } = server(1_001);
+    const raw = async (page: ListPage): Promise<KubernetesListObject<Obj>> => {
+      const typed = await list(page);
+      const { _continue: token, ...rest } = typed.metadata ?? {};
+      return {
+        ...typed,
+        metadata: { ...rest, ...(token === undefined ? {} : { continue: token }) },
+      };
+    };
+    const result = await listInPages(raw, 500, stripUnread);
+    expect(result.items).toHaveLength(1_001);
+    expect(result.metadata).toEqual({ resourceVersion: '77' });
+  });
+
+  it('takes a list call that ignores paging as one page', async () => {
+    const { list } = server(3);
+    const result = await listInPages(() => list({ limit: 1_000_000 }), 2, stripUnread);
+    expect(result.items).toHaveLength(3);
+    expect(result.metadata).toEqual({ resourceVersion: '77' });
   });
 });

@@ -74,7 +74,7 @@ export function createPodLabelCache(opts: PodLabelCacheOptions): PodLabelCache {
           name: 'pods',
           kubeConfig: opts.kubeConfig,
           path: '/api/v1/pods',
-          list: () => core.listPodForAllNamespaces(),
+          list: (page) => core.listPodForAllNamespaces(page),
           transform: (pod) => metadataStub(pod, { labels: true }),
           onEvent: onPod,
           logger: opts.logger,

@@ -66,8 +66,8 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     name: 'serviceexports',
     kubeConfig,
     path: `/apis/${ServiceExportApi.apiVersion}/${ServiceExportApi.plural}`,
-    list: () =>
-      custom.listClusterCustomObject({ ...ServiceExportApi }) as Promise<
+    list: (page) =>
+      custom.listClusterCustomObject({ ...ServiceExportApi, ...page }) as Promise<
         KubernetesListObject<ServiceExportObject & KubernetesObject>
       >,
     onEvent: (e, o) => {
@@ -86,7 +86,7 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     name: 'services',
     kubeConfig,
     path: '/api/v1/services',
-    list: () => core.listServiceForAllNamespaces(),
+    list: (page) => core.listServiceForAllNamespaces(page),
     transform: (o) =>
       exported(o.metadata?.namespace, o.metadata?.name) ? stripUnread(o) : metadataStub(o),
     onEvent: (_e, o) => {
@@ -100,7 +100,8 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     kubeConfig,
     path: '/apis/discovery.k8s.io/v1/endpointslices',
     labelSelector: LABEL_SERVICE_NAME,
-    list: () => discovery.listEndpointSliceForAllNamespaces({ labelSelector: LABEL_SERVICE_NAME }),
+    list: (page) =>
+      discovery.listEndpointSliceForAllNamespaces({ labelSelector: LABEL_SERVICE_NAME, ...page }),
     transform: (o) =>
       exported(o.metadata?.namespace, o.metadata?.labels?.[LABEL_SERVICE_NAME])
         ? stripUnread(o)

@@ -11,6 +11,7 @@ import {
   createKubeInformer,
   metadataStub,
   type InformerEvent,
+  type ListPage,
   type SupervisedInformer,
 } from '@cloudmap-mcs/core/runtime';
 
@@ -26,7 +27,7 @@ function watch<T extends KubernetesObject>(
   name: string,
   kc: KubeConfig,
   path: string,
-  list: () => Promise<KubernetesListObject<T>>,
+  list: (page: ListPage) => Promise<KubernetesListObject<T>>,
   labelSelector: string | undefined,
   handler: Handler<T>,
   logger: Logger,
@@ -83,7 +84,7 @@ export function startImportInformers(
       'namespaces',
       kc,
       '/api/v1/namespaces',
-      () => core.listNamespace(),
+      (page) => core.listNamespace(page),
       undefined,
       handlers.namespace,
       logger,
@@ -93,9 +94,10 @@ export function startImportInformers(
       'serviceimports',
       kc,
       `/apis/${ServiceImportApi.apiVersion}/${ServiceImportApi.plural}`,
-      async () =>
+      async (page) =>
         (await custom.listClusterCustomObject({
           ...ServiceImportApi,
+          ...page,
         })) as KubernetesListObject<KubernetesObject>,
       undefined,
       handlers.serviceImport,
@@ -105,9 +107,10 @@ export function startImportInformers(
       'serviceexports',
       kc,
       `/apis/${ServiceExportApi.apiVersion}/${ServiceExportApi.plural}`,
-      async () =>
+      async (page) =>
         (await custom.listClusterCustomObject({
           ...ServiceExportApi,
+          ...page,
         })) as KubernetesListObject<KubernetesObject>,
       undefined,
       handlers.serviceExport,
@@ -118,7 +121,7 @@ export function startImportInformers(
       'services',
       kc,
       '/api/v1/services',
-      () => core.listServiceForAllNamespaces({ labelSelector: selectors.services }),
+      (page) => core.listServiceForAllNamespaces({ labelSelector: selectors.services, ...page }),
       selectors.services,
       handlers.service,
       logger,
@@ -127,8 +130,11 @@ export function startImportInformers(
       'endpointslices',
       kc,
       '/apis/discovery.k8s.io/v1/endpointslices',
-      () =>
-        discovery.listEndpointSliceForAllNamespaces({ labelSelector: selectors.endpointSlices }),
+      (page) =>
+        discovery.listEndpointSliceForAllNamespaces({
+          labelSelector: selectors.endpointSlices,
+          ...page,
+        }),
       selectors.endpointSlices,
       handlers.endpointSlice,
       logger,
