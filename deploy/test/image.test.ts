@@ -4,6 +4,7 @@
 import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { join, relative } from 'node:path';
+import { agentNodeOptions } from '@cloudmap-mcs/e2e';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { render, repoRoot } from './support/helm.js';
 import {
@@ -51,7 +52,10 @@ describe.each(agents)('%s image tree', (agent) => {
     );
     expect(dockerfile).toMatch(/^FROM --platform=\$BUILDPLATFORM /m);
     expect(dockerfile).toMatch(/^USER 65532:65532$/m);
-    expect(dockerfile).toContain('ENTRYPOINT ["node", "--enable-source-maps", "/app/main.mjs"]');
+    // The launchers' node options (e2e/src/agent-bundle.ts), so tests run what ships.
+    expect(dockerfile).toContain(
+      `ENTRYPOINT ${JSON.stringify(['node', ...agentNodeOptions, '/app/main.mjs']).replaceAll('","', '", "')}`,
+    );
     expect(dockerfile).toMatch(/node:24[-\w]*slim|distroless\/nodejs24/);
   });
 

@@ -45,7 +45,24 @@ export function ensureAgentBundle(agent: AgentPackage): string {
   return bundle;
 }
 
+/**
+ * The `node` options every agent runs with, here and in the images' entry points
+ * (Dockerfile.export / Dockerfile.import, checked by deploy/test/image.test.ts):
+ * - source maps on, for TypeScript stack traces (the map covers our code only);
+ * - a young generation of at most 4 MiB per semi-space. Node 24 sizes it from the host's
+ *   memory, and under an agent's steady allocation it grew to 128 MiB of new space for a few
+ *   MiB of live young objects;
+ * - V8's `--optimize-for-size` (slower heap growth, smaller young generation): the agents
+ *   wait on the network, and it kept the committed heap close to the live one.
+ * Measured in docs/adr/0016-agent-memory.md (decision 5) and docs/benchmarks.md.
+ */
+export const agentNodeOptions: readonly string[] = [
+  '--enable-source-maps',
+  '--max-semi-space-size=4',
+  '--optimize-for-size',
+];
+
 /** The `node` arguments that start the agent: `[...agentNodeArgs(agent), ...agentFlags]`. */
 export function agentNodeArgs(agent: AgentPackage): string[] {
-  return ['--enable-source-maps', ensureAgentBundle(agent)];
+  return [...agentNodeOptions, ensureAgentBundle(agent)];
 }

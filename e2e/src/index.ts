@@ -1,6 +1,7 @@
 export {
   agentBundle,
   agentNodeArgs,
+  agentNodeOptions,
   ensureAgentBundle,
   type AgentPackage,
 } from './agent-bundle.js';

@@ -5,6 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentNodeOptions } from '@cloudmap-mcs/e2e';
 import { deployDir } from './helm.js';
 
 export type Agent = 'export-agent' | 'import-agent';
@@ -61,7 +62,7 @@ export function canSandbox(): boolean {
 }
 
 /**
- * The command line that runs `node --enable-source-maps <tree>/main.mjs args` (the image's
+ * The command line that runs `node <agentNodeOptions> <tree>/main.mjs args` (the image's
  * entry point) as uid/gid 65532 in a private
  * mount namespace where the tree is a read-only bind mount.
  */
@@ -76,7 +77,7 @@ export function sandboxedCommand(
     `mount --bind ${quote(dir)} ${quote(dir)}`,
     `mount -o remount,bind,ro ${quote(dir)}`,
     `cd /`,
-    `exec setpriv --reuid=65532 --regid=65532 --clear-groups ${quote(trees.node)} --enable-source-maps ${quote(join(dir, 'main.mjs'))} ${args.map(quote).join(' ')}`,
+    `exec setpriv --reuid=65532 --regid=65532 --clear-groups ${quote(trees.node)} ${agentNodeOptions.map(quote).join(' ')} ${quote(join(dir, 'main.mjs'))} ${args.map(quote).join(' ')}`,
   ].join(' && ');
   return ['unshare', '-m', 'sh', '-c', inner];
 }

@@ -111,7 +111,7 @@ describe.each([
 
   it('holds exactly the tree prune.sh produces under the COPY destination', () => {
     expect(facts.copy).toEqual({ src: '/out', dest: '/app' });
-    // ENTRYPOINT ["node", "--enable-source-maps", "/app/main.mjs"]: the script is the last word.
+    // ENTRYPOINT ["node", <agentNodeOptions>, "/app/main.mjs"]: the script is the last word.
     const entry = facts.entrypoint.at(-1)!;
     expect(image.appFiles).toContain(entry.replace(/^\/app\//, ''));
     // pnpm names a workspace dependency's store directory after its absolute path
