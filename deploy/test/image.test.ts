@@ -4,7 +4,7 @@
 import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { join, relative } from 'node:path';
-import { agentNodeOptions } from '@cloudmap-mcs/e2e';
+import { agentEnvironment, agentNodeOptions } from '@cloudmap-mcs/e2e';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { render, repoRoot } from './support/helm.js';
 import {
@@ -56,6 +56,8 @@ describe.each(agents)('%s image tree', (agent) => {
     expect(dockerfile).toContain(
       `ENTRYPOINT ${JSON.stringify(['node', ...agentNodeOptions, '/app/main.mjs']).replaceAll('","', '", "')}`,
     );
+    for (const [name, value] of Object.entries(agentEnvironment))
+      expect(dockerfile).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'));
     expect(dockerfile).toMatch(/node:24[-\w]*slim|distroless\/nodejs24/);
   });
 

@@ -1,5 +1,6 @@
 export {
   agentBundle,
+  agentEnvironment,
   agentNodeArgs,
   agentNodeOptions,
   ensureAgentBundle,

@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { agentEnvironment } from '../agent-bundle.js';
 import type { ClusterInfo } from '../cluster.js';
 import { agentNodeArgsOf, tail } from '../demo/agents.js';
 import { loadKubeconfig } from '../kubeconfig.js';
@@ -85,6 +86,7 @@ function peerEnv(kubeconfig: string, emu: BenchEmulator): Record<string, string>
 }
 
 const oursEnv = (): Record<string, string> => ({
+  ...agentEnvironment,
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'test',
   AWS_SECRET_ACCESS_KEY: 'test',

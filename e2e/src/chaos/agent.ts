@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { agentEnvironment } from '../agent-bundle.js';
 import { agentNodeArgsOf, type AgentKind } from '../demo/agents.js';
 import { allocatePorts, releasePortClaims } from '../ports.js';
 import { startTicksOf } from '../processes.js';
@@ -72,6 +73,7 @@ export class ChaosAgent {
       {
         // Only what an agent needs: the runner's own MCS_* settings would be read as agent flags.
         env: {
+          ...agentEnvironment,
           PATH: process.env['PATH'] ?? '',
           AWS_REGION: 'us-east-1',
           AWS_ACCESS_KEY_ID: 'test',

@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentNodeArgs } from '../agent-bundle.js';
+import { agentEnvironment, agentNodeArgs } from '../agent-bundle.js';
 import { repoRoot } from '../paths.js';
 import type { ClusterInfo } from '../cluster.js';
 import { allocatePorts, releasePortClaims } from '../ports.js';
@@ -109,7 +109,7 @@ export async function startAgent(
     args: [...node, ...argsFor({ health, metrics })],
     logFile,
     pidFile: join(pids, `${kind}-agent.pid`),
-    env: { ...env },
+    env: { ...agentEnvironment, ...env },
     cwd: repoRoot(),
     detached: false,
   });

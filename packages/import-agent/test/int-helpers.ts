@@ -11,7 +11,7 @@ import {
   type ClusterExport,
 } from '@cloudmap-mcs/core';
 import { createSdkCloudMapPort, createServiceDiscoveryClient } from '@cloudmap-mcs/core/cloudmap';
-import { agentNodeArgs, waitFor } from '@cloudmap-mcs/e2e';
+import { agentEnvironment, agentNodeArgs, waitFor } from '@cloudmap-mcs/e2e';
 
 /** A Cloud Map client for the test itself, playing the export side against the emulator. */
 export function testCloudMap(env: Readonly<Record<string, string>>): CloudMapPort {
@@ -163,6 +163,7 @@ export class AgentProcess {
       // The test runner's own MCS_E2E_* settings are not agent flags (the export agent's strict
       // yargs .env('MCS') would refuse them as unknown arguments).
       env: {
+        ...agentEnvironment,
         ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MCS_'))),
         ...this.env,
       },

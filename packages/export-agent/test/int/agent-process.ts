@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { agentNodeArgs } from '@cloudmap-mcs/e2e';
+import { agentEnvironment, agentNodeArgs } from '@cloudmap-mcs/e2e';
 
 export interface AgentProcess {
   readonly logs: string[];
@@ -38,7 +38,10 @@ export function startAgentProcess(
       'debug',
       ...extraArgs,
     ],
-    { env: { PATH: process.env['PATH'] ?? '', ...awsEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      env: { ...agentEnvironment, PATH: process.env['PATH'] ?? '', ...awsEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   const collect = (chunk: Buffer) => logs.push(...chunk.toString().split('\n').filter(Boolean));
   child.stdout?.on('data', collect);
