@@ -86,3 +86,38 @@ describe('our recent writes over a lagging informer cache', () => {
     expect(recent.overlay('Service', 'n', 'a', cached, { untilMs: 0 })).toBe(cached);
   });
 });
+
+describe('recent writes: memory (issue 14)', () => {
+  const slice = (name: string, rv: string) => ({
+    metadata: {
+      name,
+      namespace: 'shop',
+      resourceVersion: rv,
+      managedFields: [{ manager: 'cloudmap-mcs-import-agent', operation: 'Apply' }],
+    },
+  });
+
+  it('keeps what the informer cache keeps: no managedFields', () => {
+    const clock = new FakeClock(1_000);
+    const recent = createRecentWrites(clock, 5_000);
+    recent.applied('Service', slice('cart', '7'));
+    const used = { untilMs: 0 };
+    const got = recent.overlay('Service', 'shop', 'cart', undefined, used);
+    expect(got?.metadata).toEqual({ name: 'cart', namespace: 'shop', resourceVersion: '7' });
+  });
+
+  it('drops expired entries at a later write, even for keys never read again', () => {
+    const clock = new FakeClock(1_000);
+    const recent = createRecentWrites(clock, 5_000);
+    for (let i = 0; i < 100; i++) recent.applied('EndpointSlice', slice(`s${i}`, '1'));
+    expect(recent.size).toBe(100);
+    clock.advance(5_000);
+    recent.applied('Service', slice('other', '2'));
+    expect(recent.size).toBe(1);
+    // Within the ttl nothing is dropped: the entry just written is still laid over.
+    clock.advance(4_999);
+    recent.deleted('Service', 'shop', 'gone');
+    expect(recent.size).toBe(2);
+    expect(recent.overlay('Service', 'shop', 'other', undefined, { untilMs: 0 })).toBeDefined();
+  });
+});
