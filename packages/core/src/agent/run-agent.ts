@@ -237,6 +237,9 @@ async function lead(
       if (!shutdown.signal.aborted) void shutdown.shutdown('lost leadership', 1);
     },
   });
-  shutdown.onShutdown('leader election', 10, () => elector.stop());
+  // Released after the controllers drained (phase 20) and the external imports stopped (25):
+  // a successor starts writing only after this replica's last write. Renewal stops as soon as
+  // shutdown begins, so a drain longer than the lease duration still lets a standby take over.
+  shutdown.onShutdown('leader election', 27, () => elector.stop());
   await elector.run(shutdown.signal);
 }

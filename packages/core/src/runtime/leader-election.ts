@@ -29,7 +29,11 @@ export interface LeaderElector {
   /** Campaigns until leading, then renews; resolves when leadership ends or `stop` is called. */
   run(signal?: AbortSignal): Promise<void>;
   isLeader(): boolean;
-  /** Stops renewing and, if leading, releases the Lease so another replica takes over at once. */
+  /**
+   * Stops renewing and, if this replica still holds the Lease, releases it so another replica
+   * takes over at once. An aborted `run` signal only stops renewing: the Lease stays held
+   * until `stop`, so an agent releases it after its last write.
+   */
   stop(): Promise<void>;
 }
 
@@ -51,6 +55,10 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   const log = options.logger.child({ [logFields.lease]: options.store.description });
   const stopping = new AbortController();
   let leading = false;
+  // We hold the Lease and have not released it: stays true when the run ends because the
+  // agent is shutting down (the Lease is kept, unrenewed, until `stop` releases it after the
+  // agent's last write), false when leadership was lost.
+  let holding = false;
   let observed: LeaseRecord | undefined;
   let observedAt = 0;
   let lastLeader = '';
@@ -134,6 +142,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     }
     if (signal.aborted) return;
     leading = true;
+    holding = true;
     log.info('started leading', { [logFields.holderIdentity]: options.identity });
     const leadership = new AbortController();
     options.onStartedLeading(leadership.signal);
@@ -146,6 +155,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
         log.error('leadership lost', {
           [logFields.holderIdentity]: observed?.holderIdentity ?? '',
         });
+        holding = false;
         break;
       }
     }
@@ -161,10 +171,10 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     },
     isLeader: () => leading,
     async stop() {
-      const wasLeading = leading;
       stopping.abort();
       await running;
-      if (!wasLeading) return;
+      if (!holding) return;
+      holding = false;
       // Release: clear the holder so a standby acquires without waiting for expiry.
       try {
         const current = await options.store.get();

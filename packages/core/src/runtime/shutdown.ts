@@ -16,8 +16,8 @@ export interface Shutdown {
   readonly signal: AbortSignal;
   /**
    * Registers a step. Steps run in ascending `phase`, steps of one phase concurrently. The
-   * usual order: 10 stop leading, 20 drain queues, 30 stop informers, 40 close Cloud Map
-   * client, 50 close the health server.
+   * usual order: 20 drain queues, 25 stop other writers, 27 release the Lease (after the last
+   * write), 30 stop informers, 40 close Cloud Map client, 50 close the health server.
    */
   onShutdown(name: string, phase: number, step: () => Promise<void> | void): void;
   /**

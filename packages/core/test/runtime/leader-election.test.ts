@@ -70,6 +70,43 @@ describe('leader election', () => {
     await b.elector.stop();
   });
 
+  it('a shutdown signal stops renewing but keeps the Lease until stop releases it', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const shutdown = new AbortController();
+    const log: string[] = [];
+    const a = createLeaderElector({
+      store: lease.store({}),
+      identity: 'a',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      onStartedLeading: () => log.push('started'),
+      onStoppedLeading: () => log.push('stopped'),
+      logger: createMemoryLogger(),
+      clock,
+      wallNow: () => new Date(1_700_000_000_000 + clock.now()),
+      random: () => 0,
+    });
+    const done = a.run(shutdown.signal);
+    await settle();
+    const b = candidate(clock, lease, 'b');
+    shutdown.abort();
+    await done;
+    expect(log).toEqual(['started', 'stopped']);
+    // The agent drains its writes now: nobody else may lead meanwhile.
+    const renewed = lease.record?.renewTime?.getTime();
+    await advance(clock, 6_000, 1_000);
+    expect(lease.record?.holderIdentity).toBe('a');
+    expect(lease.record?.renewTime?.getTime()).toBe(renewed);
+    expect(b.log).toEqual([]);
+    await a.stop();
+    expect(lease.record?.holderIdentity).toBe('');
+    await advance(clock, 2_000, 500);
+    expect(b.log).toEqual(['started']);
+    await b.elector.stop();
+  });
+
   it('a crashed leader is replaced only after the lease duration, judged by local time', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
