@@ -60,6 +60,14 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     peerCheckMs: config.peerCheckSeconds * 1000,
     peerCheckBudgetPerSecond: config.peerCheckBudget,
     onPeerChange: () => metrics.peerChange(),
+    ...(config.changeFeed
+      ? {
+          feed: {
+            minIntervalMs: config.feedIntervalSeconds * 1000,
+            onWrite: (result) => metrics.feedWrite(result),
+          },
+        }
+      : {}),
     tags: { 'cloudmap-mcs:managed-by': 'cloudmap-mcs-export-agent' },
     ...(config.dns === undefined ? {} : { dns: config.dns }),
     podLabelAttributes: config.podLabelAttributes,

@@ -23,6 +23,10 @@ export interface ExportOwnConfig {
   /** DiscoverInstancesRevision calls per second the peer checks may use. */
   peerCheckBudget: number;
   heartbeatSeconds: number;
+  /** Write the clusterset change feed (ADR 0018). */
+  changeFeed: boolean;
+  /** At most one feed write per this many seconds. */
+  feedIntervalSeconds: number;
   registerRatePerSecond: number;
   /**
    * DNS namespaces (`--dns-records`, ADR 0010): services created in DNS_PRIVATE namespaces get
@@ -54,6 +58,17 @@ const OPTIONS = {
     describe: 'peer checks per second at most; more exports stretch the period',
   },
   'heartbeat-seconds': { type: 'number', default: 30, describe: 'heartbeat renewal period' },
+  'change-feed': {
+    type: 'boolean',
+    default: true,
+    describe:
+      'write this cluster’s entry of the clusterset change feed (Cloud Map namespace _mcs-feed), so importers read only the services that changed',
+  },
+  'feed-interval-seconds': {
+    type: 'number',
+    default: 1,
+    describe: 'at most one change feed write per this many seconds (changes meanwhile coalesce)',
+  },
   'register-rate': {
     type: 'number',
     default: 20,
@@ -91,6 +106,8 @@ export const exportConfigSpec: ConfigSpec<typeof OPTIONS, ExportOwnConfig> = {
       peerCheckSeconds: nonNegative('peer-check-seconds', args.peerCheckSeconds),
       peerCheckBudget: positive('peer-check-budget', args.peerCheckBudget),
       heartbeatSeconds: positive('heartbeat-seconds', args.heartbeatSeconds),
+      changeFeed: args.changeFeed,
+      feedIntervalSeconds: positive('feed-interval-seconds', args.feedIntervalSeconds),
       registerRatePerSecond: positive('register-rate', args.registerRate),
       podLabelAttributes: parseLabelKeyList(args.podLabelAttributes),
     };

@@ -8,6 +8,7 @@ import {
   type WorkQueue,
 } from '@cloudmap-mcs/core';
 import { createTargetResolver, type DnsOptions } from './cloudmap-target.js';
+import { createFeedWriter, type FeedWriter, type FeedWriteResult } from './feed-writer.js';
 import { createHeartbeats, type Heartbeats } from './heartbeat.js';
 import { createRevisionPeerWatch, type PeerWatch } from './peer-watch.js';
 import { createPendingWrites, type PendingWrites } from './pending-writes.js';
@@ -47,6 +48,12 @@ export interface ExportControllerOptions {
   peerCheckBudgetPerSecond: number;
   /** Another cluster changed an exported service (metrics). */
   onPeerChange?: () => void;
+  /**
+   * The clusterset change feed (ADR 0018): this cluster's feed instance is written at most
+   * once per `minIntervalMs` after its records change. Absent: no feed (importers fall back to
+   * per-service revision checks for this cluster's services).
+   */
+  feed?: { minIntervalMs: number; onWrite?: (result: FeedWriteResult) => void };
   tags: Record<string, string>;
   /** DNS namespaces (ADR 0010); absent: HTTP namespaces, services without DnsConfig. */
   dns?: DnsOptions;
@@ -64,6 +71,7 @@ export interface ExportController {
   readonly pending: PendingWrites;
   readonly heartbeats: Heartbeats;
   readonly peers: PeerWatch | undefined;
+  readonly feed: FeedWriter | undefined;
   enqueue(key: string): void;
   enqueueAll(): void;
   /** Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats until `stop`. */
@@ -145,6 +153,29 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
           },
         })
       : undefined;
+  const feed =
+    opts.feed === undefined
+      ? undefined
+      : createFeedWriter({
+          cloudMap: opts.cloudMap,
+          // Its own resolver: the feed namespace is always HTTP, whatever --dns-records says.
+          resolver: createTargetResolver({
+            cloudMap: opts.cloudMap,
+            tags: opts.tags,
+            logger,
+            now: () => clock.now(),
+          }),
+          identity: () => opts.sources.identity(),
+          clock,
+          now: opts.wallNow,
+          logger: logger.child({ component: 'feed-writer' }),
+          minIntervalMs: opts.feed.minIntervalMs,
+          ...(opts.feed.onWrite === undefined ? {} : { onWrite: opts.feed.onWrite }),
+        });
+  const announce = (key: string): void => {
+    const slash = key.indexOf('/');
+    feed?.changed(key.slice(0, slash), key.slice(slash + 1));
+  };
   const reconciler = createExportReconciler({
     sources: opts.sources,
     writer: opts.writer,
@@ -158,6 +189,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     onExportsChanged: () => {
       if (firstPass === undefined) beat();
     },
+    ...(feed === undefined ? {} : { onWritesSubmitted: (ns, name) => feed.hint(ns, name) }),
     ...(opts.podLabelAttributes === undefined
       ? {}
       : { podLabelAttributes: opts.podLabelAttributes }),
@@ -175,7 +207,11 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
       });
     }
     const key = reconciler.keyForService(r.serviceId);
-    if (key !== undefined) queue.add(key);
+    if (key === undefined) return;
+    // Cloud Map applied (or refused) a write of the key's records: only now may the feed
+    // name it, so a reader following the feed reads what was written (ADR 0018).
+    announce(key);
+    queue.add(key);
   });
   const scheduleHeartbeat = (): void => {
     if (stopped) return;
@@ -196,6 +232,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     pending,
     heartbeats,
     peers,
+    feed,
     enqueue: (key) => queue.add(key),
     enqueueAll,
     async run() {
@@ -207,6 +244,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
       firstPass = initial.size === 0 ? undefined : new Set(initial);
       for (const key of initial) queue.add(key);
       scheduleHeartbeat();
+      feed?.start();
       peers?.start();
       await controller.run();
     },
@@ -216,6 +254,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
       unsubscribe();
       await peers?.stop();
       await controller.stop();
+      await feed?.stop();
       await beating;
     },
   };

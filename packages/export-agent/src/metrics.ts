@@ -4,6 +4,8 @@ export interface ExportMetrics {
   exports(count: number): void;
   /** A revision check found another cluster's change to an exported service. */
   peerChange(): void;
+  /** A change feed write ended (success, duplicate, throttled, error). */
+  feedWrite(result: string): void;
 }
 
 /**
@@ -21,8 +23,15 @@ export function createExportMetrics(registry: Registry): ExportMetrics {
     help: "Revision moves of exported services noticed between reconciles (others' changes).",
     registers: [registry],
   });
+  const feedWrites = new Counter({
+    name: 'mcs_export_feed_writes_total',
+    help: 'Change feed writes (RegisterInstance of this cluster’s feed instance) by result.',
+    labelNames: ['result'],
+    registers: [registry],
+  });
   return {
     peerChange: () => peerChanges.inc(),
+    feedWrite: (result) => feedWrites.inc({ result }),
     exports: (n) => managed.set(n),
   };
 }

@@ -54,6 +54,11 @@ export interface ExportReconcilerDeps {
    * carries a digest of the exported names, so importers find new services within a fast poll.
    */
   onExportsChanged?: (namespace: string) => void;
+  /**
+   * Writes of N/S were just submitted (base, shards or un-export): the change feed announces
+   * it early; the operations' completions announce it again (feed-writer.ts).
+   */
+  onWritesSubmitted?: (namespace: string, name: string) => void;
   /** Told which Cloud Map service each exported key uses, to requeue it on others' changes. */
   peers?: PeerWatch;
   /** `--pod-label-attributes`: label keys for ServiceExports without the annotation. */
@@ -136,6 +141,7 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     if (!isEmptyPlan(plan)) {
       log.info('deregistering exported records', { deregister: plan.deregister.length });
       await applyPlan(cloudMap, pending, target, plan, log);
+      deps.onWritesSubmitted?.(namespace, name);
     }
     return isEmptyPlan(plan) && pending.count(target.serviceId) === 0 && shardsLeft === 0;
   }
@@ -165,6 +171,7 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
           deregister: plan.deregister.length,
         });
         await applyPlan(cloudMap, pending, shard, plan, log);
+        deps.onWritesSubmitted?.(namespace, name);
       }
       left += plan.deregister.length + pending.count(shard.serviceId);
     }
@@ -328,6 +335,7 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
       log,
     });
     for (const id of written.shardServiceIds) serviceKeys.set(id, `${namespace}/${name}`);
+    if ((written.submitted ?? 0) > 0) deps.onWritesSubmitted?.(namespace, name);
     if (written.problem !== undefined) {
       await writeStatus(se, { kind: 'failed', message: `Cannot export: ${written.problem}.` }, log);
       return { requeueAfterMs: deps.resyncMs };

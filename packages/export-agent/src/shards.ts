@@ -59,6 +59,8 @@ export interface ShardedExportResult {
   shardServiceIds: string[];
   /** Writes in flight over the base and every shard service. */
   inFlight: number;
+  /** Writes this call submitted (the change feed announces the service when > 0). */
+  submitted?: number;
 }
 
 export async function writeShardedExport(
@@ -134,6 +136,7 @@ export async function writeShardedExport(
     targets.set(service.index, ensured.target);
     log.info('shard service in use', { cloudMapService: shardName, shard: service.index });
   }
+  let submitted = 0;
   for (const service of plan.services) {
     const { register, deregister } = service.plan;
     if (register.length === 0 && deregister.length === 0) continue;
@@ -147,13 +150,14 @@ export async function writeShardedExport(
       service.index === 0 ? service.plan : shardForm,
       log,
     );
+    submitted += register.length + deregister.length;
   }
   if (plan.heldBack > 0) {
     log.debug('moved instances keep their old copy until the new one is confirmed', {
       heldBack: plan.heldBack,
     });
   }
-  return { plan, shardServiceIds: shardServiceIds(), inFlight: inFlight() };
+  return { plan, shardServiceIds: shardServiceIds(), inFlight: inFlight(), submitted };
 }
 
 /** Every own instance in the shard services an export record declares (to un-export). */

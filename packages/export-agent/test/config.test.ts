@@ -10,6 +10,8 @@ describe('parseConfig', () => {
       peerCheckSeconds: 2,
       peerCheckBudget: 100,
       heartbeatSeconds: 30,
+      changeFeed: true,
+      feedIntervalSeconds: 1,
       leaderElect: true,
       logLevel: 'info',
     });

@@ -71,6 +71,8 @@ export function startAgent(
     /** The revision check of other clusters' changes; off unless a test needs it. */
     peerCheckMs?: number;
     podLabelAttributes?: string[];
+    /** The change feed writer (ADR 0018); off unless a test needs it. */
+    feed?: { minIntervalMs: number };
     /** Client rate limits (default: the agent's); large exports raise them to run quickly. */
     rateLimits?: NonNullable<Parameters<typeof createCloudMapClient>[1]>['rateLimits'];
   } = {},
@@ -98,6 +100,7 @@ export function startAgent(
     peerCheckBudgetPerSecond: 1_000,
     tags: { 'cloudmap-mcs:managed-by': 'export-agent' },
     ...(over.dns === undefined ? {} : { dns: over.dns }),
+    ...(over.feed === undefined ? {} : { feed: over.feed }),
     ...(over.podLabelAttributes === undefined
       ? {}
       : { podLabelAttributes: over.podLabelAttributes }),

@@ -1,7 +1,7 @@
 import type { FeedRecord } from '../records/feed.js';
 
 /**
- * What a reader does with the change feed (ADR 0014). Pure: the poller keeps one cursor per
+ * What a reader does with the change feed (ADR 0018). Pure: the poller keeps one cursor per
  * writing cluster and asks, for each read of the feed service, which services to read. Safe
  * under lost, duplicated and reordered feed writes: a record older than the cursor changes
  * nothing, a repeated one reads nothing, and whatever cannot be proven complete (a new writer,

@@ -8,7 +8,7 @@ import { clusterPrefix } from './ids.js';
 import * as p from './parse.js';
 
 /**
- * The clusterset change feed (ADR 0014, docs/cloudmap-schema.md "Change feed"): one instance
+ * The clusterset change feed (ADR 0018, docs/cloudmap-schema.md "Change feed"): one instance
  * per exporting cluster in one Cloud Map service per clusterset, naming the Kubernetes services
  * this cluster changed recently, each with the sequence number of the write that announced it.
  * Readers poll only this service's revision and read just what changed. Pure: no I/O.

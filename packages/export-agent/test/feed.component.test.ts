@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  Attr,
+  decodeFeed,
+  FEED_NAMESPACE_NAME,
+  feedServiceName,
+  type FeedRecord,
+} from '@cloudmap-mcs/core';
+import { createFakeCloudMap, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { clusterA, converged, elapse, FakeK8s, startAgent, type Agent } from './harness.js';
+import { service, serviceExport, slice } from './fake-k8s.js';
+
+const agents: Agent[] = [];
+afterEach(async () => {
+  for (const a of agents.splice(0)) await a.stop();
+});
+
+const feedOf = (fake: FakeCloudMap): FeedRecord | undefined => {
+  const [instance] = fake.instancesOf(FEED_NAMESPACE_NAME, feedServiceName(clusterA.clustersetId));
+  return instance === undefined ? undefined : decodeFeed(instance, clusterA.clustersetId);
+};
+const seqOf = (r: FeedRecord | undefined, name: string): number =>
+  r?.changes.find((c) => c.namespace === 'shop' && c.name === name)?.seq ?? -1;
+const waitFor = (fn: () => void) => converged(fn);
+
+describe('export agent: change feed (ADR 0018)', () => {
+  it('names a service after Cloud Map applied its writes, for export and un-export', async () => {
+    // Manual operations: writes stay SUBMITTED until the test completes them.
+    const fake = createFakeCloudMap({ operationMode: 'manual' });
+    const k8s = new FakeK8s(clusterA);
+    const agent = startAgent(k8s, fake, { feed: { minIntervalMs: 20 } });
+    agents.push(agent);
+    await waitFor(() => expect(feedOf(fake)?.seq).toBe(0)); // this incarnation's epoch
+    k8s.apply('service', service('shop', 'cart'));
+    k8s.apply('slice', slice('shop', 'cart', 'cart-1', [{ ip: '10.0.0.1', node: 'n1' }]));
+    k8s.apply('export', serviceExport('shop', 'cart'));
+    const own = () =>
+      fake
+        .instancesOf('shop', 'cart')
+        .filter((i) => i.attributes[Attr.ClusterId] === clusterA.clusterId);
+    await waitFor(() => expect(own().length).toBe(2));
+    // Submitted, not applied: whatever the feed said so far, the completion must follow it.
+    await elapse(100);
+    const beforeCompletion = feedOf(fake)?.seq ?? 0;
+    fake.completeAllOperations();
+    await waitFor(() => expect(seqOf(feedOf(fake), 'cart')).toBeGreaterThan(beforeCompletion));
+    // Un-export: deregistrations are announced once applied too.
+    k8s.delete('export', 'shop/cart');
+    await waitFor(() => expect(own()).toEqual([]));
+    await elapse(100);
+    const beforeRemoval = feedOf(fake)!.seq;
+    fake.completeAllOperations();
+    await waitFor(() => expect(seqOf(feedOf(fake), 'cart')).toBeGreaterThan(beforeRemoval));
+    // Heartbeat and feed operations themselves name nothing.
+    expect(feedOf(fake)!.changes.map((c) => c.name)).toEqual(['cart']);
+  });
+
+  it('writes nothing to the feed at idle (a minute of fake time)', async () => {
+    const fake = createFakeCloudMap();
+    const k8s = new FakeK8s(clusterA);
+    const agent = startAgent(k8s, fake, { feed: { minIntervalMs: 20 } });
+    agents.push(agent);
+    k8s.apply('service', service('shop', 'cart'));
+    k8s.apply('slice', slice('shop', 'cart', 'cart-1', [{ ip: '10.0.0.1', node: 'n1' }]));
+    k8s.apply('export', serviceExport('shop', 'cart'));
+    await waitFor(() => expect(seqOf(feedOf(fake), 'cart')).toBeGreaterThan(0));
+    await elapse(300);
+    const seq = feedOf(fake)!.seq;
+    await elapse(60_000, 100);
+    expect(feedOf(fake)!.seq).toBe(seq);
+  });
+});
