@@ -187,8 +187,10 @@ describe('import agent', () => {
       logLevel: 'info',
       logFormat: 'json',
       pollSlowMs: 60_000,
+      pollFeedMs: 1_500,
       pollFastMs: 5_000,
-      pollResyncMs: 600_000,
+      pollHeartbeatMs: 30_000,
+      pollResyncMs: 3_600_000,
       heartbeatTtlMs: 120_000,
       allowedCidrs: [],
       namespaces: {

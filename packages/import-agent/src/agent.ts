@@ -216,6 +216,8 @@ function createController(
     periods: {
       slowMs: config.pollSlowMs,
       fastMs: config.pollFastMs,
+      feedMs: config.pollFeedMs,
+      heartbeatMs: config.pollHeartbeatMs,
       resyncMs: config.pollResyncMs,
       jitter: config.pollJitter,
       maxBackoffMs: config.pollMaxBackoffMs,

@@ -4,6 +4,7 @@ import {
   ConfigError,
   list,
   configParser,
+  nonNegative,
   positive,
   type CommonConfig,
   type ConfigSpec,
@@ -25,6 +26,9 @@ export { ConfigError } from '@cloudmap-mcs/core/agent';
 export interface ImportOwnConfig {
   pollSlowMs: number;
   pollFastMs: number;
+  /** The change feed's revision check (ADR 0018); 0: no feed, every service at pollFastMs. */
+  pollFeedMs: number;
+  pollHeartbeatMs: number;
   pollResyncMs: number;
   pollJitter: number;
   pollMaxBackoffMs: number;
@@ -54,15 +58,27 @@ const OPTIONS = {
     default: 60,
     describe: 'period of ListNamespaces/ListServices',
   },
+  'poll-feed-seconds': {
+    type: 'number',
+    default: 1.5,
+    describe:
+      'period of the DiscoverInstancesRevision of the clusterset change feed; when it moves, only the services it names are read (0: no feed, every service at --poll-fast-seconds)',
+  },
   'poll-fast-seconds': {
     type: 'number',
     default: 5,
-    describe: 'period of DiscoverInstancesRevision per service',
+    describe:
+      'period of DiscoverInstancesRevision per service the change feed does not vouch for (records of writers that do not write it: the AWS controller, older agents)',
+  },
+  'poll-heartbeat-seconds': {
+    type: 'number',
+    default: 30,
+    describe: 'period of DiscoverInstancesRevision of each namespace’s heartbeat service',
   },
   'poll-resync-seconds': {
     type: 'number',
-    default: 600,
-    describe: 'period of the full DiscoverInstances backstop',
+    default: 3600,
+    describe: 'period of the full DiscoverInstances backstop (every service read again)',
   },
   'poll-jitter': { type: 'number', default: 0.1, describe: 'random extra fraction of each period' },
   'poll-max-backoff-seconds': {
@@ -166,6 +182,8 @@ export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
     const config: ImportOwnConfig = {
       pollSlowMs: positive('poll-slow-seconds', args.pollSlowSeconds) * 1000,
       pollFastMs: positive('poll-fast-seconds', args.pollFastSeconds) * 1000,
+      pollFeedMs: nonNegative('poll-feed-seconds', args.pollFeedSeconds) * 1000,
+      pollHeartbeatMs: positive('poll-heartbeat-seconds', args.pollHeartbeatSeconds) * 1000,
       pollResyncMs: positive('poll-resync-seconds', args.pollResyncSeconds) * 1000,
       pollJitter: args.pollJitter,
       pollMaxBackoffMs: positive('poll-max-backoff-seconds', args.pollMaxBackoffSeconds) * 1000,

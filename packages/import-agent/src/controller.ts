@@ -187,7 +187,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
       workers = controller.run();
     },
     namespaceChanged(namespace) {
-      poller.awaitNamespace(namespace);
+      // Services that appear in it later are named by the change feed (or found by the listing).
       void poller.refreshNow().then(() => {
         if (started) enqueueNamespace(namespace);
       });

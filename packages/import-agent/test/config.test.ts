@@ -7,7 +7,9 @@ describe('import agent config', () => {
     expect(c).toMatchObject({
       pollFastMs: 5_000,
       pollSlowMs: 60_000,
-      pollResyncMs: 600_000,
+      pollFeedMs: 1_500,
+      pollHeartbeatMs: 30_000,
+      pollResyncMs: 3_600_000,
       heartbeatTtlMs: 120_000,
       leaderElect: true,
       allowedCidrs: [],

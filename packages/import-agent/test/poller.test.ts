@@ -122,62 +122,6 @@ describe('poller', () => {
     await poller.stop();
   });
 
-  it('a heartbeat naming other exports finds a new service within one fast period', async () => {
-    const { cm, poller, changes, tick } = setup();
-    await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));
-    await heartbeat(cm, 'shop', 'c1', 1_000, exportsDigest(['a']));
-    poller.start();
-    await tick(0);
-    changes.length = 0;
-    await publish(cm, exportOf('c1', 'shop', 'new', endpoints(1, 1)));
-    await heartbeat(cm, 'shop', 'c1', 1_000, exportsDigest(['a', 'new']));
-    // The fast round sees the heartbeat move; the listing it asks for finds the service and
-    // reads it; the slow round (60 s) is nowhere near due.
-    await tick(5_000);
-    expect(changes).toContain('shop/new');
-    expect(poller.get('shop', 'new')?.instances.length).toBeGreaterThan(0);
-    await poller.stop();
-  });
-
-  it('a namespace created here is listed as soon as its Cloud Map namespace appears', async () => {
-    const { cm, poller, changes, tick } = setup(['shop', 'fresh']);
-    await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));
-    poller.start();
-    await tick(0);
-    poller.awaitNamespace('fresh');
-    await tick(5_000);
-    // The exporter creates the Cloud Map namespace after the importer's refresh.
-    await publish(cm, exportOf('c1', 'fresh', 'web', endpoints(1, 1)));
-    await tick(5_000);
-    expect(changes).toContain('fresh/web');
-    // Once listed, or after one slow period, the namespace is no longer awaited.
-    const listings = cm.calls('listNamespaces');
-    await tick(20_000);
-    expect(cm.calls('listNamespaces')).toBe(listings);
-    await poller.stop();
-  });
-
-  it('an awaited namespace listed before its first service stays awaited until one shows up', async () => {
-    const { cm, poller, changes, tick } = setup(['shop', 'fresh']);
-    await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));
-    poller.start();
-    await tick(0);
-    poller.awaitNamespace('fresh');
-    // The exporter has created the Cloud Map namespace, not yet its service: a listing now
-    // finds the namespace empty.
-    cm.seedNamespace('fresh', 'HTTP');
-    await tick(5_000);
-    expect(changes).not.toContain('fresh/web');
-    await publish(cm, exportOf('c1', 'fresh', 'web', endpoints(1, 1)));
-    await tick(5_000);
-    // Within one fast period, not at the next slow round (60 s).
-    expect(changes).toContain('fresh/web');
-    const listings = cm.calls('listNamespaces');
-    await tick(20_000);
-    expect(cm.calls('listNamespaces')).toBe(listings);
-    await poller.stop();
-  });
-
   it('a heartbeat renewal with the same exports lists nothing', async () => {
     const { cm, poller, tick } = setup();
     await publish(cm, exportOf('c1', 'shop', 'a', endpoints(1, 1)));

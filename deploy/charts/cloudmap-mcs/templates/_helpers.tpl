@@ -148,6 +148,10 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.peerCheckBudget | quote }}
 - name: MCS_HEARTBEAT_SECONDS
   value: {{ .agent.heartbeatSeconds | quote }}
+- name: MCS_CHANGE_FEED
+  value: {{ .agent.changeFeed | quote }}
+- name: MCS_FEED_INTERVAL_SECONDS
+  value: {{ .agent.feedIntervalSeconds | quote }}
 - name: MCS_REGISTER_RATE
   value: {{ .agent.registerRate | quote }}
 {{- with .agent.podLabelAttributes }}
@@ -169,8 +173,12 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 {{- else }}
 - name: MCS_POLL_SLOW_SECONDS
   value: {{ .agent.poll.slowSeconds | quote }}
+- name: MCS_POLL_FEED_SECONDS
+  value: {{ .agent.poll.feedSeconds | quote }}
 - name: MCS_POLL_FAST_SECONDS
   value: {{ .agent.poll.fastSeconds | quote }}
+- name: MCS_POLL_HEARTBEAT_SECONDS
+  value: {{ .agent.poll.heartbeatSeconds | quote }}
 - name: MCS_POLL_RESYNC_SECONDS
   value: {{ .agent.poll.resyncSeconds | quote }}
 - name: MCS_HEARTBEAT_TTL_SECONDS

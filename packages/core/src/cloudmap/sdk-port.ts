@@ -108,6 +108,7 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
               ...(s.Arn === undefined ? {} : { arn: s.Arn }),
               ...(dnsConfig === undefined ? {} : { dnsConfig }),
               ...(s.HealthCheckCustomConfig === undefined ? {} : { customHealth: true }),
+              ...(s.InstanceCount === undefined ? {} : { instanceCount: s.InstanceCount }),
             });
           }
         }

@@ -37,6 +37,11 @@ export interface CloudMapService {
   dnsConfig?: ServiceDnsConfig;
   /** The service has HealthCheckCustomConfig. */
   customHealth?: boolean;
+  /**
+   * ListServices' InstanceCount (every instance, any clusterset); absent elsewhere. A hint
+   * only: the import agent checks a service whose count moved (change feed, ADR 0018).
+   */
+  instanceCount?: number;
 }
 
 export interface CloudMapInstance {

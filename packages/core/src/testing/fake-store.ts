@@ -96,7 +96,7 @@ export function createFakeStore(region: string, accountId: string): FakeStore {
     services: (namespaceId) =>
       [...services.values()]
         .filter((s) => s.namespaceId === namespaceId)
-        .map((svc) => summaryOf(svc)),
+        .map((svc) => ({ ...summaryOf(svc), instanceCount: svc.instances.size })),
     service: (id) => services.get(id),
     serviceByName: (namespaceId, name) =>
       [...services.values()].find((s) => s.namespaceId === namespaceId && s.name === name),

@@ -4,8 +4,18 @@
 export interface PollPeriods {
   /** ListNamespaces + ListServices. */
   slowMs: number;
-  /** DiscoverInstancesRevision per service. */
+  /**
+   * DiscoverInstancesRevision per service the change feed does not vouch for (all of them
+   * when the feed is off).
+   */
   fastMs: number;
+  /**
+   * DiscoverInstancesRevision of the change feed service (ADR 0018): the fast round's period.
+   * Absent or 0: no feed, every service is checked at `fastMs`.
+   */
+  feedMs?: number;
+  /** DiscoverInstancesRevision of each namespace's heartbeat service (default `fastMs`). */
+  heartbeatMs?: number;
   /** DiscoverInstances of every service regardless of revision (backstop). */
   resyncMs: number;
   /** Fraction of a period added at random (0.1 = up to +10 %), so replicas and clusters spread out. */

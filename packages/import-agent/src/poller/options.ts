@@ -1,0 +1,48 @@
+import type { CloudMapPort, Clock, Logger } from '@cloudmap-mcs/core';
+import type { PollPeriods } from './schedule.js';
+import type { CloudMapSnapshot, SnapshotHealth } from './snapshot.js';
+
+export type RoundKind = 'slow' | 'fast' | 'resync';
+
+export interface PollerMetrics {
+  round?(kind: RoundKind, ok: boolean, durationMs: number): void;
+  readError?(operation: string): void;
+  /** The change feed asked for a sweep (reason: new-writer, new-epoch, gap, writer-gone, feed-gone). */
+  feedSweep?(reason: string): void;
+  /** A feed instance that could not be decoded (ignored). */
+  feedRejected?(): void;
+}
+
+export interface PollerOptions {
+  port: CloudMapPort;
+  clock: Clock;
+  /** Wall-clock ms since the epoch, for `confirmedAtMs` and first-seen times (default Date.now). */
+  now?: () => number;
+  logger: Logger;
+  clustersetId: string;
+  periods: PollPeriods;
+  /** Revision calls per second this agent may spend; stretches the per-service period. */
+  requestBudgetPerSecond?: number;
+  /** Parallel Cloud Map calls per round. */
+  concurrency?: number;
+  random?: () => number;
+  /** Whether a namespace of that name exists in this cluster. */
+  isLocalNamespace(name: string): boolean;
+  onServiceChange(namespace: string, name: string): void;
+  onHeartbeatChange(namespace: string): void;
+  /** Called each time `synced` or reachability changes. */
+  onHealthChange?(health: SnapshotHealth, synced: boolean): void;
+  metrics?: PollerMetrics;
+}
+
+export interface Poller extends CloudMapSnapshot {
+  start(): void;
+  /** Stops scheduling and waits for the round in flight. */
+  stop(): Promise<void>;
+  /** Runs a slow round now (e.g. a namespace was created locally). */
+  refreshNow(): Promise<void>;
+  /** Services currently tracked, heartbeat services included. */
+  readonly tracked: number;
+  /** Tracked services the change feed vouches for (no per-service revision check). */
+  readonly feedCovered: number;
+}

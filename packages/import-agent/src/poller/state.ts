@@ -1,0 +1,163 @@
+import {
+  Attr,
+  HEARTBEAT_SERVICE_NAME,
+  logFields,
+  type CloudMapInstance,
+  type CloudMapPort,
+  type Clock,
+  type Logger,
+} from '@cloudmap-mcs/core';
+import { changedService } from './shards.js';
+import type { ServiceSnapshot, SnapshotHealth } from './snapshot.js';
+import type { PollerOptions } from './options.js';
+
+/**
+ * The poller's shared state (poller.ts composes it with the rounds): the snapshot of every
+ * tracked service, reachability, health reporting and change notifications. Every round
+ * reads and writes through it, so there is one place that decides what "reachable",
+ * "synced" and "failing" mean.
+ */
+export interface PollerState {
+  readonly opts: PollerOptions;
+  readonly port: CloudMapPort;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly now: () => number;
+  readonly concurrency: number;
+  readonly services: Map<string, ServiceSnapshot>;
+  /** ListServices' InstanceCount per tracked service at the last listing (listing.ts). */
+  readonly instanceCounts: Map<string, number>;
+  synced: boolean;
+  /** Whether the latest calls all failed: then the fast round only probes. */
+  unreachable: boolean;
+  /** Successful calls so far, to tell a round in which none succeeded. */
+  successes: number;
+  lastGoodMs?: number;
+  /** Called after each successful Cloud Map call: the first one ends an outage. */
+  callSucceeded(): void;
+  /** Set by the poller: what to do when an outage ends. */
+  onRecovered: () => void;
+  markError(s: ServiceSnapshot, operation: string, error: unknown): void;
+  readError(operation: string): void;
+  notify(s: ServiceSnapshot): void;
+  health(): SnapshotHealth;
+  reportHealth(): void;
+}
+
+export const keyOf = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+export const describe = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
+export async function inPool<T>(
+  items: readonly T[],
+  size: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(size, items.length)) }, worker));
+}
+
+/**
+ * First-seen time per cluster id of a service's instances: kept for clusters still present,
+ * `readAt` for new ones; clusters gone are forgotten (memory follows the data).
+ */
+export function firstSeen(
+  before: Readonly<Record<string, number>> | undefined,
+  instances: readonly CloudMapInstance[],
+  readAt: number,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const i of instances) {
+    const id = i.attributes[Attr.ClusterId];
+    if (id === undefined || id in out) continue;
+    out[id] = before?.[id] ?? readAt;
+  }
+  return out;
+}
+
+export function createPollerState(opts: PollerOptions): PollerState {
+  const log = opts.logger.child({ [logFields.component]: 'poller' });
+  let lastHealth = '';
+  const state: PollerState = {
+    opts,
+    port: opts.port,
+    clock: opts.clock,
+    log,
+    now: opts.now ?? Date.now,
+    concurrency: opts.concurrency ?? 8,
+    services: new Map(),
+    instanceCounts: new Map(),
+    synced: false,
+    unreachable: false,
+    successes: 0,
+    onRecovered: () => {},
+    callSucceeded() {
+      state.successes++;
+      if (!state.unreachable) return;
+      state.unreachable = false;
+      log.info('cloud map reachable again', { lastGoodMs: state.lastGoodMs });
+      state.onRecovered();
+    },
+    readError: (operation) => opts.metrics?.readError?.(operation),
+    markError(s, operation, error) {
+      state.readError(operation);
+      const key = keyOf(s.namespace, s.name);
+      const current = state.services.get(key) ?? s;
+      if (current.error === undefined) {
+        log.warn('cloud map read failed, keeping last good state', {
+          [logFields.cloudMapOperation]: operation,
+          [logFields.namespace]: s.namespace,
+          [logFields.name]: s.name,
+          [logFields.error]: describe(error),
+        });
+      }
+      state.services.set(key, {
+        ...current,
+        error: { message: describe(error), sinceMs: current.error?.sinceMs ?? state.clock.now() },
+      });
+    },
+    notify(s) {
+      if (s.name !== HEARTBEAT_SERVICE_NAME)
+        opts.onServiceChange(s.namespace, changedService(s.name));
+      else opts.onHeartbeatChange(s.namespace);
+    },
+    health() {
+      const failing = [...state.services.values()].filter((s) => s.error !== undefined).length;
+      const reachable = !state.unreachable;
+      const since =
+        state.lastGoodMs === undefined ? 'never' : new Date(state.lastGoodMs).toISOString();
+      const message = reachable
+        ? failing === 0
+          ? 'Cloud Map snapshot current'
+          : `${String(failing)} service(s) could not be read; serving their last good state`
+        : `Cloud Map unreachable; serving the last good state (last full read: ${since})`;
+      const out: SnapshotHealth = { reachable, message, failingServices: failing };
+      if (state.lastGoodMs !== undefined) out.lastGoodMs = state.lastGoodMs;
+      return out;
+    },
+    reportHealth() {
+      const h = state.health();
+      const key = `${String(state.synced)}|${String(h.reachable)}|${String(h.failingServices)}`;
+      if (key === lastHealth) return;
+      lastHealth = key;
+      if (h.reachable)
+        log.info('cloud map snapshot healthy', {
+          synced: state.synced,
+          failing: h.failingServices,
+        });
+      else
+        log.warn('cloud map unreachable, keeping last good state', {
+          lastGoodMs: state.lastGoodMs,
+        });
+      opts.onHealthChange?.(h, state.synced);
+    },
+  };
+  return state;
+}

@@ -1,0 +1,327 @@
+import {
+  encodeFeed,
+  FEED_NAMESPACE_NAME,
+  feedInstanceId,
+  feedServiceName,
+  type CloudMapPort,
+  type FeedEntry,
+} from '@cloudmap-mcs/core';
+import {
+  createFakeCloudMap,
+  createMemoryLogger,
+  FakeClock,
+  type FakeCloudMap,
+} from '@cloudmap-mcs/core/testing';
+import { describe, expect, it } from 'vitest';
+import { createPoller } from '../src/poller/index.js';
+import {
+  CLUSTERSET,
+  endpoints,
+  exportOf,
+  heartbeat,
+  publish,
+  settle,
+} from './cloudmap-fixtures.js';
+
+/**
+ * The import poller following the clusterset change feed (ADR 0018) on the fake Cloud Map and
+ * the fake clock: what it reads, and that it converges whatever the feed says or fails to say.
+ */
+
+const periods = {
+  slowMs: 60_000,
+  fastMs: 5_000,
+  feedMs: 1_000,
+  heartbeatMs: 30_000,
+  resyncMs: 3_600_000,
+  jitter: 0,
+  maxBackoffMs: 120_000,
+};
+const FEED_SERVICE = feedServiceName(CLUSTERSET);
+
+/** Writes cluster `clusterId`'s feed instance as an export agent would (or a hostile one). */
+function writeFeed(
+  cm: FakeCloudMap,
+  clusterId: string,
+  record: { epoch: string; seq: number; floor?: number; changes: [string, number][] },
+): void {
+  const ns = cm.namespaceByName(FEED_NAMESPACE_NAME) ?? cm.seedNamespace(FEED_NAMESPACE_NAME);
+  const svc = cm.serviceByName(ns.name, FEED_SERVICE) ?? cm.seedService(ns.name, FEED_SERVICE);
+  const changes: FeedEntry[] = record.changes.map(([key, seq]) => {
+    const [namespace = '', name = ''] = key.split('/');
+    return { namespace, name, seq };
+  });
+  const { instance } = encodeFeed({
+    cluster: { clusterId, clustersetId: CLUSTERSET },
+    epoch: record.epoch,
+    seq: record.seq,
+    floor: record.floor ?? 0,
+    updatedAtMs: 1,
+    changes,
+  });
+  cm.seedInstance(svc.id, instance.id, instance.attributes);
+}
+
+/** Counts DiscoverInstances / DiscoverInstancesRevision per service. */
+function counted(port: CloudMapPort) {
+  const calls: string[] = [];
+  const wrapped: CloudMapPort = {
+    ...port,
+    listNamespaces: () => port.listNamespaces(),
+    listServices: (id) => port.listServices(id),
+    discoverInstances: (ns, name, q) => {
+      calls.push(`read ${ns}/${name}`);
+      return port.discoverInstances(ns, name, q);
+    },
+    discoverInstancesRevision: (ns, name) => {
+      calls.push(`rev ${ns}/${name}`);
+      return port.discoverInstancesRevision(ns, name);
+    },
+  };
+  const count = (prefix: string) => calls.filter((c) => c.startsWith(prefix)).length;
+  return { wrapped, calls, count };
+}
+
+function setup(local: string[] = ['shop']) {
+  const cm = createFakeCloudMap();
+  const clock = new FakeClock();
+  const changes: string[] = [];
+  const logger = createMemoryLogger();
+  const { wrapped, calls, count } = counted(cm);
+  const poller = createPoller({
+    port: wrapped,
+    clock,
+    logger,
+    clustersetId: CLUSTERSET,
+    periods,
+    random: () => 0,
+    now: () => clock.now(),
+    isLocalNamespace: (n) => local.includes(n),
+    onServiceChange: (ns, name) => changes.push(`${ns}/${name}`),
+    onHeartbeatChange: () => {},
+  });
+  const tick = async (ms: number): Promise<void> => {
+    clock.advance(0);
+    await settle();
+    for (let left = ms; left > 0; left -= Math.min(left, 500)) {
+      clock.advance(Math.min(left, 500));
+      await settle(6);
+    }
+    await settle();
+  };
+  /** Starts with services a..d of c1 exported and c1's feed at epoch e1, seq 1. */
+  const started = async (names = ['a', 'b', 'c', 'd']): Promise<void> => {
+    for (const name of names) await publish(cm, exportOf('c1', 'shop', name, endpoints(2, 1)));
+    await heartbeat(cm, 'shop', 'c1', 1_000);
+    writeFeed(cm, 'c1', { epoch: 'e1', seq: 1, changes: names.map((n) => [`shop/${n}`, 1]) });
+    poller.start();
+    await tick(0);
+    changes.length = 0;
+    calls.length = 0;
+  };
+  return { cm, clock, poller, changes, calls, count, tick, logger, started };
+}
+
+describe('poller with the change feed', () => {
+  it('idle: one feed revision per feed period, heartbeats at their own period, no per-service checks', async () => {
+    const t = setup();
+    await t.started();
+    expect(t.poller.synced).toBe(true);
+    expect(t.poller.feedCovered).toBe(4);
+    await t.tick(59_000);
+    expect(t.count(`rev ${FEED_NAMESPACE_NAME}/`)).toBe(59);
+    expect(t.count('rev shop/_mcs-heartbeat')).toBe(1); // every 30 s: at 30 s (next at 60 s)
+    expect(t.calls.filter((c) => /^(rev|read) shop\/[a-d]$/.test(c))).toEqual([]);
+    expect(t.changes).toEqual([]);
+    await t.poller.stop();
+  });
+
+  it('a change named by the feed costs one feed read and one read of that service', async () => {
+    const t = setup();
+    await t.started();
+    await publish(t.cm, exportOf('c1', 'shop', 'b', endpoints(3, 1)));
+    writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 2, changes: [['shop/b', 2]] });
+    await t.tick(1_000);
+    expect(t.changes).toEqual(['shop/b']);
+    expect(t.calls.filter((c) => c.startsWith('read'))).toEqual([
+      `read ${FEED_NAMESPACE_NAME}/${FEED_SERVICE}`,
+      'read shop/b',
+    ]);
+    await t.poller.stop();
+  });
+
+  it('a new service the feed names is read at once, without waiting for the listing', async () => {
+    const t = setup(['shop', 'fresh']);
+    await t.started();
+    await publish(t.cm, exportOf('c1', 'shop', 'new', endpoints(1, 1)));
+    // A namespace this importer has never tracked (the exporter just created it).
+    await publish(t.cm, exportOf('c1', 'fresh', 'web', endpoints(1, 1)));
+    await heartbeat(t.cm, 'fresh', 'c1', 1_000);
+    // Not local here: named, but never read (namespace sameness).
+    await publish(t.cm, exportOf('c1', 'elsewhere', 'x', endpoints(1, 1)));
+    writeFeed(t.cm, 'c1', {
+      epoch: 'e1',
+      seq: 3,
+      changes: [
+        ['shop/new', 2],
+        ['fresh/web', 3],
+        ['elsewhere/x', 3],
+      ],
+    });
+    await t.tick(1_000);
+    expect(t.changes.sort()).toEqual(['fresh/web', 'shop/new']);
+    expect(t.poller.get('fresh', 'web')?.instances.length).toBeGreaterThan(0);
+    expect(t.poller.heartbeats('fresh')).toHaveLength(1);
+    expect(t.calls.some((c) => c.includes('elsewhere'))).toBe(false);
+    // The next listing keeps them (listed now) and drops nothing.
+    await t.tick(60_000);
+    expect(t.poller.get('shop', 'new')).toBeDefined();
+    // A name Cloud Map does not have is not tracked.
+    writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 4, changes: [['shop/ghost', 4]] });
+    await t.tick(1_000);
+    // a, b, c, d, new and shop's heartbeats; web and fresh's heartbeats; no ghost.
+    expect(t.poller.tracked).toBe(8);
+    await t.poller.stop();
+  });
+
+  it('lost, duplicated and reordered feed writes: every change is read, none twice', async () => {
+    const t = setup();
+    await t.started();
+    // Two writes between polls: the reader only ever sees the second (the first is "lost").
+    await publish(t.cm, exportOf('c1', 'shop', 'a', endpoints(3, 1)));
+    writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 2, changes: [['shop/a', 2]] });
+    await publish(t.cm, exportOf('c1', 'shop', 'c', endpoints(3, 1)));
+    writeFeed(t.cm, 'c1', {
+      epoch: 'e1',
+      seq: 3,
+      changes: [
+        ['shop/c', 3],
+        ['shop/a', 2],
+      ],
+    });
+    await t.tick(1_000);
+    expect(t.changes.sort()).toEqual(['shop/a', 'shop/c']);
+    // A stale copy (seq 2) and a duplicate of seq 3 show up: nothing is read again.
+    t.changes.length = 0;
+    t.calls.length = 0;
+    writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 2, changes: [['shop/a', 2]] });
+    await t.tick(1_000);
+    writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 3, changes: [['shop/c', 3]] });
+    await t.tick(1_000);
+    expect(t.count('read shop/')).toBe(0);
+    await t.poller.stop();
+  });
+
+  it('sweeps on a gap, a new epoch (writer restart), a new writer and a writer gone', async () => {
+    const t = setup();
+    await t.started();
+    const sweeps = () => t.logger.entries.filter((e) => e.message.includes('sweeping')).length;
+    const readsOfAll = () => ['a', 'b', 'c', 'd'].every((n) => t.calls.includes(`read shop/${n}`));
+    // Gap: changes 2..9 dropped from the record (floor 9 > the reader's cursor 1).
+    await publish(t.cm, exportOf('c1', 'shop', 'd', endpoints(4, 1)));
+    writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 10, floor: 9, changes: [['shop/a', 10]] });
+    await t.tick(1_000);
+    expect(sweeps()).toBe(1);
+    expect(readsOfAll()).toBe(true);
+    expect(t.changes).toContain('shop/d'); // the dropped change, found by the sweep
+    for (const [step, write] of [
+      ['new epoch', () => writeFeed(t.cm, 'c1', { epoch: 'e2', seq: 0, changes: [] })],
+      ['new writer', () => writeFeed(t.cm, 'c2', { epoch: 'x', seq: 5, changes: [] })],
+      [
+        'writer gone',
+        async () => {
+          const svc = t.cm.serviceByName(FEED_NAMESPACE_NAME, FEED_SERVICE)!;
+          const id = feedInstanceId({ clusterId: 'c2', clustersetId: CLUSTERSET });
+          await t.cm.deregisterInstance(svc.id, id);
+        },
+      ],
+    ] as const) {
+      t.calls.length = 0;
+      const before = sweeps();
+      await write();
+      await t.tick(2_000);
+      expect(sweeps(), step).toBe(before + 1);
+      expect(readsOfAll(), step).toBe(true);
+    }
+    await t.poller.stop();
+  });
+
+  it('without a feed every service keeps its revision check; a feed appearing takes over', async () => {
+    const t = setup();
+    for (const name of ['a', 'b'])
+      await publish(t.cm, exportOf('c1', 'shop', name, endpoints(1, 1)));
+    t.poller.start();
+    await t.tick(0);
+    t.calls.length = 0;
+    await t.tick(10_000);
+    expect(t.count('rev shop/a')).toBe(2);
+    expect(t.poller.feedCovered).toBe(0);
+    writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 1, changes: [] });
+    await t.tick(1_000);
+    expect(t.poller.feedCovered).toBe(2);
+    t.calls.length = 0;
+    await t.tick(20_000);
+    expect(t.count('rev shop/a')).toBe(0);
+    await t.poller.stop();
+  });
+
+  it('a hostile or broken feed instance is logged and ignored; its cluster stays per-service', async () => {
+    const t = setup();
+    await t.started();
+    // c9 claims to be c1 (wrong instance id), and another instance has garbage attributes.
+    const svc = t.cm.serviceByName(FEED_NAMESPACE_NAME, FEED_SERVICE)!;
+    t.cm.seedInstance(svc.id, 'c9-feed', {
+      CLUSTERSET_ID: CLUSTERSET,
+      CLUSTER_ID: 'c1',
+      RECORD: 'feed',
+      FEED_EPOCH: 'e1',
+      FEED_SEQ: '99',
+      FEED_FLOOR: '0',
+      FEED_UPDATED_AT: '1',
+      FEED_CHANGES: 'shop/a:99',
+    });
+    t.cm.seedInstance(svc.id, 'c8-feed', {
+      CLUSTERSET_ID: CLUSTERSET,
+      CLUSTER_ID: 'c8',
+      RECORD: 'feed',
+      FEED_SEQ: 'lots',
+    });
+    // c8's records in a service: c8 has no valid feed, so the service keeps its own check.
+    await publish(t.cm, exportOf('c8', 'shop', 'foreign', endpoints(1, 8)));
+    await t.tick(61_000); // the listing finds it
+    expect(t.poller.get('shop', 'foreign')).toBeDefined();
+    const warnings = t.logger.entries.filter((e) => e.message === 'change feed instance ignored');
+    expect(warnings.map((w) => w.fields['instanceId']).sort()).toEqual(['c8-feed', 'c9-feed']);
+    expect(t.count('read shop/a')).toBe(0); // the forged entry read nothing
+    t.calls.length = 0;
+    await publish(t.cm, exportOf('c8', 'shop', 'foreign', endpoints(2, 8)));
+    t.changes.length = 0;
+    await t.tick(5_000);
+    expect(t.changes).toEqual(['shop/foreign']);
+    // Logged once, not every round.
+    await t.tick(5_000);
+    expect(
+      t.logger.entries.filter((e) => e.message === 'change feed instance ignored'),
+    ).toHaveLength(2);
+    await t.poller.stop();
+  });
+
+  it('a service written by a cluster without a feed (the AWS controller) is picked up by its own check', async () => {
+    const t = setup();
+    await t.started();
+    // The Go controller's records in a feed-covered service: nothing announces them, but the
+    // next listing shows b's instance count moved, and its revision check reads them.
+    await publish(t.cm, exportOf('go-1', 'shop', 'b', endpoints(1, 7)));
+    await t.tick(5_000);
+    expect(t.changes).toEqual([]);
+    await t.tick(56_000);
+    expect(t.changes).toEqual(['shop/b']);
+    // From then on b has its own revision check at the fast period.
+    expect(t.poller.feedCovered).toBe(3);
+    t.changes.length = 0;
+    await publish(t.cm, exportOf('go-1', 'shop', 'b', endpoints(2, 7)));
+    await t.tick(5_000);
+    expect(t.changes).toEqual(['shop/b']);
+    await t.poller.stop();
+  });
+});
