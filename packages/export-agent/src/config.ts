@@ -18,9 +18,12 @@ export { ConfigError } from '@cloudmap-mcs/core/agent';
  */
 export interface ExportOwnConfig {
   resyncSeconds: number;
-  /** Revision check period of each exported service (others' changes); 0 turns it off. */
+  /**
+   * Period of the peer watch (others' changes): the change feed's revision, and each exported
+   * service with records of clusters that do not write the feed; 0 turns it off.
+   */
   peerCheckSeconds: number;
-  /** DiscoverInstancesRevision calls per second the peer checks may use. */
+  /** DiscoverInstancesRevision calls per second the per-service peer checks may use. */
   peerCheckBudget: number;
   heartbeatSeconds: number;
   /** Write the clusterset change feed (ADR 0018). */
@@ -42,20 +45,22 @@ export type ExportAgentConfig = CommonConfig & ExportOwnConfig;
 const OPTIONS = {
   'resync-seconds': {
     type: 'number',
-    default: 60,
-    describe: 'period to re-check each export (conflicts)',
+    default: 1800,
+    describe:
+      'period to re-check each export (a backstop: repairs records changed outside the agent; other clusters are followed by the peer watch)',
   },
   'peer-check-seconds': {
     type: 'number',
-    default: 2,
+    default: 5,
     describe:
-      'period of the DiscoverInstancesRevision check of each exported service, so conflicts ' +
-      'follow other clusters (0: off, resync only)',
+      'period of the peer watch, so conflicts follow other clusters: one revision check of the ' +
+      'change feed, plus one per exported service with records of clusters that do not write ' +
+      'the feed (0: off, resync only)',
   },
   'peer-check-budget': {
     type: 'number',
     default: 100,
-    describe: 'peer checks per second at most; more exports stretch the period',
+    describe: 'per-service peer checks per second at most; more such exports stretch the period',
   },
   'heartbeat-seconds': { type: 'number', default: 30, describe: 'heartbeat renewal period' },
   'change-feed': {

@@ -10,7 +10,7 @@ import {
 import { createTargetResolver, type DnsOptions } from './cloudmap-target.js';
 import { createFeedWriter, type FeedWriter, type FeedWriteResult } from './feed-writer.js';
 import { createHeartbeats, type Heartbeats } from './heartbeat.js';
-import { createRevisionPeerWatch, type PeerWatch } from './peer-watch.js';
+import { createPeerWatch, type PeerWatch } from './peer-watch.js';
 import { createPendingWrites, type PendingWrites } from './pending-writes.js';
 import { createExportReconciler, type ExportReconciler } from './reconciler.js';
 import type { ExportSources, ServiceExportWriter } from './sources.js';
@@ -42,9 +42,12 @@ export interface ExportControllerOptions {
   resyncMs: number;
   pendingRequeueMs: number;
   heartbeatPeriodMs: number;
-  /** Revision check of each exported service (other clusters' changes); 0 turns it off. */
+  /**
+   * The peer watch's round (peer-watch.ts): the change feed's revision, plus the revision of
+   * each exported service with records of clusters that do not write the feed; 0 turns it off.
+   */
   peerCheckMs: number;
-  /** At most this many revision checks per second; more exports stretch the period. */
+  /** At most this many per-service revision checks per second; more stretch the period. */
   peerCheckBudgetPerSecond: number;
   /** Another cluster changed an exported service (metrics). */
   onPeerChange?: () => void;
@@ -141,9 +144,10 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
   };
   const peers =
     opts.peerCheckMs > 0
-      ? createRevisionPeerWatch({
+      ? createPeerWatch({
           cloudMap: opts.cloudMap,
           clock,
+          identity: () => opts.sources.identity(),
           periodMs: opts.peerCheckMs,
           budgetPerSecond: opts.peerCheckBudgetPerSecond,
           logger: logger.child({ component: 'peer-watch' }),

@@ -320,8 +320,9 @@ export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconc
     if (fitted === undefined) return { requeueAfterMs: deps.resyncMs };
     const read = await discover(target, { [Attr.ClustersetId]: identity.clustersetId });
     const observed = read.instances;
-    deps.peers?.watch(`${namespace}/${name}`, target, read.revision);
     const others: CloudMapInstance[] = observed.filter((i) => !isOwnInstance(i, identity));
+    const otherClusters = [...new Set(others.map((i) => i.attributes[Attr.ClusterId] ?? ''))];
+    deps.peers?.watch(`${namespace}/${name}`, target, read.revision, otherClusters);
     // One plan per Cloud Map service the export spans (just the base service unless it
     // outgrows it, ADR 0015); shards take the plain encoded instances, the base its fitted form.
     const written = await writeShardedExport(shardDeps, {

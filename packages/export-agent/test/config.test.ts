@@ -6,8 +6,8 @@ describe('parseConfig', () => {
     const c = await parseConfig([], {});
     expect(c).toMatchObject({
       workers: 4,
-      resyncSeconds: 60,
-      peerCheckSeconds: 2,
+      resyncSeconds: 1800,
+      peerCheckSeconds: 5,
       peerCheckBudget: 100,
       heartbeatSeconds: 30,
       changeFeed: true,

@@ -1,42 +1,100 @@
 import { describe, expect, it } from 'vitest';
-import { CloudMapError } from '@cloudmap-mcs/core';
+import {
+  CloudMapError,
+  encodeFeed,
+  FEED_NAMESPACE_NAME,
+  type CloudMapInstance,
+} from '@cloudmap-mcs/core';
 import { createMemoryLogger, FakeClock } from '@cloudmap-mcs/core/testing';
-import { createRevisionPeerWatch, peerRoundPeriodMs } from '../src/peer-watch.js';
+import { createPeerWatch, peerRoundPeriodMs } from '../src/peer-watch.js';
 
-const svc = (name: string) => ({ namespaceName: 'shop', serviceName: name });
+const svc = (name: string) => ({ namespaceName: 'shop', serviceName: name, namespaceId: 'ns-1' });
+const SELF = { clusterId: 'c1', clustersetId: 'set-1' };
 
-/** A revision per service name that the test moves; every call is recorded. */
+/** A feed instance of `clusterId` naming `changes` (`shop/name` → seq). */
+const feedOf = (
+  clusterId: string,
+  epoch: string,
+  seq: number,
+  changes: [string, number][],
+): CloudMapInstance =>
+  encodeFeed({
+    cluster: { clusterId, clustersetId: 'set-1' },
+    epoch,
+    seq,
+    floor: 0,
+    updatedAtMs: 1,
+    changes: changes.map(([name, at]) => ({ namespace: 'shop', name, seq: at })),
+  }).instance;
+
+/**
+ * A revision per service name that the test moves, an optional feed (absent: no feed service)
+ * and instance counts; every per-service revision call is recorded in `calls`.
+ */
 function setup(over: { budgetPerSecond?: number; failWith?: () => Error | undefined } = {}) {
   const clock = new FakeClock();
   const revisions = new Map<string, number>();
+  const counts = new Map<string, number>();
   const calls: string[] = [];
+  const feedCalls: string[] = [];
   const changes: string[] = [];
   const logger = createMemoryLogger();
-  const watch = createRevisionPeerWatch({
+  const feed: { instances?: CloudMapInstance[]; revision: number } = { revision: 1 };
+  const noFeed = () => new CloudMapError('ServiceNotFound', 'no feed', 'discoverInstancesRevision');
+  const watch = createPeerWatch({
     cloudMap: {
-      discoverInstancesRevision: (_ns, name) => {
-        calls.push(name);
+      discoverInstancesRevision: (ns: string, name: string) => {
         const error = over.failWith?.();
         if (error !== undefined) return Promise.reject(error);
+        if (ns === FEED_NAMESPACE_NAME) {
+          feedCalls.push('revision');
+          return feed.instances === undefined
+            ? Promise.reject(noFeed())
+            : Promise.resolve(feed.revision);
+        }
+        calls.push(name);
         return Promise.resolve(revisions.get(name) ?? 1);
+      },
+      discoverInstances: () => {
+        feedCalls.push('read');
+        if (feed.instances === undefined) return Promise.reject(noFeed());
+        return Promise.resolve({ instances: feed.instances, revision: feed.revision });
+      },
+      listServices: (namespaceId: string) => {
+        feedCalls.push(`list ${namespaceId}`);
+        return Promise.resolve(
+          [...counts].map(([name, instanceCount]) => ({
+            id: name,
+            name,
+            namespaceId,
+            instanceCount,
+          })),
+        );
       },
     },
     clock,
     periodMs: 2_000,
     budgetPerSecond: over.budgetPerSecond ?? 100,
+    identity: () => SELF,
+    countEveryRounds: 3,
     jitter: 0,
     onChange: (key) => changes.push(key),
     logger,
   });
+  /** Moves the feed to these instances (a new revision). */
+  const setFeed = (instances: CloudMapInstance[]) => {
+    feed.instances = instances;
+    feed.revision++;
+  };
   /** Advances to the next round and lets its calls settle. */
   const round = async () => {
     clock.advance(2_000);
-    for (let i = 0; i < 10; i++) await Promise.resolve();
+    for (let i = 0; i < 20; i++) await Promise.resolve();
   };
-  return { clock, revisions, calls, changes, watch, round, logger };
+  return { clock, revisions, counts, calls, feedCalls, changes, watch, round, logger, setFeed };
 }
 
-describe('revision peer watch', () => {
+describe('peer watch without a change feed: a revision check per exported service', () => {
   it('requeues a key only when its revision moves past the one the reconcile read', async () => {
     const { revisions, calls, changes, watch, round } = setup();
     revisions.set('cart', 7);
@@ -119,5 +177,82 @@ describe('revision peer watch', () => {
       'peer revision checks recovered',
     ]);
     await watch.stop();
+  });
+});
+
+describe('peer watch over the change feed (ADR 0018)', () => {
+  it('requeues the keys other clusters name; no per-service checks; own entries are not changes', async () => {
+    const t = setup();
+    t.setFeed([feedOf('c1', 'a', 1, [['cart', 1]]), feedOf('c2', 'b', 1, [])]);
+    t.watch.watch('shop/cart', svc('cart'), 1, ['c2']);
+    t.watch.watch('shop/web', svc('web'), 1, []);
+    t.watch.start();
+    await t.round(); // baseline
+    t.setFeed([feedOf('c1', 'a', 2, [['web', 2]]), feedOf('c2', 'b', 2, [['cart', 2]])]);
+    await t.round();
+    expect(t.changes).toEqual(['shop/cart']);
+    await t.round();
+    expect(t.changes).toEqual(['shop/cart']); // feed unmoved: one revision call, nothing read
+    expect(t.calls).toEqual([]);
+    expect(t.feedCalls.filter((c) => c === 'read')).toHaveLength(2);
+    await t.watch.stop();
+  });
+
+  it('a key with records of a cluster that does not write the feed keeps its revision check', async () => {
+    const t = setup();
+    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b', 1, [])]);
+    t.watch.watch('shop/cart', svc('cart'), 1, ['go-1']);
+    t.watch.watch('shop/web', svc('web'), 1, ['c2']);
+    t.watch.start();
+    await t.round();
+    t.revisions.set('cart', 2);
+    await t.round();
+    expect(t.calls).toEqual(['cart', 'cart']);
+    expect(t.changes).toEqual(['shop/cart']);
+    await t.watch.stop();
+  });
+
+  it('a writer restart (new epoch) or a new writer requeues every key', async () => {
+    const t = setup();
+    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b', 4, [])]);
+    t.watch.watch('shop/cart', svc('cart'), 1, []);
+    t.watch.watch('shop/web', svc('web'), 1, []);
+    t.watch.start();
+    await t.round();
+    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b2', 0, [])]);
+    await t.round();
+    expect(t.changes.sort()).toEqual(['shop/cart', 'shop/web']);
+    t.changes.length = 0;
+    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b2', 0, []), feedOf('c3', 'x', 1, [])]);
+    await t.round();
+    expect(t.changes.sort()).toEqual(['shop/cart', 'shop/web']);
+    await t.watch.stop();
+  });
+
+  it('an instance count that moved requeues the key (a non-writer joined a feed-covered service)', async () => {
+    const t = setup();
+    t.setFeed([feedOf('c1', 'a', 1, [])]);
+    t.counts.set('cart', 3);
+    t.counts.set('web', 2);
+    t.watch.watch('shop/cart', svc('cart'), 1, []);
+    t.watch.watch('shop/web', svc('web'), 1, []);
+    t.watch.start();
+    for (let i = 0; i < 3; i++) await t.round(); // the first count is the baseline
+    t.counts.set('cart', 5);
+    for (let i = 0; i < 3; i++) await t.round();
+    expect(t.changes).toEqual(['shop/cart']);
+    // One ListServices per namespace every third round, nothing per service.
+    expect(t.feedCalls.filter((c) => c.startsWith('list'))).toEqual(['list ns-1', 'list ns-1']);
+    expect(t.calls).toEqual([]);
+    await t.watch.stop();
+  });
+
+  it('makes no call while nothing is exported', async () => {
+    const t = setup();
+    t.setFeed([feedOf('c2', 'b', 1, [['cart', 1]])]);
+    t.watch.start();
+    for (let i = 0; i < 5; i++) await t.round();
+    expect([...t.calls, ...t.feedCalls]).toEqual([]);
+    await t.watch.stop();
   });
 });
