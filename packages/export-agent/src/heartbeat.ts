@@ -6,6 +6,7 @@ import {
   heartbeatDue,
   heartbeatInstanceId,
   isCloudMapError,
+  type CloudMapInstance,
   type CloudMapPort,
   type ClusterIdentity,
   type Logger,
@@ -40,6 +41,9 @@ export interface Heartbeats {
 export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
   const { cloudMap, resolver, pending, logger } = deps;
   const known = new Set<string>();
+  // What this process last wrote per namespace: renewals decide from it, so an idle agent reads
+  // its heartbeat once (after a start or a failure), not every third of a period.
+  const written = new Map<string, CloudMapInstance>();
 
   async function renew(
     namespace: string,
@@ -51,31 +55,47 @@ export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
     if (ensured.state !== 'ready') return;
     const { target } = ensured;
     const id = heartbeatInstanceId(cluster);
-    let observed;
-    try {
-      const found = await cloudMap.discoverInstances(namespace, HEARTBEAT_SERVICE_NAME, {
-        [Attr.ClustersetId]: cluster.clustersetId,
-        [Attr.ClusterId]: cluster.clusterId,
-      });
-      observed = pending.overlay(target.serviceId, found.instances).find((i) => i.id === id);
-    } catch (error) {
-      if (!isCloudMapError(error, 'ServiceNotFound')) throw error;
-    }
+    let observed = written.get(namespace);
+    if (observed === undefined) observed = await read(namespace, target.serviceId, cluster, id);
     const now = deps.now();
     const digest = exportsDigest(names);
     // A digest of a partial set (before the first pass over every export) renews nothing.
-    if (!heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined)) return;
+    if (!heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined)) {
+      if (observed !== undefined) written.set(namespace, observed);
+      return;
+    }
     const instance = encodeHeartbeat({
       cluster,
       renewedAtMs: now,
       periodSeconds: Math.round(deps.periodMs / 1000),
       exportsDigest: digest,
     });
+    written.delete(namespace);
     const ref = await cloudMap.registerInstance(target.serviceId, instance.id, instance.attributes);
     pending.add(target.serviceId, instance.id, ref.operationId, instance.attributes);
+    written.set(namespace, instance);
+  }
+
+  async function read(
+    namespace: string,
+    serviceId: string,
+    cluster: ClusterIdentity,
+    id: string,
+  ): Promise<CloudMapInstance | undefined> {
+    try {
+      const found = await cloudMap.discoverInstances(namespace, HEARTBEAT_SERVICE_NAME, {
+        [Attr.ClustersetId]: cluster.clustersetId,
+        [Attr.ClusterId]: cluster.clusterId,
+      });
+      return pending.overlay(serviceId, found.instances).find((i) => i.id === id);
+    } catch (error) {
+      if (!isCloudMapError(error, 'ServiceNotFound')) throw error;
+      return undefined;
+    }
   }
 
   async function remove(namespace: string, cluster: ClusterIdentity): Promise<void> {
+    written.delete(namespace);
     const target = await resolver.find(namespace, HEARTBEAT_SERVICE_NAME);
     if (target === undefined) return;
     try {
@@ -101,6 +121,7 @@ export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
           if (exports.has(ns)) known.add(ns);
           else known.delete(ns);
         } catch (error) {
+          written.delete(ns); // read it again next time: the write may or may not have happened
           logger.warn('heartbeat failed', { namespace: ns, err: error });
         }
       }
