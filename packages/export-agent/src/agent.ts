@@ -60,6 +60,7 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     peerCheckMs: config.peerCheckSeconds * 1000,
     peerCheckBudgetPerSecond: config.peerCheckBudget,
     onPeerChange: () => metrics.peerChange(),
+    forgetReads: (ns, svc) => ctx.cloudMap.invalidateDiscover(ns, svc),
     ...(config.changeFeed
       ? {
           feed: {

@@ -51,7 +51,7 @@ const OPTIONS = {
   },
   'peer-check-seconds': {
     type: 'number',
-    default: 5,
+    default: 3,
     describe:
       'period of the peer watch, so conflicts follow other clusters: one revision check of the ' +
       'change feed, plus one per exported service with records of clusters that do not write ' +

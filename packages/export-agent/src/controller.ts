@@ -51,6 +51,8 @@ export interface ExportControllerOptions {
   peerCheckBudgetPerSecond: number;
   /** Another cluster changed an exported service (metrics). */
   onPeerChange?: () => void;
+  /** Drops the client's cached reads of a service (CloudMapClient.invalidateDiscover). */
+  forgetReads?: (namespaceName: string, serviceName: string) => void;
   /**
    * The clusterset change feed (ADR 0018): this cluster's feed instance is written at most
    * once per `minIntervalMs` after its records change. Absent: no feed (importers fall back to
@@ -151,6 +153,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
           periodMs: opts.peerCheckMs,
           budgetPerSecond: opts.peerCheckBudgetPerSecond,
           logger: logger.child({ component: 'peer-watch' }),
+          ...(opts.forgetReads === undefined ? {} : { forget: opts.forgetReads }),
           onChange: (key) => {
             opts.onPeerChange?.();
             queue.add(key);

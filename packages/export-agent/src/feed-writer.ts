@@ -85,6 +85,8 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
   let writing: Promise<void> | undefined;
   let lastWriteAt = -Infinity;
   let failures = 0;
+  /** A failure streak was logged (its end is logged too). */
+  let warned = false;
 
   const schedule = (): void => {
     if (!running || timer !== undefined || writing !== undefined) return;
@@ -162,7 +164,8 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
       }
       const { instance } = encoded;
       await opts.cloudMap.registerInstance(feed.serviceId, instance.id, instance.attributes);
-      if (failures > 0) logger.info('change feed writes recovered', { seq });
+      if (warned) logger.info('change feed writes recovered', { seq });
+      warned = false;
       failures = 0;
       unwritten = false;
       opts.onWrite?.('success');
@@ -181,10 +184,16 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
           ? 'throttled'
           : 'error';
     opts.onWrite?.(result);
+    // Cloud Map refuses a write of an instance whose previous write is still being applied:
+    // not a failure, just try again after a second (no growing backoff).
+    if (result === 'duplicate') {
+      failures = Math.max(failures, 1);
+      return;
+    }
     failures++;
-    if (result === 'duplicate') return;
     // One line per failure streak, not one per retry.
-    if (failures === 1) {
+    if (!warned) {
+      warned = true;
       logger.warn(
         'change feed write failed; retrying with backoff (importers fall back to sweeps)',
         {

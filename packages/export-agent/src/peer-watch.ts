@@ -62,6 +62,11 @@ export interface PeerWatchOptions {
   jitter?: number;
   random?: () => number;
   onChange: (key: string) => void;
+  /**
+   * Drops cached reads of a service before its key is requeued for a change the feed or an
+   * instance count announced (a revision check does it by itself in the Cloud Map client).
+   */
+  forget?: (namespaceName: string, serviceName: string) => void;
   logger: Logger;
 }
 
@@ -113,8 +118,12 @@ export function createPeerWatch(opts: PeerWatchOptions): PeerWatch {
   const foreign = (e: Entry): boolean =>
     writers.size === 0 || e.others.some((c) => !writers.has(c));
 
+  /** Requeues a watched key; its service's cached reads go first, so the reconcile sees news. */
   const changed = (key: string): void => {
-    if (entries.has(key)) opts.onChange(key);
+    const entry = entries.get(key);
+    if (entry === undefined) return;
+    opts.forget?.(entry.service.namespaceName, entry.service.serviceName);
+    opts.onChange(key);
   };
 
   /** One revision check of a key's service; false when the call failed. */
@@ -166,7 +175,7 @@ export function createPeerWatch(opts: PeerWatchOptions): PeerWatch {
         logger.debug('change feed cannot say what changed; re-checking every export', {
           clusters: plan.sweep,
         });
-        for (const key of entries.keys()) opts.onChange(key);
+        for (const key of [...entries.keys()]) changed(key);
         return true;
       }
       for (const s of plan.services) changed(`${s.namespace}/${s.name}`);
@@ -174,7 +183,7 @@ export function createPeerWatch(opts: PeerWatchOptions): PeerWatch {
     } catch (error) {
       if (!gone(error)) throw error;
       // No feed: every key is checked on its own until one appears.
-      if (writers.size > 0) for (const key of entries.keys()) opts.onChange(key);
+      if (writers.size > 0) for (const key of [...entries.keys()]) changed(key);
       writers = new Set();
       cursors = new Map();
       feedRevision = undefined;
@@ -199,7 +208,7 @@ export function createPeerWatch(opts: PeerWatchOptions): PeerWatch {
       for (const [key, e] of list) {
         const count = counts.get(e.service.serviceName);
         if (count === undefined) continue;
-        if (e.count !== undefined && e.count !== count) opts.onChange(key);
+        if (e.count !== undefined && e.count !== count) changed(key);
         e.count = count;
       }
     }

@@ -7,7 +7,7 @@ describe('parseConfig', () => {
     expect(c).toMatchObject({
       workers: 4,
       resyncSeconds: 1800,
-      peerCheckSeconds: 5,
+      peerCheckSeconds: 3,
       peerCheckBudget: 100,
       heartbeatSeconds: 30,
       changeFeed: true,

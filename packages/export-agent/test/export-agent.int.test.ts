@@ -15,7 +15,10 @@ import { waitFor } from '@cloudmap-mcs/e2e';
 import { e2eClusters, e2eContext, e2eNamespace, type E2eCluster } from '@cloudmap-mcs/e2e/vitest';
 import {
   Attr,
+  decodeFeed,
   encodeClusterExport,
+  FEED_NAMESPACE_NAME,
+  feedServiceName,
   type CloudMapPort,
   type ClusterExport,
   type ClusterIdentity,
@@ -418,8 +421,8 @@ describe('export agent as a process (harness + emulator)', () => {
     await stopAgent(a2);
   });
 
-  // Issue 12: at default settings (resync 60 s) the cluster that exported first follows the
-  // other cluster's export and un-export through the peer revision check alone.
+  // Issue 12: at default settings (resync 30 min) the cluster that exported first follows the
+  // other cluster's export and un-export through the peer watch alone (the change feed, ADR 0018).
   it.each([
     [
       'another port set',
@@ -485,7 +488,7 @@ describe('export agent as a process (harness + emulator)', () => {
     },
   );
 
-  it('at default settings the peer check adds one DiscoverInstancesRevision per export every 2 s when idle', async () => {
+  it('at default settings the peer watch adds one DiscoverInstancesRevision (the change feed) every 3 s, whatever the number of exports', async () => {
     await exportService(c1, 'idle', [{ ip: '10.1.0.80' }]);
     const windowS = 30;
     /** Calls per exported service per minute of an agent left idle for the window. */
@@ -534,10 +537,12 @@ describe('export agent as a process (harness + emulator)', () => {
         `service per minute: peer check off: ${show(off.rates)}; on (defaults): ${show(on.rates)}`,
     );
     expect(off.rates.get('discoverInstancesRevision') ?? 0).toBe(0);
-    // A 2 s period plus up to 10 % jitter: 27 to 30 checks a minute (one round may straddle).
-    const checks = on.rates.get('discoverInstancesRevision') ?? 0;
-    expect(checks).toBeGreaterThan(20);
-    expect(checks).toBeLessThanOrEqual(32);
+    // One check of the feed per round, not one per export: a 3 s period plus up to 10 % jitter
+    // is 18 to 20 a minute for the whole agent (one round may straddle the window). Exports
+    // whose records are all of feed-writing clusters get no revision check of their own.
+    const checks = (on.rates.get('discoverInstancesRevision') ?? 0) * on.exportsNow;
+    expect(checks).toBeGreaterThan(14);
+    expect(checks).toBeLessThanOrEqual(22);
     // Nothing moved, so nothing was written.
     for (const rates of [off.rates, on.rates]) expect(rates.get('deregisterInstance') ?? 0).toBe(0);
   });
@@ -574,7 +579,7 @@ describe('export agent as a process (harness + emulator)', () => {
     await stopAgent(b);
   });
 
-  it('a restart with nothing changed writes nothing to Cloud Map', async () => {
+  it('a restart with nothing changed writes nothing to Cloud Map but its change feed epoch', async () => {
     let agent = startAgent(c1);
     await exportService(c1, 'steady', [{ ip: '10.1.0.50' }, { ip: '10.1.0.51' }]);
     await until(
@@ -595,16 +600,27 @@ describe('export agent as a process (harness + emulator)', () => {
     // A few resync rounds (2 s each) of every export in the namespace.
     await until('agent re-read Cloud Map', async () => (await calls('discoverInstances')) >= 12);
     await new Promise((r) => setTimeout(r, 4000));
-    // Counted by the agent's own call metrics, and (emulator) by the server.
-    for (const op of [
-      'registerInstance',
-      'deregisterInstance',
-      'createService',
-      'createHttpNamespace',
-    ]) {
+    // Counted by the agent's own call metrics, and (emulator) by the server. The one write is
+    // this incarnation's change feed record: a new epoch with no changes (ADR 0018), which
+    // makes importers read everything once, since a process that died may have written
+    // without announcing it. Records, heartbeats and services are untouched.
+    for (const op of ['deregisterInstance', 'createService', 'createHttpNamespace']) {
       expect(await calls(op), op).toBe(0);
     }
-    if (admin !== undefined) expect((await admin.stats()).totals.writes).toBe(0);
+    expect(await calls('registerInstance')).toBe(1);
+    const [feed] = await instancesOf(
+      reader,
+      FEED_NAMESPACE_NAME,
+      feedServiceName(id1.clustersetId),
+      {
+        [Attr.ClusterId]: id1.clusterId,
+      },
+    );
+    expect(feed === undefined ? undefined : decodeFeed(feed)).toMatchObject({
+      seq: 0,
+      changes: [],
+    });
+    if (admin !== undefined) expect((await admin.stats()).totals.writes).toBe(1);
     expect(await condition(c1, 'steady', 'Ready')).toMatchObject({
       status: 'True',
       reason: 'Exported',

@@ -157,6 +157,20 @@ describe('change feed writer', () => {
     await w.stop();
   });
 
+  it('a write refused because the previous one is still being applied is retried each second, silently', async () => {
+    const t = setup();
+    const w = t.make();
+    w.start();
+    await t.step(5_000);
+    t.cm.failNext('registerInstance', 'DuplicateRequest', 5);
+    w.changed('shop', 'cart');
+    await t.step(5_500);
+    expect(t.results.filter((r) => r === 'duplicate')).toHaveLength(5);
+    expect(t.record()?.changes).toEqual([{ namespace: 'shop', name: 'cart', seq: 1 }]);
+    expect(t.logger.entries.filter((e) => e.level === 'warn')).toEqual([]);
+    await w.stop();
+  });
+
   it('re-resolves the feed service when it was deleted', async () => {
     const t = setup();
     const w = t.make();

@@ -98,6 +98,7 @@ export function startAgent(
     heartbeatPeriodMs: over.heartbeatPeriodMs ?? 60_000,
     peerCheckMs: over.peerCheckMs ?? 0,
     peerCheckBudgetPerSecond: 1_000,
+    forgetReads: (ns, svc) => client.invalidateDiscover(ns, svc),
     tags: { 'cloudmap-mcs:managed-by': 'export-agent' },
     ...(over.dns === undefined ? {} : { dns: over.dns }),
     ...(over.feed === undefined ? {} : { feed: over.feed }),

@@ -36,6 +36,17 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30],
     registers,
   });
+  const feedSweeps = new Counter({
+    name: `${prefix}feed_sweeps_total`,
+    help: 'Full reads the change feed asked for, by reason (feed, feed-gone).',
+    labelNames: ['reason'],
+    registers,
+  });
+  const feedRejected = new Counter({
+    name: `${prefix}feed_rejected_total`,
+    help: 'Change feed instances that could not be decoded and were ignored.',
+    registers,
+  });
   const readErrors = new Counter({
     name: `${prefix}cloudmap_read_errors_total`,
     help: 'Failed Cloud Map reads (after retries) by operation; the last good state is kept.',
@@ -89,6 +100,8 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
       roundDuration.observe({ kind }, ms / 1000);
     },
     readError: (operation) => readErrors.inc({ operation }),
+    feedSweep: (reason) => feedSweeps.inc({ reason }),
+    feedRejected: () => feedRejected.inc(),
     health: (h, isSynced) => {
       reachable.set(h.reachable ? 1 : 0);
       synced.set(isSynced ? 1 : 0);

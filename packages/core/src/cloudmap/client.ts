@@ -54,6 +54,11 @@ export interface CloudMapClient extends CloudMapPort {
   readonly operations: OperationTracker;
   /** Drops every cached read (e.g. on a full resync). */
   invalidateAll(): void;
+  /**
+   * Drops the cached DiscoverInstances reads of one service: someone said it changed (the
+   * change feed, ADR 0018) and the next read must not be an older cached one.
+   */
+  invalidateDiscover(namespaceName: string, serviceName: string): void;
   /** Stops tracking, aborts retry waits and drops queued calls. */
   close(): Promise<void>;
 }
@@ -109,6 +114,7 @@ export function createCloudMapClient(
     ...evictingWrites(port, caller, caches, track),
     getOperation: (id) => caller.call('getOperation', () => port.getOperation(id)),
     invalidateAll: () => caches.clearAll(),
+    invalidateDiscover: (ns, svc) => caches.forgetDiscover(ns, svc),
     async close() {
       closing.abort();
       tracker.close();

@@ -39,6 +39,8 @@ export interface ReadCaches {
   readAt(ns: string, svc: string, revision: number): void;
   /** A revision check saw `revision`: a moved revision drops that service's discover results. */
   revisionSeen(ns: string, svc: string, revision: number): void;
+  /** Drops `ns/svc`'s discover results whatever their revision (it was announced changed). */
+  forgetDiscover(ns: string, svc: string): void;
   clearAll(): void;
 }
 
@@ -98,6 +100,11 @@ export function createReadCaches(opts: {
       const known = revisions.get(key);
       if (known === undefined || known === revision) return;
       revisions.delete(key);
+      const prefix = servicePrefix(ns, svc);
+      discover.evictWhere((k) => k.startsWith(prefix));
+    },
+    forgetDiscover(ns, svc) {
+      revisions.delete(discoverKey(ns, svc));
       const prefix = servicePrefix(ns, svc);
       discover.evictWhere((k) => k.startsWith(prefix));
     },
