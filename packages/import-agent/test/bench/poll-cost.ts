@@ -2,6 +2,9 @@
 // the poller for N services, idle and with changes, and the planning time of one reconcile.
 // Run: pnpm exec tsc --build packages/import-agent && node packages/import-agent/dist/test/bench/poll-cost.js
 import {
+  encodeFeed,
+  FEED_NAMESPACE_NAME,
+  feedServiceName,
   mergeExports,
   noopLogger,
   planSlices,
@@ -10,26 +13,66 @@ import {
   trustExport,
   createAddressPolicy,
 } from '@cloudmap-mcs/core';
-import { createFakeCloudMap, FakeClock } from '@cloudmap-mcs/core/testing';
+import { createFakeCloudMap, FakeClock, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
 import { createPoller } from '../../src/poller/index.js';
-import { CLUSTERSET, endpoints, exportOf, publish, settle } from '../cloudmap-fixtures.js';
+import {
+  CLUSTERSET,
+  endpoints,
+  exportOf,
+  heartbeat,
+  publish,
+  settle,
+} from '../cloudmap-fixtures.js';
 
-const periods = {
+/** Without the change feed: the defaults before it (every service checked every 5 s). */
+const perServicePeriods = {
   slowMs: 60_000,
   fastMs: 5_000,
   resyncMs: 600_000,
   jitter: 0,
   maxBackoffMs: 300_000,
 };
+/** The defaults with the change feed (docs/import-agent.md). */
+const feedPeriods = {
+  slowMs: 60_000,
+  fastMs: 5_000,
+  feedMs: 1_500,
+  heartbeatMs: 30_000,
+  resyncMs: 3_600_000,
+  jitter: 0,
+  maxBackoffMs: 300_000,
+};
+
+/** c1's feed instance as its export agent writes it: `changed` lists (name, seq), newest first. */
+function writeFeed(cm: FakeCloudMap, seq: number, changed: [string, number][]): void {
+  const ns = cm.namespaceByName(FEED_NAMESPACE_NAME) ?? cm.seedNamespace(FEED_NAMESPACE_NAME);
+  const name = feedServiceName(CLUSTERSET);
+  const svc = cm.serviceByName(ns.name, name) ?? cm.seedService(ns.name, name);
+  const { instance } = encodeFeed({
+    cluster: { clusterId: 'c1', clustersetId: CLUSTERSET },
+    epoch: 'bench',
+    seq,
+    floor: 0, // the codec raises it past what does not fit
+    updatedAtMs: 1,
+    changes: changed.map(([n, at]) => ({ namespace: 'shop', name: n, seq: at })),
+  });
+  cm.seedInstance(svc.id, instance.id, instance.attributes);
+}
 
 async function pollCost(
   services: number,
   changesPerMinute: number,
-  budget?: number,
+  budget: number | undefined,
+  feed: boolean,
 ): Promise<Record<string, number>> {
   const cm = createFakeCloudMap();
   for (let i = 0; i < services; i++)
     await publish(cm, exportOf('c1', 'shop', `svc-${String(i)}`, endpoints(3, 1)));
+  await heartbeat(cm, 'shop', 'c1', 1);
+  let seq = 0;
+  let recent: [string, number][] = [];
+  if (feed) writeFeed(cm, seq, recent);
+  const periods = feed ? feedPeriods : perServicePeriods;
   const clock = new FakeClock();
   const poller = createPoller({
     port: cm,
@@ -62,6 +105,11 @@ async function pollCost(
         cm,
         exportOf('c1', 'shop', `svc-${String(c % services)}`, endpoints(3 + ((m + c) % 2), 1)),
       );
+      if (feed) {
+        const name = `svc-${String(c % services)}`;
+        recent = [[name, ++seq] as [string, number], ...recent.filter(([n]) => n !== name)];
+        writeFeed(cm, seq, recent);
+      }
     }
     await step(60_000);
   }
@@ -121,21 +169,27 @@ function planningTime(
 }
 
 const rows: string[] = [];
-for (const [services, changes, budget] of [
-  [10, 0, undefined],
-  [10, 5, undefined],
-  [100, 0, undefined],
-  [100, 20, undefined],
-  [1000, 0, undefined],
-  [1000, 0, 100],
+for (const [services, changes, budget, feed] of [
+  [10, 0, undefined, false],
+  [100, 0, undefined, false],
+  [1000, 0, undefined, false],
+  [1000, 0, 100, false],
+  [10, 0, undefined, true],
+  [10, 5, undefined, true],
+  [100, 0, undefined, true],
+  [100, 20, undefined, true],
+  [1000, 0, undefined, true],
+  [1000, 20, undefined, true],
 ] as const) {
-  const cost = await pollCost(services, changes, budget);
+  const cost = await pollCost(services, changes, budget, feed);
   const total = Object.values(cost).reduce((a, b) => a + b, 0);
   rows.push(
-    `services=${String(services).padStart(4)} changes/min=${String(changes).padStart(2)} budget=${String(budget ?? '-').padStart(3)}/s  calls/min=${total.toFixed(1).padStart(7)}  ${JSON.stringify(cost)}`,
+    `${feed ? 'feed    ' : 'no feed '} services=${String(services).padStart(4)} changes/min=${String(changes).padStart(2)} budget=${String(budget ?? '-').padStart(3)}/s  calls/min=${total.toFixed(1).padStart(7)}  ${JSON.stringify(cost)}`,
   );
 }
-console.log('Poll cost (fast 5 s, slow 60 s, resync 10 min; 10-minute average):');
+console.log(
+  'Poll cost, 10-minute average (no feed: fast 5 s, slow 60 s, resync 10 min; feed: the defaults, feed 1.5 s, heartbeats 30 s, slow 60 s, resync 1 h):',
+);
 for (const r of rows) console.log(`  ${r}`);
 console.log(
   'Planning time per reconcile (decode + trust + merge; slice plan from scratch; slice plan unchanged):',
