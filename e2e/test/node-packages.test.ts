@@ -31,12 +31,18 @@ function commandsRun(): Set<string> {
   return found;
 }
 
-/** The package names packages.sh checks and installs (its `for p in ...; do` list). */
+/**
+ * The package names packages.sh checks and installs: the `<package>=<file it installs>`
+ * arguments of its `ensure_debian_packages` call (tools/debian-packages.sh).
+ */
 function installedByScript(): string[] {
   const script = readFileSync(join(nodesDir(), 'packages.sh'), 'utf8');
-  const list = /^for p in ([^;]+); do/m.exec(script);
-  expect(list, 'packages.sh has no `for p in ...; do` list').not.toBeNull();
-  return list![1]!.trim().split(/\s+/);
+  const call = /^ensure_debian_packages [^\n]*\\\n((?:[ \t]+\S+=\S+[ \t]*\\?\n?)+)/m.exec(script);
+  expect(
+    call,
+    'packages.sh has no `ensure_debian_packages` call with <package>=<file> lines',
+  ).not.toBeNull();
+  return [...call![1]!.matchAll(/^[ \t]+([\w.+-]+)=\//gm)].map((m) => m[1]!);
 }
 
 describe('real-node host commands', () => {
