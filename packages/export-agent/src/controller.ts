@@ -93,7 +93,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
   const { clock, logger } = opts;
   const controller = createController<string>({
     name: 'serviceexport',
-    reconcile: (key) => reconciler.reconcile(key),
+    reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
     workers: opts.workers,
     clock,
     logger,

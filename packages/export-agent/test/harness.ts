@@ -4,6 +4,7 @@ import {
   drainQueue,
   FakeClock,
   type FakeCloudMap,
+  type MemoryLogger,
 } from '@cloudmap-mcs/core/testing';
 import { createCloudMapClient, type CloudMapClient } from '@cloudmap-mcs/core/cloudmap';
 import type { ClusterIdentity } from '@cloudmap-mcs/core';
@@ -17,6 +18,8 @@ export interface Agent {
   /** Everything with time in this agent (queue, client retries and limits, operations, heartbeats). */
   clock: FakeClock;
   client: CloudMapClient;
+  /** What the controller and reconciler logged. */
+  logger: MemoryLogger;
   running: Promise<void>;
   stop(): Promise<void>;
 }
@@ -78,6 +81,7 @@ export function startAgent(
   } = {},
 ): Agent {
   const clock = new FakeClock();
+  const logger = createMemoryLogger();
   const client = createCloudMapClient(fake, {
     clock,
     retry: { maxAttempts: 2, baseDelayMs: 1, throttleBaseDelayMs: 1, maxDelayMs: 5 },
@@ -91,7 +95,7 @@ export function startAgent(
     operations: client.operations,
     clock,
     wallNow: over.wallNow ?? Date.now,
-    logger: createMemoryLogger(),
+    logger,
     workers: 2,
     resyncMs: over.resyncMs ?? 60_000,
     pendingRequeueMs: 10,
@@ -112,6 +116,7 @@ export function startAgent(
     controller,
     clock,
     client,
+    logger,
     running: runs,
     async stop() {
       running.delete(agent);

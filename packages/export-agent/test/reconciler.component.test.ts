@@ -213,6 +213,23 @@ describe('export reconciler over the fake Cloud Map', () => {
     expect(fake.failures('registerInstance')).toBe(3);
   });
 
+  it('logs under the harness reconcile id: its error line and the status write share it', async () => {
+    const { fake, k8s, agent } = setup();
+    fake.failNext('registerInstance', 'InvalidInput', 1);
+    exportCart(k8s);
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+    const [failed] = agent.logger.find('reconcile failed');
+    expect(failed?.fields).toMatchObject({ controller: 'serviceexport', key: KEY });
+    const id = failed?.fields['reconcileId'];
+    expect(id).toMatch(/^[0-9a-f]{8}$/);
+    const written = agent.logger
+      .find('status written')
+      .filter((e) => e.fields['reconcileId'] === id);
+    expect(written.map((e) => e.fields)).toEqual([
+      { controller: 'serviceexport', key: KEY, reconcileId: id, outcome: 'failed' },
+    ]);
+  });
+
   it('when a register operation ends FAIL, it registers again', async () => {
     const { fake, k8s } = setup();
     fake.seedNamespace('shop');

@@ -1,0 +1,88 @@
+import {
+  isCloudMapError,
+  type CloudMapInstance,
+  type CloudMapPort,
+  type Logger,
+} from '@cloudmap-mcs/core';
+import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
+import { createEventDedup, type EventDedup } from './event-dedup.js';
+import type { PeerWatch } from './peer-watch.js';
+import type { PendingWrites } from './pending-writes.js';
+import type { ExportSources, ServiceExportWriter } from './sources.js';
+
+export interface ExportReconcilerDeps {
+  sources: ExportSources;
+  writer: ServiceExportWriter;
+  cloudMap: CloudMapPort;
+  resolver: TargetResolver;
+  pending: PendingWrites;
+  /** Used only when a reconcile runs without the controller harness (tests call it directly). */
+  logger: Logger;
+  now: () => Date;
+  /** Re-check an exported key this often: other clusters' records change without a local event. */
+  resyncMs: number;
+  /** Re-check while Cloud Map operations or a namespace creation are in flight. */
+  pendingRequeueMs: number;
+  /**
+   * Called when a Service of the namespace starts or stops being exported: the heartbeat
+   * carries a digest of the exported names, so importers find new services within a fast poll.
+   */
+  onExportsChanged?: (namespace: string) => void;
+  /**
+   * Writes of N/S were just submitted (base, shards or un-export): the change feed announces
+   * it early; the operations' completions announce it again (feed-writer.ts).
+   */
+  onWritesSubmitted?: (namespace: string, name: string) => void;
+  /** Told which Cloud Map service each exported key uses, to requeue it on others' changes. */
+  peers?: PeerWatch;
+  /** `--pod-label-attributes`: label keys for ServiceExports without the annotation. */
+  podLabelAttributes?: readonly string[];
+}
+
+/**
+ * What the reconciler's steps share across reconciles: its dependencies and the little it
+ * remembers (which key owns which Cloud Map service, which keys are exported, recent Events).
+ */
+export interface ReconcilerState {
+  readonly deps: ExportReconcilerDeps;
+  /** Cloud Map service ID → `namespace/name`, to requeue a key on an operation's completion. */
+  readonly serviceKeys: Map<string, string>;
+  /** Exported `namespace/name` → namespace (the heartbeat's list of exported names). */
+  readonly exported: Map<string, string>;
+  readonly events: EventDedup;
+}
+
+export function createReconcilerState(deps: ExportReconcilerDeps): ReconcilerState {
+  return {
+    deps,
+    serviceKeys: new Map(),
+    exported: new Map(),
+    events: createEventDedup(
+      (se, type, reason, message) => deps.writer.event(se, type, reason, message),
+      () => deps.now().getTime(),
+    ),
+  };
+}
+
+const notFound = (e: unknown) =>
+  isCloudMapError(e, 'ServiceNotFound') || isCloudMapError(e, 'NamespaceNotFound');
+
+/** Instances (our in-flight writes laid over) and the revision read, if the service exists. */
+export async function discover(
+  state: ReconcilerState,
+  target: CloudMapTarget,
+  query: Record<string, string>,
+): Promise<{ instances: CloudMapInstance[]; revision?: number }> {
+  const { cloudMap, pending } = state.deps;
+  try {
+    const { instances, revision } = await cloudMap.discoverInstances(
+      target.namespaceName,
+      target.serviceName,
+      query,
+    );
+    return { instances: pending.overlay(target.serviceId, instances), revision };
+  } catch (error) {
+    if (notFound(error)) return { instances: pending.overlay(target.serviceId, []) };
+    throw error;
+  }
+}
