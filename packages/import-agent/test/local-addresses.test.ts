@@ -1,7 +1,7 @@
 import { createAddressPolicy, createLocalAddresses } from '@cloudmap-mcs/core';
 import { createMemoryLogger, FakeClock } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
-import { createLocalAddressWatch, type LocalAddressReader } from '../src/k8s/local-addresses.js';
+import { createLocalAddressWatch, type LocalAddressReader } from '../src/kube/local-addresses.js';
 import { settle } from './cloudmap-fixtures.js';
 
 function setup() {

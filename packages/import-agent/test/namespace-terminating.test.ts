@@ -1,7 +1,7 @@
 import { ApiException } from '@kubernetes/client-node';
 import { createMemoryLogger } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
-import { translateWriteError } from '../src/k8s/kube-writer.js';
+import { translateWriteError } from '../src/kube/kube-writer.js';
 import { NamespaceTerminatingError } from '../src/reconcile/ports.js';
 import { endpoints, exportOf } from './cloudmap-fixtures.js';
 import { createFakeCluster } from './fake-cluster.js';

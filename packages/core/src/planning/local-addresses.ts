@@ -7,7 +7,7 @@ import { parseCidr } from './address-policy.js';
  * `--allowed-cidrs` says (issue 11 item 4): its Service CIDRs (the API server's
  * `10.x.0.1` included) and its nodes' addresses. A record pointing there would steer this
  * cluster's clusterset traffic to its own Services or its nodes' host ports. Kept current by
- * the agent (k8s/local-addresses.ts); replaced wholesale on each refresh.
+ * the agent (import-agent src/kube/local-addresses.ts); replaced wholesale on each refresh.
  */
 export interface LocalAddresses extends LocalAddressCheck {
   /** CIDRs such as `10.96.0.0/12`; single IPs are accepted as /32 or /128. */

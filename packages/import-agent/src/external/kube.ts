@@ -13,7 +13,7 @@ import {
   isNotFound,
   type SupervisedInformer,
 } from '@cloudmap-mcs/core/runtime';
-import { FIELD_MANAGER } from '../k8s/kube-writer.js';
+import { FIELD_MANAGER } from '../kube/kube-writer.js';
 import type { ExternalImports, ExternalStatusWriter } from './controller.js';
 import {
   EXTERNAL_API,
