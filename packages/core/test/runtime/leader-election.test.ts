@@ -12,7 +12,7 @@ const candidate = (
   clock: FakeClock,
   lease: MemoryLease,
   identity: string,
-  extra: Partial<LeaderElectionOptions> & { failing?: () => boolean } = {},
+  extra: Partial<LeaderElectionOptions> & { failing?: () => boolean; signal?: AbortSignal } = {},
 ) => {
   const log: string[] = [];
   const elector = createLeaderElector({
@@ -29,7 +29,7 @@ const candidate = (
     random: () => 0,
     ...extra,
   });
-  return { elector, log, done: elector.run() };
+  return { elector, log, done: elector.run(extra.signal) };
 };
 
 describe('leader election', () => {
@@ -74,21 +74,7 @@ describe('leader election', () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
     const shutdown = new AbortController();
-    const log: string[] = [];
-    const a = createLeaderElector({
-      store: lease.store({}),
-      identity: 'a',
-      leaseDurationMs: 15_000,
-      renewDeadlineMs: 10_000,
-      retryPeriodMs: 2_000,
-      onStartedLeading: () => log.push('started'),
-      onStoppedLeading: () => log.push('stopped'),
-      logger: createMemoryLogger(),
-      clock,
-      wallNow: () => new Date(1_700_000_000_000 + clock.now()),
-      random: () => 0,
-    });
-    const done = a.run(shutdown.signal);
+    const { elector: a, log, done } = candidate(clock, lease, 'a', { signal: shutdown.signal });
     await settle();
     const b = candidate(clock, lease, 'b');
     shutdown.abort();
