@@ -19,7 +19,7 @@ export const CLUSTERSET_PROPERTY = clustersetIdProperty;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export const isDnsLabel = (value: string): boolean => value.length <= 63 && DNS_LABEL.test(value);
 
-export interface IdentityProblem {
+interface IdentityProblem {
   property: string;
   severity: 'fail' | 'warn';
   problem: string;

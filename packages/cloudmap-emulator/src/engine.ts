@@ -20,7 +20,7 @@ export interface EngineOptions {
   now: () => number;
 }
 
-export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
+const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   region: 'us-east-1',
   accountId: '123456789012',
   operationDelayMs: 100,

@@ -38,7 +38,7 @@ export interface FaultConfig {
 }
 
 /** mulberry32: a tiny, well-distributed 32-bit PRNG, enough for fault shares. */
-export function seededRandom(seed: number): () => number {
+function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -3,7 +3,7 @@
  * reset is a fresh object. Times are epoch milliseconds internally; the wire uses seconds.
  */
 export type NamespaceType = 'HTTP' | 'DNS_PRIVATE' | 'DNS_PUBLIC';
-export type OperationStatus = 'SUBMITTED' | 'PENDING' | 'SUCCESS' | 'FAIL';
+type OperationStatus = 'SUBMITTED' | 'PENDING' | 'SUCCESS' | 'FAIL';
 export type OperationType =
   | 'CREATE_NAMESPACE'
   | 'DELETE_NAMESPACE'

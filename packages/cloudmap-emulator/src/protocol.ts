@@ -17,7 +17,7 @@ import { newRequestId } from './ids.js';
 import type { Stats } from './stats.js';
 import { asObject } from './validate.js';
 
-export const TARGET_PREFIX = 'Route53AutoNaming_v20170314.';
+const TARGET_PREFIX = 'Route53AutoNaming_v20170314.';
 const CONTENT_TYPE = 'application/x-amz-json-1.1';
 
 export interface ProtocolContext {

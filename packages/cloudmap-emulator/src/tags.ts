@@ -20,7 +20,7 @@ export function readTags(input: Json, key = 'Tags'): Tag[] {
 }
 
 /** Merges `incoming` over `existing` by key; enforces the per-resource maximum. */
-export function mergeTags(existing: Tag[], incoming: Tag[], max: number, arn: string): Tag[] {
+function mergeTags(existing: Tag[], incoming: Tag[], max: number, arn: string): Tag[] {
   const merged = new Map(existing.map((t) => [t.Key, t.Value]));
   for (const t of incoming) merged.set(t.Key, t.Value);
   if (merged.size > max) {

@@ -22,7 +22,7 @@ async function inBatches<T>(
   return errors;
 }
 
-export class ApplyError extends Error {
+class ApplyError extends Error {
   override readonly name = 'ApplyError';
 }
 

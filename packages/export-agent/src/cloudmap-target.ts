@@ -30,7 +30,7 @@ export interface DnsOptions {
   namespaceVpc?: string;
 }
 
-export type EnsureResult =
+type EnsureResult =
   | { state: 'ready'; target: CloudMapTarget }
   /** The namespace is being created (asynchronous); try again shortly. */
   | { state: 'pending'; message: string }
@@ -61,7 +61,7 @@ export interface TargetResolverOptions {
 }
 
 /** The CreateService spec for an exported Service in a DNS_PRIVATE namespace. */
-export function dnsServiceSpec(dns: DnsOptions, family: IPFamily): ServiceSpec {
+function dnsServiceSpec(dns: DnsOptions, family: IPFamily): ServiceSpec {
   return {
     dnsConfig: {
       routingPolicy: 'MULTIVALUE',

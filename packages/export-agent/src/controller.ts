@@ -17,7 +17,7 @@ import type { ExportSources, ServiceExportWriter } from './sources.js';
 import { findOwnedKeys } from './sweep.js';
 
 /** A finished Cloud Map operation, as the client's tracker reports it. */
-export interface CompletedOperation {
+interface CompletedOperation {
   operationId: string;
   status: string;
   serviceId?: string;
@@ -25,7 +25,7 @@ export interface CompletedOperation {
   errorCode?: string;
 }
 
-export interface OperationEvents {
+interface OperationEvents {
   onComplete(listener: (result: CompletedOperation) => void): () => void;
 }
 

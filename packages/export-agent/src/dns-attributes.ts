@@ -11,7 +11,7 @@ import { Attr, type CloudMapInstance, type ServiceDnsConfig } from '@cloudmap-mc
 export const PLACEHOLDER_IPV4 = '192.0.2.1';
 export const PLACEHOLDER_IPV6 = '100::1';
 /** The discard port (RFC 863), for SRV records of the export record. */
-export const PLACEHOLDER_PORT = '9';
+const PLACEHOLDER_PORT = '9';
 
 const IPV4 = 'AWS_INSTANCE_IPV4';
 const IPV6 = 'AWS_INSTANCE_IPV6';

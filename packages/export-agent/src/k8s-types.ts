@@ -18,7 +18,7 @@ export interface ServiceExportObject {
   status?: { conditions?: Condition[] };
 }
 
-export interface ServicePortSpec {
+interface ServicePortSpec {
   name?: string;
   protocol?: string;
   port: number;

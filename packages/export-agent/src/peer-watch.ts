@@ -39,7 +39,7 @@ export interface PeerWatch {
   stop(): Promise<void>;
 }
 
-export interface WatchedService {
+interface WatchedService {
   namespaceName: string;
   serviceName: string;
   /** For the instance-count check (ListServices of the namespace); absent: no such check. */

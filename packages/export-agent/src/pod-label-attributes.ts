@@ -13,7 +13,7 @@ export const POD_LABEL_ATTRIBUTES_ANNOTATION = 'cloudmap-mcs.io/pod-label-attrib
  * labels from ever shadowing a schema attribute (READY, ZONE, AWS_INSTANCE_IPV4, …) and tells
  * readers (the AWS Go controller ignores unknown keys) where the attribute came from.
  */
-export const POD_LABEL_ATTRIBUTE_PREFIX = 'POD_LABEL_';
+const POD_LABEL_ATTRIBUTE_PREFIX = 'POD_LABEL_';
 
 /** A Kubernetes label key: optional DNS-subdomain prefix and `/`, then a 1-63 character name. */
 const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
@@ -25,7 +25,7 @@ export function isLabelKey(key: string): boolean {
   return LABEL_PREFIX.test(key.slice(0, slash)) && LABEL_NAME.test(key.slice(slash + 1));
 }
 
-export const attributeKeyForLabel = (label: string): string => POD_LABEL_ATTRIBUTE_PREFIX + label;
+const attributeKeyForLabel = (label: string): string => POD_LABEL_ATTRIBUTE_PREFIX + label;
 
 /** Splits `"version, track"` into sorted unique keys; blanks are dropped. */
 export function parseLabelKeyList(text: string): string[] {

@@ -8,7 +8,7 @@ import { findCondition, type Condition, type DesiredCondition } from '@cloudmap-
  * export has been sharded, so exports that fit one service keep exactly their old status.
  */
 
-export const SHARDED_CONDITION = 'Sharded';
+const SHARDED_CONDITION = 'Sharded';
 
 /** Encoding problems without the per-service instance count, which shards take care of. */
 export const withoutServiceCount = (problems: readonly RecordProblem[]): RecordProblem[] =>

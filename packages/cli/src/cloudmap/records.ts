@@ -15,7 +15,7 @@ import {
   shardRefs,
 } from '@cloudmap-mcs/core';
 
-export interface ServiceRecords {
+interface ServiceRecords {
   namespace: string;
   name: string;
   /** One per cluster of this clusterset, sorted by cluster id. */

@@ -22,7 +22,7 @@ export interface Probe {
 }
 
 /** Actions the agents call that doctor does not probe because they write. */
-export const WRITE_ACTIONS = [
+const WRITE_ACTIONS = [
   'CreateHttpNamespace',
   'CreateService',
   'RegisterInstance',

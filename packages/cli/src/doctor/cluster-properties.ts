@@ -9,7 +9,7 @@ const example: Record<string, string> = {
   [CLUSTERSET_PROPERTY]: '<clusterset name, the same on every cluster of the set>',
 };
 
-export const clusterPropertyManifest = (name: string, value: string): string =>
+const clusterPropertyManifest = (name: string, value: string): string =>
   [
     `kubectl apply -f - <<'EOF'`,
     'apiVersion: about.k8s.io/v1beta1',

@@ -7,10 +7,10 @@
 import type { CheckResult } from './result.js';
 import { ok, problem } from './result.js';
 
-export const ZONE = 'clusterset.local';
+const ZONE = 'clusterset.local';
 const SUBJECT = 'CoreDNS clusterset.local';
 
-export const COREFILE_FIX = [
+const COREFILE_FIX = [
   'edit the Corefile (kubectl -n kube-system edit configmap coredns) so the kubernetes plugin',
   'serves clusterset.local with multicluster enabled (CoreDNS >= 1.12.2), for example:',
   '    kubernetes cluster.local clusterset.local in-addr.arpa ip6.arpa {',

@@ -1,5 +1,5 @@
 /** One doctor finding: what was checked, how it went and, when it is not ok, how to fix it. */
-export type CheckStatus = 'ok' | 'warn' | 'fail';
+type CheckStatus = 'ok' | 'warn' | 'fail';
 
 export type CheckGroup = 'crds' | 'cluster-properties' | 'cloudmap' | 'agents' | 'coredns';
 

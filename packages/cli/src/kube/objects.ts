@@ -47,7 +47,7 @@ export interface ImportedSliceInfo {
   readyAddresses: string[];
 }
 
-export interface CrdVersionInfo {
+interface CrdVersionInfo {
   name: string;
   served: boolean;
   storage: boolean;

@@ -41,7 +41,7 @@ const byKey = <T extends { namespace: string; name: string }>(a: T, b: T) =>
 /** `Ready` is healthy when True, `Valid` when True, `Conflict` when False or absent. */
 const healthy: Record<string, string> = { Valid: 'True', Ready: 'True', Conflict: 'False' };
 
-export function exportRow(se: ServiceExportInfo): ExportRow {
+function exportRow(se: ServiceExportInfo): ExportRow {
   const status = (type: string) => se.conditions.find((c) => c.type === type)?.status ?? '';
   const problems = se.conditions
     .filter((c: Condition) => (healthy[c.type] ?? 'True') !== c.status)
@@ -58,7 +58,7 @@ export function exportRow(se: ServiceExportInfo): ExportRow {
   };
 }
 
-export const formatPort = (p: ServiceImportPort | ServicePort): string =>
+const formatPort = (p: ServiceImportPort | ServicePort): string =>
   `${p.name === '' ? '' : `${p.name}:`}${p.port}/${p.protocol}`;
 
 /** Unique endpoint addresses per source cluster of one imported service. */
@@ -143,7 +143,7 @@ function cloudMapSection(facts: StatusFacts): CloudMapSection {
 }
 
 /** Differences between this cluster's objects and the clusterset's Cloud Map records. */
-export function computeDrift(
+function computeDrift(
   identity: ClusterIdentity,
   exports: ExportRow[],
   imports: ImportRow[],

@@ -33,7 +33,7 @@ export interface ImportRow {
   external?: boolean;
 }
 
-export interface RecordCluster extends ClusterEndpoints {
+interface RecordCluster extends ClusterEndpoints {
   hasExportRecord: boolean;
   type: string;
   ports: string[];
@@ -48,7 +48,7 @@ export interface RecordRow {
   rejected: number;
 }
 
-export interface HeartbeatRow {
+interface HeartbeatRow {
   cluster: string;
   renewedAt: string;
   ageSeconds: number;
@@ -64,7 +64,7 @@ export type CloudMapSection =
     }
   | { available: false; reason: string };
 
-export type DriftKind =
+type DriftKind =
   | 'not-in-cloudmap'
   | 'stale-in-cloudmap'
   | 'import-missing'

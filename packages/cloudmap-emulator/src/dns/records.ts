@@ -16,12 +16,12 @@ import type { EmulatorState, InstanceRecord, NamespaceRecord, ServiceRecord } fr
 import { RCode, RRType, type Answer, type RData, type ResourceRecord } from './wire.js';
 
 /** Route 53's multivalue answers carry at most this many records. */
-export const MULTIVALUE_MAX = 8;
+const MULTIVALUE_MAX = 8;
 
 type Pick = <T>(items: T[], count: number) => T[];
 
 /** A uniformly random subset in random order (partial Fisher–Yates); the default picker. */
-export const randomPick: Pick = (items, count) => {
+const randomPick: Pick = (items, count) => {
   const copy = [...items];
   const n = Math.min(count, copy.length);
   for (let i = 0; i < n; i++) {

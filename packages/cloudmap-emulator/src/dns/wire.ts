@@ -105,7 +105,7 @@ export function parseQuery(buf: Buffer): Query {
  * Where a record's owner name (or an SRV target's tail) sits: `suffixLabels` labels of the
  * question name, counted from its end, preceded by `prefix` labels of its own.
  */
-export interface NameRef {
+interface NameRef {
   prefix: string[];
   /** How many trailing labels of the question name follow the prefix (0: the root). */
   suffixLabels: number;

@@ -107,7 +107,7 @@ export function createService(engine: Engine, input: Json): Json {
   return { Service: describeService(engine, svc, true) };
 }
 
-export function describeService(engine: Engine, svc: ServiceRecord, full: boolean): Json {
+function describeService(engine: Engine, svc: ServiceRecord, full: boolean): Json {
   return {
     Id: svc.id,
     Arn: svc.arn,

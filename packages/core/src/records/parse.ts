@@ -33,7 +33,7 @@ export function nonEmpty(attrs: Attrs, key: string): string {
   return value;
 }
 
-export function parsePortNumber(value: string, key: string): number {
+function parsePortNumber(value: string, key: string): number {
   if (!/^[0-9]{1,5}$/.test(value)) throw new RecordParseError(`${key} is not a port: ${value}`);
   const n = Number(value);
   if (n < 1 || n > 65535) throw new RecordParseError(`${key} is out of range: ${value}`);
@@ -56,7 +56,7 @@ export function parseBool(value: string, key: string): boolean {
   throw new RecordParseError(`${key} is not a boolean: ${value}`);
 }
 
-export function parseProtocol(value: string, key: string): Protocol {
+function parseProtocol(value: string, key: string): Protocol {
   if (value === 'TCP' || value === 'UDP' || value === 'SCTP') return value;
   throw new RecordParseError(`${key} is not a protocol: ${value}`);
 }
@@ -100,7 +100,7 @@ export function parseAddress(attrs: Attrs): { address: string; addressType: Addr
   return { address: v4, addressType: 'IPv4' };
 }
 
-export function parseJson(value: string, key: string): unknown {
+function parseJson(value: string, key: string): unknown {
   try {
     return JSON.parse(value) as unknown;
   } catch (cause) {

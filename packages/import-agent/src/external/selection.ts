@@ -42,7 +42,7 @@ export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const MAX_QUERY_PARAMETERS = 30;
 const MAX_PORTS = 100;
 
-export const REASON_INVALID_SPEC = 'InvalidSpec';
+const REASON_INVALID_SPEC = 'InvalidSpec';
 export const REASON_EXPORTED = 'ExportedByKubernetes';
 
 /** Validates the user's object: a Selection, or the problem to report on it. */

@@ -30,7 +30,7 @@ import { ANNOTATION_CLOUD_MAP_SERVICE, LABEL_EXTERNAL } from './types.js';
 
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 /** DiscoverInstances returns at most this many instances and has no pagination. */
-export const DISCOVER_LIMIT = 1000;
+const DISCOVER_LIMIT = 1000;
 /** The zone ECS writes on the instances it registers. */
 const ZONE_ATTRIBUTE = 'AVAILABILITY_ZONE';
 /** Attributes only MCS exporters write (ours and the AWS controller's): such services are exported, not external. */

@@ -24,7 +24,7 @@ export interface ExternalPortSpec {
   port: number;
 }
 
-export interface ExternalSpec {
+interface ExternalSpec {
   cloudMap: {
     namespace: string;
     service: string;

@@ -19,9 +19,9 @@ import {
  * The import agent's informers, supervised by the shared runtime (restart with backoff,
  * watchdog, synced after the first list). Handlers only enqueue (GUIDE.md rule 3).
  */
-export type Watched<T extends KubernetesObject> = SupervisedInformer<T>;
+type Watched<T extends KubernetesObject> = SupervisedInformer<T>;
 
-export type Handler<T> = (event: InformerEvent, obj: T) => void;
+type Handler<T> = (event: InformerEvent, obj: T) => void;
 
 function watch<T extends KubernetesObject>(
   name: string,

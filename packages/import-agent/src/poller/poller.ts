@@ -17,7 +17,7 @@ import { mergedSnapshot } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
 import { createPollerState, describe, inPool, keyOf } from './state.js';
 
-export type { Poller, PollerMetrics, PollerOptions, RoundKind } from './options.js';
+export type { Poller, PollerMetrics, PollerOptions } from './options.js';
 
 /**
  * Keeps a snapshot of Cloud Map for one clusterset, as cheaply as Cloud Map allows:

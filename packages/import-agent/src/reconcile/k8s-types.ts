@@ -8,14 +8,14 @@ import type { Condition, ObjectMeta, ServiceImportApi } from '@cloudmap-mcs/core
 
 export type { ObjectMeta, OwnerReference } from '@cloudmap-mcs/core';
 
-export interface ServiceImportPort {
+interface ServiceImportPort {
   name?: string;
   protocol: string;
   port: number;
   appProtocol?: string;
 }
 
-export interface ServiceImportSpec {
+interface ServiceImportSpec {
   type: 'ClusterSetIP' | 'Headless';
   ports: ServiceImportPort[];
   ips?: string[];
@@ -39,7 +39,7 @@ export interface ServiceImportObject {
   status?: ServiceImportStatus;
 }
 
-export interface ServicePortSpec {
+interface ServicePortSpec {
   name?: string;
   protocol: string;
   port: number;

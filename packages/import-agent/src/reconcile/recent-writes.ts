@@ -16,7 +16,7 @@ import type { EndpointSliceObject, ObjectMeta } from './k8s-types.js';
  * at the next write even when their key is never read again — a heap snapshot at 1,000
  * imports found hundreds of applied objects, managedFields and all, kept for good.
  */
-export type Kind = 'ServiceImport' | 'Service' | 'EndpointSlice';
+type Kind = 'ServiceImport' | 'Service' | 'EndpointSlice';
 
 interface Entry {
   obj: { metadata: ObjectMeta } | undefined; // undefined: deleted

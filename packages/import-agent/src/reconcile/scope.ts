@@ -66,7 +66,7 @@ export interface ImportCaps {
 
 export const DEFAULT_IMPORT_CAPS: ImportCaps = { perNamespace: 1000, total: 5000 };
 
-export type Admission = { admitted: true } | { admitted: false; why: string };
+type Admission = { admitted: true } | { admitted: false; why: string };
 
 export interface ImportAdmission {
   /**
