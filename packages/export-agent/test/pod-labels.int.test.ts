@@ -73,11 +73,21 @@ const ready = async () =>
   ).status?.conditions?.find((c) => c.type === 'Ready');
 
 /** RegisterInstance calls the agent made so far (its `mcs_cloudmap_calls_total`). */
+/**
+ * RegisterInstance calls for the service's records: every RegisterInstance the agent made,
+ * less the writes of its change feed instance (ADR 0018), which announce each change too.
+ */
 async function registerCalls(a: AgentProcess): Promise<number> {
-  const re = /^mcs_cloudmap_calls_total\{[^}]*operation="registerInstance"[^}]*\} (\d+)/gm;
-  let n = 0;
-  for (const m of (await a.metrics()).matchAll(re)) n += Number(m[1]);
-  return n;
+  const text = await a.metrics();
+  const sum = (re: RegExp): number => {
+    let n = 0;
+    for (const m of text.matchAll(re)) n += Number(m[1]);
+    return n;
+  };
+  return (
+    sum(/^mcs_cloudmap_calls_total\{[^}]*operation="registerInstance"[^}]*\} (\d+)/gm) -
+    sum(/^mcs_export_feed_writes_total\{[^}]*\} (\d+)/gm)
+  );
 }
 
 describe('pod label attributes (agent process + emulator)', () => {
