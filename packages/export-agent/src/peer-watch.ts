@@ -170,7 +170,15 @@ export function createPeerWatch(opts: PeerWatchOptions): PeerWatch {
       const theirs = feeds.filter((f) => f.cluster.clusterId !== self.clusterId);
       const plan = planFeedRead(cursors, theirs, baselined);
       cursors = plan.cursors;
+      const first = !baselined;
       baselined = true;
+      // The first read only sets the cursors, and it comes a round after the reconciles that
+      // started the watches read their services: a peer's change announced in between would
+      // be adopted unseen. So every key watched then is checked once.
+      if (first) {
+        for (const key of [...entries.keys()]) changed(key);
+        return true;
+      }
       if (plan.sweep.length > 0) {
         logger.debug('change feed cannot say what changed; re-checking every export', {
           clusters: plan.sweep,

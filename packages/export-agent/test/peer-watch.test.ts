@@ -194,6 +194,10 @@ describe('peer watch over the change feed (ADR 0018)', () => {
     t.watch.watch('shop/web', svc('web'), 1, []);
     t.watch.start();
     await t.round(); // baseline
+    // The first read sets the cursors and checks every watched key once (a change announced
+    // between a key's reconcile and that read would be adopted unseen otherwise).
+    expect(keys(t.changes).sort()).toEqual(['shop/cart', 'shop/web']);
+    t.changes.length = 0;
     t.setFeed([feedOf('c1', 'a', 2, [['web', 2]]), feedOf('c2', 'b', 2, [['cart', 2]])]);
     await t.round();
     expect(t.changes).toEqual(['forget shop/cart', 'shop/cart']); // fresh reads first
@@ -211,6 +215,10 @@ describe('peer watch over the change feed (ADR 0018)', () => {
     t.watch.watch('shop/web', svc('web'), 1, ['c2']);
     t.watch.start();
     await t.round();
+    // The first read sets the cursors and checks every watched key once (a change announced
+    // between a key's reconcile and that read would be adopted unseen otherwise).
+    expect(keys(t.changes).sort()).toEqual(['shop/cart', 'shop/web']);
+    t.changes.length = 0;
     t.revisions.set('cart', 2);
     await t.round();
     expect(t.calls).toEqual(['cart', 'cart']);
@@ -225,6 +233,10 @@ describe('peer watch over the change feed (ADR 0018)', () => {
     t.watch.watch('shop/web', svc('web'), 1, []);
     t.watch.start();
     await t.round();
+    // The first read sets the cursors and checks every watched key once (a change announced
+    // between a key's reconcile and that read would be adopted unseen otherwise).
+    expect(keys(t.changes).sort()).toEqual(['shop/cart', 'shop/web']);
+    t.changes.length = 0;
     t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b2', 0, [])]);
     await t.round();
     expect(keys(t.changes).sort()).toEqual(['shop/cart', 'shop/web']);
@@ -244,6 +256,10 @@ describe('peer watch over the change feed (ADR 0018)', () => {
     t.watch.watch('shop/web', svc('web'), 1, []);
     t.watch.start();
     for (let i = 0; i < 3; i++) await t.round(); // the first count is the baseline
+    // The first read sets the cursors and checks every watched key once (a change announced
+    // between a key's reconcile and that read would be adopted unseen otherwise).
+    expect(keys(t.changes).sort()).toEqual(['shop/cart', 'shop/web']);
+    t.changes.length = 0;
     t.counts.set('cart', 5);
     for (let i = 0; i < 3; i++) await t.round();
     expect(t.changes).toEqual(['forget shop/cart', 'shop/cart']);
