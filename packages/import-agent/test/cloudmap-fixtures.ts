@@ -6,7 +6,7 @@ import {
   type Endpoint,
   type ServiceProperties,
 } from '@cloudmap-mcs/core';
-import type { FakeCloudMap } from '@cloudmap-mcs/core/testing';
+import type { FakeCloudMap, FakeClock } from '@cloudmap-mcs/core/testing';
 
 export const CLUSTERSET = 'set-1';
 
@@ -101,4 +101,25 @@ export async function heartbeat(
 /** Lets pending promise chains run (the poller awaits the fake between timers). */
 export async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Advances `clock` by `ms` in steps of `stepMs`, settling `settles` rounds of promises after
+ * each step: poller rounds are async, so a round finishes and schedules the next before it
+ * falls due.
+ */
+export function clockTicker(
+  clock: FakeClock,
+  stepMs: number,
+  settles: number,
+): (ms: number) => Promise<void> {
+  return async (ms) => {
+    clock.advance(0);
+    await settle();
+    for (let left = ms; left > 0; left -= Math.min(left, stepMs)) {
+      clock.advance(Math.min(left, stepMs));
+      await settle(settles);
+    }
+    await settle();
+  };
 }

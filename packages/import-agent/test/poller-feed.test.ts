@@ -20,7 +20,7 @@ import {
   exportOf,
   heartbeat,
   publish,
-  settle,
+  clockTicker,
 } from './cloudmap-fixtures.js';
 
 /**
@@ -100,15 +100,7 @@ function setup(local: string[] = ['shop']) {
     onServiceChange: (ns, name) => changes.push(`${ns}/${name}`),
     onHeartbeatChange: () => {},
   });
-  const tick = async (ms: number): Promise<void> => {
-    clock.advance(0);
-    await settle();
-    for (let left = ms; left > 0; left -= Math.min(left, 500)) {
-      clock.advance(Math.min(left, 500));
-      await settle(6);
-    }
-    await settle();
-  };
+  const tick = clockTicker(clock, 500, 6);
   /** Starts with services a..d of c1 exported and c1's feed at epoch e1, seq 1. */
   const started = async (names = ['a', 'b', 'c', 'd']): Promise<void> => {
     for (const name of names) await publish(cm, exportOf('c1', 'shop', name, endpoints(2, 1)));

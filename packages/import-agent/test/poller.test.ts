@@ -9,6 +9,7 @@ import {
   heartbeat,
   publish,
   settle,
+  clockTicker,
   unpublish,
 } from './cloudmap-fixtures.js';
 
@@ -38,16 +39,7 @@ function setup(local: string[] = ['shop'], budget?: number) {
     onServiceChange: (ns, name) => changes.push(`${ns}/${name}`),
     onHeartbeatChange: (ns) => hbChanges.push(ns),
   });
-  // Rounds are async: step time so a round finishes and schedules the next before it falls due.
-  const tick = async (ms: number): Promise<void> => {
-    clock.advance(0);
-    await settle();
-    for (let left = ms; left > 0; left -= Math.min(left, 1_000)) {
-      clock.advance(Math.min(left, 1_000));
-      await settle(4);
-    }
-    await settle();
-  };
+  const tick = clockTicker(clock, 1_000, 4);
   return { cm, clock, poller, changes, hbChanges, tick };
 }
 
