@@ -31,7 +31,7 @@ export { silentProgress, stderrProgress, type Progress } from './log.js';
 export { createNamespace, type TestNamespace } from './namespaces.js';
 export { clusterNetwork, type ClusterNetwork } from './network.js';
 export { isPortFree } from './ports.js';
-export { isRunning, type ProcessRecord } from './processes.js';
+export { isRunning, killOnExit, type ProcessRecord } from './processes.js';
 export {
   clusterIdProperty,
   clustersetProperty,

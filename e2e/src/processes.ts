@@ -65,6 +65,22 @@ function killAttachedOnExit(): void {
   });
 }
 
+/**
+ * A child a test started itself (an agent under test): SIGKILLed when this process exits, so a
+ * test file that ends without stopping it (a timed-out test, a failed hook) leaves nothing
+ * running. Forgotten once the child exits, so a recycled pid is never signalled.
+ */
+export function killOnExit(child: {
+  pid?: number | undefined;
+  once(e: 'exit', l: () => void): unknown;
+}): void {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  killAttachedOnExit();
+  attached.add(pid);
+  child.once('exit', () => attached.delete(pid));
+}
+
 export function spawnProcess(opts: SpawnOptions): ProcessRecord {
   const log = openSync(opts.logFile, 'a');
   try {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { agentEnvironment } from '../agent-bundle.js';
 import { agentNodeArgsOf, type AgentKind } from '../demo/agents.js';
 import { allocatePorts, releasePortClaims } from '../ports.js';
-import { startTicksOf } from '../processes.js';
+import { killOnExit, startTicksOf } from '../processes.js';
 import { waitFor } from '../wait.js';
 
 export interface AgentSpec {
@@ -83,6 +83,7 @@ export class ChaosAgent {
       },
     );
     child.on('error', () => {});
+    killOnExit(child);
     child.stdout?.pipe(out);
     child.stderr?.pipe(out);
     this.#child = child;

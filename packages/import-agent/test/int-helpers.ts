@@ -11,7 +11,7 @@ import {
   type ClusterExport,
 } from '@cloudmap-mcs/core';
 import { createSdkCloudMapPort, createServiceDiscoveryClient } from '@cloudmap-mcs/core/cloudmap';
-import { agentEnvironment, agentNodeArgs, waitFor } from '@cloudmap-mcs/e2e';
+import { agentEnvironment, agentNodeArgs, killOnExit, waitFor } from '@cloudmap-mcs/e2e';
 
 /** A Cloud Map client for the test itself, playing the export side against the emulator. */
 export function testCloudMap(env: Readonly<Record<string, string>>): CloudMapPort {
@@ -171,6 +171,7 @@ export class AgentProcess {
     });
     child.stdout?.pipe(out);
     child.stderr?.pipe(out);
+    killOnExit(child);
     this.#child = child;
     await waitFor(`${this.name} ready`, async () => (await this.get('/readyz')).status === 200, {
       timeoutMs: 60_000,

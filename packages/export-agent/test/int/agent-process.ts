@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { agentEnvironment, agentNodeArgs } from '@cloudmap-mcs/e2e';
+import { agentEnvironment, agentNodeArgs, killOnExit } from '@cloudmap-mcs/e2e';
 
 export interface AgentProcess {
   readonly logs: string[];
@@ -43,6 +43,7 @@ export function startAgentProcess(
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  killOnExit(child);
   const collect = (chunk: Buffer) => logs.push(...chunk.toString().split('\n').filter(Boolean));
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
