@@ -85,7 +85,6 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   /** One client-go tryAcquireOrRenew: true when we hold the Lease afterwards. */
   const tryAcquireOrRenew = async (): Promise<boolean> => {
     const now = wallNow();
-    const current = await options.store.get();
     const mine = (prev?: LeaseRecord): LeaseRecord => ({
       holderIdentity: options.identity,
       leaseDurationSeconds: Math.ceil(leaseMs / 1000),
@@ -99,6 +98,24 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
             : prev.leaseTransitions + 1,
       ...(prev?.resourceVersion === undefined ? {} : { resourceVersion: prev.resourceVersion }),
     });
+    // Fast path (client-go's optimistic renew): the leader writes on top of the record it
+    // wrote last, one request instead of a GET and a PUT. Any failure (409 when someone else
+    // wrote, an outage) falls back to the read-then-decide path below.
+    if (
+      holding &&
+      observed?.holderIdentity === options.identity &&
+      observedAt + leaseMs > clock.now()
+    ) {
+      try {
+        observe(await options.store.update(mine(observed)));
+        return true;
+      } catch (error) {
+        log.debug('optimistic lease renewal failed; reading the Lease', {
+          [logFields.error]: error,
+        });
+      }
+    }
+    const current = await options.store.get();
     try {
       if (current === undefined) {
         observe(await options.store.create(mine()));

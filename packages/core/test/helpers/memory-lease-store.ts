@@ -9,6 +9,7 @@ export class MemoryLease {
   record: LeaseRecord | undefined;
   private rv = 0;
   writes = 0;
+  reads = 0;
 
   store(opts: { failing?: () => boolean } = {}): LeaseStore {
     const fail = (): void => {
@@ -17,6 +18,7 @@ export class MemoryLease {
     return {
       description: 'ns/agent',
       get: async () => {
+        this.reads += 1;
         fail();
         return this.record === undefined ? undefined : { ...this.record };
       },

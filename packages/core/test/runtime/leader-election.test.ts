@@ -128,6 +128,43 @@ describe('leader election', () => {
     await a.done;
   });
 
+  it('the leader renews with one write per period and no read (optimistic renewal)', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const a = candidate(clock, lease, 'a');
+    await settle();
+    const [reads, writes] = [lease.reads, lease.writes];
+    await advance(clock, 10_000, 500); // five retry periods
+    expect(lease.writes - writes).toBe(5);
+    expect(lease.reads - reads).toBe(0);
+    expect(a.elector.isLeader()).toBe(true);
+    await a.elector.stop();
+    await a.done;
+  });
+
+  it('a leader whose Lease was taken over reads it, sees the holder and steps down', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const a = candidate(clock, lease, 'a');
+    await settle();
+    // Another writer (an operator, a partitioned peer) overwrites the Lease.
+    lease.record = {
+      holderIdentity: 'z',
+      leaseDurationSeconds: 15,
+      leaseTransitions: 9,
+      resourceVersion: 'other',
+    };
+    const reads = lease.reads;
+    await advance(clock, 2_000, 500);
+    expect(lease.reads - reads).toBe(1); // the optimistic write conflicted: read, not retried blind
+    expect(lease.record.holderIdentity).toBe('z');
+    await advance(clock, 10_000, 500);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.log).toEqual(['started', 'stopped']);
+    expect(lease.record.holderIdentity).toBe('z');
+    await a.done;
+  });
+
   it('a concurrent write (409) is a lost race, not an error', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
