@@ -116,4 +116,24 @@ contractSuite('custom health status', (target) => {
       moto: async () => expect(noCustom.name).toBe('succeeded'),
     });
   });
+
+  it('a Status other than HEALTHY or UNHEALTHY is InvalidInput and changes nothing', async () => {
+    const { client } = target();
+    const ServiceId = await ecsService();
+    const before = await health();
+    const bad = await failure(
+      client.send(
+        new UpdateInstanceCustomHealthStatusCommand({
+          ServiceId,
+          InstanceId: 't1',
+          Status: 'UNKNOWN' as 'HEALTHY',
+        }),
+      ),
+    );
+    await expectAws(target(), async () => expect(bad.name).toBe('InvalidInput'), {
+      name: 'custom-health-bad-status',
+      moto: async () => expect(bad.name).toBe('CustomHealthNotFound'),
+    });
+    expect(await health()).toEqual(before);
+  });
 });

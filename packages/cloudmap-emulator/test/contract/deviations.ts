@@ -28,7 +28,11 @@ export const MOTO_DEVIATIONS = {
   'no-service-already-exists':
     'A second service with the same name in a namespace is created (no ServiceAlreadyExists).',
   'service-dns-config-not-validated':
-    'DnsConfig is accepted where AWS refuses it (HTTP namespaces, invalid record combinations, CNAME without WEIGHTED).',
+    'DnsConfig is accepted where AWS refuses it (HTTP namespaces, invalid record combinations, CNAME without WEIGHTED), and so is a Route 53 health check in a private DNS namespace.',
+  'update-service-dns-types-change':
+    'UpdateService replaces the DNS record types (A becomes AAAA) instead of answering InvalidInput: AWS changes only their TTLs.',
+  'no-dns-records':
+    "A DNS namespace's hosted zone is named `<name>-hz` and RegisterInstance writes no records into it: nothing answers A or SRV queries for the service.",
   'list-services-ignores-filters':
     'ListServices ignores the NAMESPACE_ID filter and returns services of every namespace.',
   'list-services-no-pagination': 'ListServices ignores MaxResults and never returns a NextToken.',
@@ -49,6 +53,8 @@ export const MOTO_DEVIATIONS = {
     'Instances report HEALTHY even without a health check (AWS reports UNKNOWN), and AWS_INIT_HEALTH_STATUS is ignored.',
   'custom-health-not-required':
     'UpdateInstanceCustomHealthStatus succeeds for services without HealthCheckCustomConfig (no CustomHealthNotFound).',
+  'custom-health-bad-status':
+    'UpdateInstanceCustomHealthStatus with a Status other than HEALTHY or UNHEALTHY answers CustomHealthNotFound instead of InvalidInput.',
   'revision-not-monotonic':
     'DiscoverInstancesRevision sums per-instance counters, so it goes down after a deregistration.',
   'list-operations-ignores-filters':

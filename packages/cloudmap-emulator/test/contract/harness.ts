@@ -11,6 +11,8 @@ export interface Target {
   name: TargetName;
   endpoint: string;
   client: ServiceDiscoveryClient;
+  /** `host:port` of the emulator's DNS server; moto has none (deviation `no-dns-records`). */
+  dns?: string;
 }
 
 /**
@@ -30,10 +32,13 @@ export function contractSuite(title: string, body: (t: () => Target) => void): v
     let stop: () => Promise<void> = async () => undefined;
     beforeAll(async () => {
       if (name === 'emulator') {
-        const emu = await startEmulator({ operationDelayMs: EMULATOR_OPERATION_DELAY_MS });
+        const emu = await startEmulator({
+          operationDelayMs: EMULATOR_OPERATION_DELAY_MS,
+          dnsPort: 0,
+        });
         reset = () => emu.admin.reset();
         stop = () => emu.stop();
-        target = { name, endpoint: emu.url, client: sdkClient(emu.url) };
+        target = { name, endpoint: emu.url, client: sdkClient(emu.url), dns: emu.dns!.address };
       } else {
         const moto = await startMoto();
         reset = moto.reset;

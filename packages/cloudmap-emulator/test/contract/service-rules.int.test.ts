@@ -1,6 +1,10 @@
-import { CreateServiceCommand, GetServiceCommand } from '@aws-sdk/client-servicediscovery';
+import {
+  CreateServiceCommand,
+  GetServiceCommand,
+  UpdateServiceCommand,
+} from '@aws-sdk/client-servicediscovery';
 import { expect, it } from 'vitest';
-import { httpNamespace, httpService, privateDnsNamespace } from '../sdk.js';
+import { httpNamespace, httpService, privateDnsNamespace, waitForOperation } from '../sdk.js';
 import { contractSuite, expectAws, failure } from './harness.js';
 
 contractSuite('service rules', (target) => {
@@ -127,5 +131,78 @@ contractSuite('service rules', (target) => {
       name: 'service-dns-config-not-validated',
       moto: async () => expect((await both).Service?.Id).toBeTruthy(),
     });
+  });
+
+  it('a Route 53 health check in a private DNS namespace is InvalidInput; a custom one is fine', async () => {
+    const { client } = target();
+    const dns = await privateDnsNamespace(client, 'hc-private.local');
+    const withRoute53Check = client.send(
+      new CreateServiceCommand({
+        Name: 'r53',
+        NamespaceId: dns,
+        DnsConfig: { DnsRecords: [{ Type: 'A', TTL: 10 }] },
+        HealthCheckConfig: { Type: 'HTTP', ResourcePath: '/health' },
+      }),
+    );
+    await expectAws(
+      target(),
+      async () => expect((await failure(withRoute53Check)).name).toBe('InvalidInput'),
+      {
+        name: 'service-dns-config-not-validated',
+        moto: async () => expect((await withRoute53Check).Service?.Id).toBeTruthy(),
+      },
+    );
+    const custom = await client.send(
+      new CreateServiceCommand({
+        Name: 'custom',
+        NamespaceId: dns,
+        DnsConfig: { DnsRecords: [{ Type: 'A', TTL: 10 }] },
+        HealthCheckCustomConfig: {},
+      }),
+    );
+    expect(custom.Service?.HealthCheckCustomConfig).toBeDefined();
+  });
+
+  it('UpdateService changes the TTL of the DNS records, never their types', async () => {
+    const { client } = target();
+    const dns = await privateDnsNamespace(client, 'ttl.local');
+    const { Service } = await client.send(
+      new CreateServiceCommand({
+        Name: 'web',
+        NamespaceId: dns,
+        DnsConfig: { RoutingPolicy: 'MULTIVALUE', DnsRecords: [{ Type: 'A', TTL: 10 }] },
+      }),
+    );
+    const Id = Service!.Id!;
+    const ttl = await client.send(
+      new UpdateServiceCommand({
+        Id,
+        Service: { DnsConfig: { DnsRecords: [{ Type: 'A', TTL: 300 }] } },
+      }),
+    );
+    await waitForOperation(client, ttl.OperationId!);
+    const records = async () =>
+      (await client.send(new GetServiceCommand({ Id }))).Service?.DnsConfig?.DnsRecords;
+    expect(await records()).toEqual([{ Type: 'A', TTL: 300 }]);
+    const retype = client.send(
+      new UpdateServiceCommand({
+        Id,
+        Service: { DnsConfig: { DnsRecords: [{ Type: 'AAAA', TTL: 300 }] } },
+      }),
+    );
+    await expectAws(
+      target(),
+      async () => {
+        expect((await failure(retype)).name).toBe('InvalidInput');
+        expect(await records()).toEqual([{ Type: 'A', TTL: 300 }]);
+      },
+      {
+        name: 'update-service-dns-types-change',
+        moto: async () => {
+          await waitForOperation(client, (await retype).OperationId!);
+          expect(await records()).toEqual([{ Type: 'AAAA', TTL: 300 }]);
+        },
+      },
+    );
   });
 });
