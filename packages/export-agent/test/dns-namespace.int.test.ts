@@ -2,6 +2,7 @@ import { createSocket } from 'node:dgram';
 import { Resolver } from 'node:dns/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   DiscoveryV1Api,
@@ -87,6 +88,14 @@ async function aRecords(name: string): Promise<string[]> {
   }
 }
 
+/** Each SRV record as `<address its target resolves to>:<port>`, sorted. */
+async function srvTargets(name: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const r of await resolver.resolveSrv(name))
+    for (const a of await resolver.resolve4(r.name)) out.push(`${a}:${r.port}`);
+  return out.sort();
+}
+
 /** Polls until the A answer is exactly `want` (DNS follows once the operations succeed). */
 const untilA = (name: string, want: string[]) =>
   waitFor(
@@ -134,10 +143,16 @@ describe.skipIf(ctx.external && dnsServer === undefined)(
       await deleteNs();
     });
 
-    it('answers A and SRV with both clusters’ endpoints and follows scaling and readiness', async () => {
-      const args = ['--dns-records', '--dns-ttl', '1', '--dns-namespace-vpc', 'vpc-e2e0dns'];
+    const args = ['--dns-records', '--dns-ttl', '1', '--dns-namespace-vpc', 'vpc-e2e0dns'];
+    /** One export agent per cluster, shared by the tests (started by the first that runs). */
+    const startAgents = () => {
+      if (agents.length > 0) return;
       agents.push(startAgentProcess(c1.kubeconfigPath, env, args));
       agents.push(startAgentProcess(c2.kubeconfigPath, env, args));
+    };
+
+    it('answers A and SRV with both clusters’ endpoints and follows scaling and readiness', async () => {
+      startAgents();
       await exportService(c1, 'web', [{ ip: '10.9.0.1' }, { ip: '10.9.0.2' }]);
       await exportService(c2, 'web', [{ ip: '10.9.1.1' }]);
       const name = `web.${ns}`;
@@ -164,7 +179,7 @@ describe.skipIf(ctx.external && dnsServer === undefined)(
       await setEndpoints(c1, 'web', [{ ip: '10.9.0.1' }, { ip: '10.9.0.2' }, { ip: '10.9.0.3' }]);
       await setEndpoints(c2, 'web', []);
       await untilA(name, ['10.9.0.1', '10.9.0.2', '10.9.0.3']);
-      expect((await resolver.resolveSrv(name)).map((r) => r.port)).toEqual([8080, 8080, 8080]);
+      expect(await srvTargets(name)).toEqual(['10.9.0.1:8080', '10.9.0.2:8080', '10.9.0.3:8080']);
 
       // An endpoint that stops being ready drops out of the answer (custom health).
       await setEndpoints(c1, 'web', [
@@ -183,6 +198,81 @@ describe.skipIf(ctx.external && dnsServer === undefined)(
           `2 export records): median ${samples[100]!.toFixed(2)} ms, ` +
           `p95 ${samples[190]!.toFixed(2)} ms, max ${samples[199]!.toFixed(2)} ms`,
       );
+    });
+
+    it('follows a Deployment scaled up and down by the real EndpointSlice controller (A and SRV)', async () => {
+      startAgents();
+      const apps = c1.kc.makeApiClient(AppsV1Api);
+      const core = c1.kc.makeApiClient(CoreV1Api);
+      const labels = { app: 'api' };
+      await apps.createNamespacedDeployment({
+        namespace: ns,
+        body: {
+          metadata: { name: 'api', namespace: ns },
+          spec: {
+            replicas: 2,
+            selector: { matchLabels: labels },
+            template: {
+              metadata: { labels },
+              spec: {
+                containers: [
+                  { name: 'api', image: 'nginx', ports: [{ name: 'web', containerPort: 8080 }] },
+                ],
+              },
+            },
+          },
+        },
+      });
+      await core.createNamespacedService({
+        namespace: ns,
+        body: {
+          metadata: { name: 'api', namespace: ns },
+          spec: { selector: labels, ports: [{ name: 'http', port: 80, targetPort: 'web' }] },
+        },
+      });
+      await c1.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+        ...SE,
+        namespace: ns,
+        body: {
+          apiVersion: 'multicluster.x-k8s.io/v1beta1',
+          kind: 'ServiceExport',
+          metadata: { name: 'api', namespace: ns },
+        },
+      });
+      const name = `api.${ns}`;
+      /** The ready pods' IPs once exactly `replicas` pods run (kwok gives them IPs). */
+      const podIps = (replicas: number) =>
+        waitFor(
+          `${replicas} running api pods`,
+          async () => {
+            const pods = (
+              await core.listNamespacedPod({ namespace: ns, labelSelector: 'app=api' })
+            ).items.filter((p) => p.metadata?.deletionTimestamp === undefined);
+            const ips = pods
+              .filter((p) =>
+                p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+              )
+              .map((p) => p.status?.podIP)
+              .filter((ip): ip is string => ip !== undefined);
+            return pods.length === replicas && ips.length === replicas ? ips.sort() : undefined;
+          },
+          { timeoutMs: 60_000, intervalMs: 250 },
+        );
+      const scaleTo = (replicas: number) =>
+        apps.patchNamespacedDeploymentScale(
+          { namespace: ns, name: 'api', body: { spec: { replicas } } },
+          merge,
+        );
+
+      for (const replicas of [2, 4, 1]) {
+        if (replicas !== 2) await scaleTo(replicas);
+        const ips = await podIps(replicas);
+        await untilA(name, ips);
+        expect(await srvTargets(name)).toEqual(ips.map((ip) => `${ip}:8080`));
+        console.info(
+          `dns: ${name} follows the Deployment at ${replicas} replicas: ${ips.join(' ')}`,
+        );
+      }
     });
   },
 );
