@@ -87,7 +87,8 @@ async function serviceImport(kc: KubeConfig, name: string) {
       name,
     })) as {
       metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
-      spec: { ports: { port: number; protocol: string }[]; ips?: string[] };
+      spec: { ports: { name?: string; port: number; protocol: string }[]; ips?: string[] };
+      status?: { clusters?: { cluster: string }[] };
     };
   } catch {
     return undefined;
@@ -99,6 +100,15 @@ async function slices(kc: KubeConfig, name: string) {
     labelSelector: `multicluster.kubernetes.io/service-name=${name}`,
   });
   return list.items;
+}
+/** `address:port` of every endpoint of the import's slices, sorted. */
+async function endpointPorts(kc: KubeConfig, name: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const s of await slices(kc, name))
+    for (const e of s.endpoints ?? [])
+      for (const a of e.addresses)
+        for (const p of s.ports ?? []) out.push(`${a}:${p.name ?? ''}/${p.port}`);
+  return out.sort();
 }
 /** address → ready, over every slice of the import. */
 async function endpointStates(kc: KubeConfig, name: string): Promise<Record<string, boolean>> {
@@ -131,8 +141,10 @@ beforeAll(async () => {
     zone: 'us-east-1b',
   });
   await ecs.register({ id: 'task-c', ipv4: '10.60.0.3', port: 8080, healthy: false });
-  // Hostile: the instance metadata address is never imported.
+  // Hostile: the instance metadata address is never imported (link-local, always refused);
+  // nor is an address outside the agent's --allowed-cidrs.
   await ecs.register({ id: 'task-evil', ipv4: '169.254.169.254', port: 80, healthy: true });
+  await ecs.register({ id: 'task-outside', ipv4: '192.168.7.7', port: 8080, healthy: true });
   publisher = new Publisher(testCloudMap(env));
   agent = new AgentProcess(
     `import-external-${cluster.name}`,
@@ -146,6 +158,8 @@ beforeAll(async () => {
       '2',
       '--external-poll-seconds',
       '1',
+      '--allowed-cidrs',
+      '10.60.0.0/16',
       '--log-format',
       'json',
     ],
@@ -157,7 +171,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await agent?.stop();
   await publisher?.unpublish(CM_NS, 'exported', 'r9').catch(() => undefined);
-  for (const id of ['task-a', 'task-b', 'task-c', 'task-evil'])
+  await publisher?.unpublish(CM_NS, 'by-aws-controller', 'legacy').catch(() => undefined);
+  for (const id of ['task-a', 'task-b', 'task-c', 'task-evil', 'task-outside'])
     await ecs?.deregister(id).catch(() => undefined);
   ecs?.close();
   await ns?.delete({ wait: false });
@@ -182,7 +197,8 @@ describe('import of a non-Kubernetes Cloud Map service (CloudMapServiceImport)',
     );
     expect(si?.spec.ports).toEqual([{ port: 8080, protocol: 'TCP' }]);
     const states = await endpointStates(kc, 'payments');
-    // The unhealthy task is listed not ready (as an unready pod is); the hostile one not at all.
+    // The unhealthy task is listed not ready (as an unready pod is); the link-local one and the
+    // one outside --allowed-cidrs not at all.
     expect(states).toEqual({ '10.60.0.1': true, '10.60.0.2': true, '10.60.0.3': false });
     const ready = Object.entries(states)
       .filter(([, r]) => r)
@@ -193,6 +209,7 @@ describe('import of a non-Kubernetes Cloud Map service (CloudMapServiceImport)',
     expect(
       new Set(all.map((s) => s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster'])),
     ).toEqual(new Set([`cloudmap.${CM_NS}.payments`]));
+    expect(si?.status?.clusters).toEqual([{ cluster: `cloudmap.${CM_NS}.payments` }]);
     expect(
       all
         .flatMap((s) => (s.endpoints ?? []).map((e) => e.zone))
@@ -201,12 +218,12 @@ describe('import of a non-Kubernetes Cloud Map service (CloudMapServiceImport)',
     ).toEqual(['us-east-1a', 'us-east-1b']);
     await waitFor('status counts', async () => {
       const s = await selected(kc, 'payments');
-      return readyOf(s)?.status === 'True' && s?.status?.instances?.refused === 1;
+      return readyOf(s)?.status === 'True' && s?.status?.instances?.refused === 2;
     });
     expect((await selected(kc, 'payments'))?.status?.instances).toEqual({
       healthy: 2,
       unhealthy: 1,
-      refused: 1,
+      refused: 2,
     });
 
     // ECS reports the task healthy: it becomes ready; another turns unhealthy: it stops being ready.
@@ -255,8 +272,28 @@ describe('import of a non-Kubernetes Cloud Map service (CloudMapServiceImport)',
       hasExportRecord: true,
     };
     await publisher.publish(exp);
+    // Records as the AWS Go controller writes them (no MCS_RECORD, its K8S_CONTROLLER value).
+    await publisher.register(CM_NS, 'by-aws-controller', 'tcp-10_61_0_2-8080', {
+      AWS_INSTANCE_IPV4: '10.61.0.2',
+      AWS_INSTANCE_PORT: '8080',
+      CLUSTER_ID: 'legacy',
+      CLUSTERSET_ID: CLUSTERSET,
+      ENDPOINT_PORT_NAME: 'http',
+      ENDPOINT_PROTOCOL: 'TCP',
+      SERVICE_PORT_NAME: 'http',
+      SERVICE_PORT: '80',
+      SERVICE_TARGET_PORT: '8080',
+      SERVICE_PROTOCOL: 'TCP',
+      SERVICE_TYPE: 'ClusterSetIP',
+      SERVICE_EXPORT_CREATION_TIMESTAMP: '1700000000000',
+      READY: 'true',
+      HOSTNAME: '',
+      NODENAME: 'ip-10-61-0-2',
+      K8S_CONTROLLER: 'aws-cloud-map-mcs-controller-for-k8s v0.3.1 (abc1234)',
+    });
     await select(kc, 'missing', { namespace: CM_NS, service: 'no-such-service' });
     await select(kc, 'twice', { namespace: CM_NS, service: 'exported' });
+    await select(kc, 'twice-aws', { namespace: CM_NS, service: 'by-aws-controller' });
     // Valid for the CRD schema, refused by the agent: two unnamed ports.
     await select(
       kc,
@@ -268,15 +305,52 @@ describe('import of a non-Kubernetes Cloud Map service (CloudMapServiceImport)',
     );
     const reasons = async () =>
       Promise.all(
-        ['missing', 'twice', 'badports'].map(async (n) => readyOf(await selected(kc, n))?.reason),
+        ['missing', 'twice', 'twice-aws', 'badports'].map(
+          async (n) => readyOf(await selected(kc, n))?.reason,
+        ),
       );
-    await waitFor('three refusals', async () => {
-      const [a, b, c] = await reasons();
-      return a === 'ServiceNotFound' && b === 'ExportedByKubernetes' && c === 'InvalidSpec';
+    await waitFor('four refusals', async () => {
+      const [a, b, c, d] = await reasons();
+      return (
+        a === 'ServiceNotFound' &&
+        b === 'ExportedByKubernetes' &&
+        c === 'ExportedByKubernetes' &&
+        d === 'InvalidSpec'
+      );
     });
-    for (const name of ['missing', 'twice', 'badports']) {
+    for (const name of ['missing', 'twice', 'twice-aws', 'badports']) {
       expect(readyOf(await selected(kc, name))?.status).toBe('False');
       expect(await serviceImport(kc, name)).toBeUndefined();
     }
+  });
+
+  it('a declared port is the Service port; each endpoint keeps its instance port', async () => {
+    const kc = cluster.kc;
+    await select(
+      kc,
+      'payments-http',
+      { namespace: CM_NS, service: 'payments' },
+      { ports: [{ name: 'http', port: 80 }] },
+    );
+    await waitFor(
+      'declared-port import',
+      async () => (await endpointPorts(kc, 'payments-http')).length === 3,
+    );
+    const si = await serviceImport(kc, 'payments-http');
+    expect(si?.spec.ports).toEqual([{ name: 'http', port: 80, protocol: 'TCP' }]);
+    expect(await endpointPorts(kc, 'payments-http')).toEqual([
+      '10.60.0.1:http/8080',
+      '10.60.0.2:http/8080',
+      '10.60.0.3:http/8080',
+    ]);
+    await kc.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
+      ...group,
+      namespace: ns.name,
+      name: 'payments-http',
+    });
+    await waitFor(
+      'declared-port import removed',
+      async () => (await serviceImport(kc, 'payments-http')) === undefined,
+    );
   });
 });
