@@ -171,7 +171,12 @@ describe('pod label attributes (agent process + emulator)', () => {
     expect(written).toBe(2);
 
     // Over-limit: 10 keys where 9 fit. Refused with a condition and an Event; records stay.
+    // The pod carries all 10 labels, so a truncated key set would show on its record.
     const keys = Array.from({ length: 10 }, (_, i) => `l${i}`).join(',');
+    await setPodLabels(
+      'cart-1',
+      Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`l${i}`, `v${i}`])),
+    );
     await custom.patchNamespacedCustomObject(
       {
         ...SE,
@@ -198,6 +203,27 @@ describe('pod label attributes (agent process + emulator)', () => {
     );
     expect(event.type).toBe('Warning');
     expect(event.message).toMatch(/pod label attributes/);
+    expect(await versions()).toBe('10.1.0.20=green 10.1.0.21=-');
+    // Never truncated: no record carries any of the refused keys.
+    const labelKeys = (await endpoints()).flatMap((i) =>
+      Object.keys(i.attributes).filter((k) => k.startsWith('POD_LABEL_l')),
+    );
+    expect(labelKeys).toEqual([]);
+
+    // A key set that fits again is honoured: Ready=True and the labels on the records.
+    await custom.patchNamespacedCustomObject(
+      {
+        ...SE,
+        namespace: ns,
+        name: 'cart',
+        body: { metadata: { annotations: { [ANNOTATION]: 'version,l0' } } },
+      },
+      merge,
+    );
+    await until('Ready=True after the fix', async () => (await ready())?.reason === 'Exported');
+    await until('l0 exported', async () =>
+      (await endpoints()).some((i) => i.attributes['POD_LABEL_l0'] === 'v0'),
+    );
     expect(await versions()).toBe('10.1.0.20=green 10.1.0.21=-');
   });
 });
