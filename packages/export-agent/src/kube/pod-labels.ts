@@ -12,6 +12,8 @@ export interface PodLabelCache {
   labels(namespace: string, name: string): Readonly<Record<string, string>> | undefined;
   /** Starts the pod watch at the first call (lazy); true once it has synced. */
   ready(): boolean;
+  /** The pod as the cache holds it (a metadata stub with labels): for tests and debugging. */
+  cached(namespace: string, name: string): KubernetesObject | undefined;
   stop(): Promise<void>;
 }
 
@@ -26,16 +28,35 @@ export interface PodLabelCacheOptions {
   enqueue: (key: string) => void;
 }
 
+/** Same keys and values, in any order. */
+function sameLabels(a: Record<string, string> | undefined, b: Record<string, string> | undefined) {
+  const ka = Object.keys(a ?? {});
+  if (ka.length !== Object.keys(b ?? {}).length) return false;
+  return ka.every((k) => b?.[k] === a?.[k]);
+}
+
 /**
  * Pods' labels for pod label attributes. The pod watch starts only when an export first asks
  * (no opt-in, no pod watch, no memory). Pods change status often; only a change of labels (or
  * the first sight of a pod) re-queues the exports whose EndpointSlices point at the pod. The
- * cache keeps each pod's name, namespace and labels only, never its spec or status.
+ * cache keeps each pod's metadata stub only (name, namespace, uid, resourceVersion, labels),
+ * never its spec, status, annotations or managedFields, and no second copy of the labels: a
+ * label change is found by comparing the new stub with the cached one before it replaces it.
  */
 export function createPodLabelCache(opts: PodLabelCacheOptions): PodLabelCache {
   const core = opts.kubeConfig.makeApiClient(CoreV1Api);
-  const seen = new Map<string, string>();
+  /** Stubs whose labels differ from the pod's previous cached stub (or that are new). */
+  const relabelled = new WeakSet<KubernetesObject>();
   let informer: SupervisedInformer<KubernetesObject> | undefined;
+
+  function toStub(pod: KubernetesObject): KubernetesObject {
+    const stub = metadataStub(pod, { labels: true });
+    const name = stub.metadata?.name ?? '';
+    const before = informer?.get(name, stub.metadata?.namespace);
+    if (before === undefined || !sameLabels(before.metadata?.labels, stub.metadata?.labels))
+      relabelled.add(stub);
+    return stub;
+  }
 
   function exportsBacked(namespace: string, pod: string): Set<string> {
     const keys = new Set<string>();
@@ -52,13 +73,9 @@ export function createPodLabelCache(opts: PodLabelCacheOptions): PodLabelCache {
   }
 
   function onPod(event: 'add' | 'update' | 'delete', pod: KubernetesObject) {
+    if (event !== 'delete' && !relabelled.has(pod)) return;
     const ns = pod.metadata?.namespace ?? '';
     const name = pod.metadata?.name ?? '';
-    const key = `${ns}/${name}`;
-    const labels = event === 'delete' ? undefined : JSON.stringify(pod.metadata?.labels ?? {});
-    if (labels === seen.get(key)) return;
-    if (labels === undefined) seen.delete(key);
-    else seen.set(key, labels);
     for (const exportKey of exportsBacked(ns, name)) opts.enqueue(exportKey);
   }
 
@@ -66,6 +83,9 @@ export function createPodLabelCache(opts: PodLabelCacheOptions): PodLabelCache {
     labels(namespace, name) {
       if (informer === undefined || !informer.hasSynced()) return undefined;
       return informer.get(name, namespace)?.metadata?.labels ?? {};
+    },
+    cached(namespace, name) {
+      return informer?.get(name, namespace);
     },
     ready() {
       if (informer === undefined) {
@@ -75,7 +95,7 @@ export function createPodLabelCache(opts: PodLabelCacheOptions): PodLabelCache {
           kubeConfig: opts.kubeConfig,
           path: '/api/v1/pods',
           list: (page) => core.listPodForAllNamespaces(page),
-          transform: (pod) => metadataStub(pod, { labels: true }),
+          transform: toStub,
           onEvent: onPod,
           logger: opts.logger,
           clock: opts.clock,
