@@ -39,7 +39,9 @@ const purePatterns = [
 ];
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.js', '!eslint.config.js'] },
+  // .state/: harness and demo state (git-ignored); real-node runs leave containerd's image
+  // filesystems there, bundles included.
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.js', '!eslint.config.js', '.state/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
