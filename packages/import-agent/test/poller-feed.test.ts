@@ -128,6 +128,32 @@ describe('poller with the change feed', () => {
     await t.poller.stop();
   });
 
+  it('after an outage the heartbeats are re-confirmed as resumed, though the feed kept them unread', async () => {
+    // Issue 11 item 1 with the feed: while the poller only probes, the heartbeat service is not
+    // read at all, so no failed read of it marks a blind period; the outage itself must.
+    const t = setup();
+    await t.started();
+    await t.tick(31_000); // the heartbeat service has been checked once since the start
+    expect(t.poller.heartbeatService('shop')?.resumedAtMs).toBeUndefined();
+    for (const op of [
+      'listNamespaces',
+      'listServices',
+      'discoverInstances',
+      'discoverInstancesRevision',
+    ] as const)
+      t.cm.failAlways(op, 'ServiceUnavailable');
+    await t.tick(120_000);
+    expect(t.poller.health().reachable).toBe(false);
+    t.cm.clearFaults();
+    const liftedAt = t.clock.now();
+    await t.tick(31_000); // the heartbeat period: the heartbeat service is checked again
+    expect(t.poller.health().reachable).toBe(true);
+    const hb = t.poller.heartbeatService('shop');
+    expect(hb?.confirmedAtMs).toBeGreaterThanOrEqual(liftedAt);
+    expect(hb?.resumedAtMs).toBeGreaterThanOrEqual(liftedAt);
+    await t.poller.stop();
+  });
+
   it('a change named by the feed costs one feed read and one read of that service', async () => {
     const t = setup();
     await t.started();

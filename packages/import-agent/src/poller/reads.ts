@@ -33,6 +33,21 @@ export function createServiceReads(state: PollerState): ServiceReads {
   const stamp = (s: ServiceSnapshot): void =>
     void checked.set(keyOf(s.namespace, s.name), clock.now());
 
+  /**
+   * This successful read ends a blind period of `before`: its last read failed, or it was last
+   * confirmed before the latest outage ended (not read at all while the poller only probed).
+   * Then its `resumedAtMs` moves to `readAt`, and liveness gives the heartbeats it holds one
+   * TTL to catch up (issue 11 item 1).
+   */
+  const blindUntil = (before: ServiceSnapshot, readAt: number): number | undefined => {
+    const ended = state.outageEndedAtMs;
+    const missedOutage =
+      ended !== undefined && before.confirmedAtMs !== undefined && before.confirmedAtMs < ended;
+    return before.error !== undefined || missedOutage ? readAt : before.resumedAtMs;
+  };
+  const withResumed = (next: ServiceSnapshot, resumedAtMs: number | undefined): ServiceSnapshot =>
+    resumedAtMs === undefined ? next : { ...next, resumedAtMs };
+
   /** DiscoverInstances for one service; 'missing' when Cloud Map has no such service. */
   const read = async (s: ServiceSnapshot): Promise<'ok' | 'failed' | 'missing'> => {
     const key = keyOf(s.namespace, s.name);
@@ -55,7 +70,8 @@ export function createServiceReads(state: PollerState): ServiceReads {
         clustersFirstSeenMs: firstSeen(s.clustersFirstSeenMs, instances, readAt),
       };
       const before = services.get(key) ?? s;
-      if (before.error !== undefined) next.resumedAtMs = readAt;
+      const resumed = blindUntil(before, readAt);
+      if (resumed !== undefined) next.resumedAtMs = resumed;
       delete next.error;
       services.set(key, next);
       stamp(next);
@@ -91,7 +107,11 @@ export function createServiceReads(state: PollerState): ServiceReads {
     const current = services.get(key);
     if (current === undefined) return true;
     if (current.revision === revision && current.error === undefined) {
-      services.set(key, { ...current, confirmedAtMs: state.now() });
+      const readAt = state.now();
+      services.set(
+        key,
+        withResumed({ ...current, confirmedAtMs: readAt }, blindUntil(current, readAt)),
+      );
       stamp(current);
       return true;
     }

@@ -33,6 +33,13 @@ export interface PollerState {
   /** Successful calls so far, to tell a round in which none succeeded. */
   successes: number;
   lastGoodMs?: number;
+  /**
+   * Wall time the latest outage ended (the first successful call after a round in which none
+   * succeeded). A service last confirmed before it was not read during the outage, whether or
+   * not a read of it failed: with the change feed most services are not read at all while the
+   * poller only probes, so a failed read alone does not tell a blind period (reads.ts).
+   */
+  outageEndedAtMs?: number;
   /** Called after each successful Cloud Map call: the first one ends an outage. */
   callSucceeded(): void;
   /** Set by the poller: what to do when an outage ends. */
@@ -102,6 +109,7 @@ export function createPollerState(opts: PollerOptions): PollerState {
       state.successes++;
       if (!state.unreachable) return;
       state.unreachable = false;
+      state.outageEndedAtMs = state.now();
       log.info('cloud map reachable again', { lastGoodMs: state.lastGoodMs });
       state.onRecovered();
     },
