@@ -9,6 +9,11 @@ export interface Profile {
   readonly import: {
     readonly fastPollS: number;
     readonly slowPollS: number;
+    /**
+     * Period of the heartbeat services' revision checks (--poll-heartbeat-seconds): heartbeat
+     * ages are judged as of the last check, so evictions and returns wait for one.
+     */
+    readonly heartbeatPollS: number;
     readonly jitter: number;
     readonly ttlS: number;
     readonly args: readonly string[];
@@ -42,6 +47,7 @@ export const fastProfile: Profile = {
   import: {
     fastPollS: 1,
     slowPollS: 2,
+    heartbeatPollS: 1,
     jitter: 0.1,
     // The export agent reads its own heartbeat through the Cloud Map client's 5 s cache, so a
     // live heartbeat can be period + period/3 + 5 s old (~8 s here): the TTL must exceed that.
@@ -49,6 +55,7 @@ export const fastProfile: Profile = {
     args: [
       '--poll-fast-seconds=1',
       '--poll-slow-seconds=2',
+      '--poll-heartbeat-seconds=1',
       '--poll-jitter=0.1',
       '--heartbeat-ttl-seconds=12',
       '--leader-elect=false',
@@ -77,12 +84,13 @@ export const fastProfile: Profile = {
   setupTimeoutS: 90,
 };
 
-/** Agent defaults everywhere (import: fast 5 s, slow 60 s, TTL 120 s; export: heartbeat 30 s). */
+/** Agent defaults everywhere (import: fast 5 s, slow 60 s, heartbeats 30 s, TTL 120 s; export: heartbeat 30 s). */
 export const longProfile: Profile = {
   name: 'long',
   import: {
     fastPollS: 5,
     slowPollS: 60,
+    heartbeatPollS: 30,
     jitter: 0.1,
     ttlS: 120,
     args: ['--leader-elect=false', '--log-level=info'],
@@ -104,6 +112,10 @@ export const profiles = { fast: fastProfile, long: longProfile } as const;
 
 /** One fast poll period at its longest (jitter added). */
 export const fastPeriodS = (p: Profile): number => p.import.fastPollS * (1 + p.import.jitter);
+
+/** One heartbeat check period at its longest (jitter added). */
+export const heartbeatPeriodS = (p: Profile): number =>
+  p.import.heartbeatPollS * (1 + p.import.jitter);
 
 /** The profile with the agents' --log-level replaced (debugging a scenario). */
 export function withAgentLogLevel(p: Profile, level: string | undefined): Profile {

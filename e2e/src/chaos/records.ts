@@ -14,6 +14,7 @@ import {
 } from '@cloudmap-mcs/core';
 import {
   DeleteNamespaceCommand,
+  paginateListOperations,
   type ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { createSdkCloudMapPort, createServiceDiscoveryClient } from '@cloudmap-mcs/core/cloudmap';
@@ -72,6 +73,23 @@ export class CloudMapRecords {
     if (svc === undefined && create) svc = await this.cm.createService(nsId, name, {});
     if (svc !== undefined) this.#ids.set(key, svc.id);
     return svc?.id;
+  }
+
+  /**
+   * Instance writes (RegisterInstance and DeregisterInstance operations) Cloud Map recorded for
+   * one service: what an agent wrote for it alone, without its change feed and heartbeat
+   * writes, which go to services of their own.
+   */
+  async instanceWrites(namespace: string, name: string): Promise<number> {
+    const id = await this.serviceId(namespace, name);
+    if (id === undefined) return 0;
+    let n = 0;
+    const pages = paginateListOperations(
+      { client: this.client },
+      { Filters: [{ Name: 'SERVICE_ID', Values: [id], Condition: 'EQ' }] },
+    );
+    for await (const page of pages) n += page.Operations?.length ?? 0;
+    return n;
   }
 
   /**

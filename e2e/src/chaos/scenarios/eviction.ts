@@ -2,7 +2,7 @@
 // endpoints in every import once the heartbeat is TTL old — not before, and not much after.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChaosContext } from '../context.js';
-import { fastPeriodS } from '../profile.js';
+import { heartbeatPeriodS } from '../profile.js';
 import { seconds, type Outcome, type Scenario } from '../scenario.js';
 import { importView } from '../kube.js';
 import { ImportWatch, waitImported } from '../watch.js';
@@ -37,7 +37,7 @@ export async function evictionTimes(
   const heartbeatAt = await ctx.records.heartbeatMs(s.ns, c1);
   if (heartbeatAt === undefined) throw new Error(`no heartbeat of ${c1} in ${s.ns}`);
   const ttlMs = p.import.ttlS * 1000;
-  const latestMs = ttlMs + (fastPeriodS(p) + p.slackS) * 1000;
+  const latestMs = ttlMs + (heartbeatPeriodS(p) + p.slackS) * 1000;
   await waitFor(
     `${c1}'s endpoints evicted everywhere`,
     async () => {

@@ -14,7 +14,7 @@ import {
 import type { ChaosAgent } from '../agent.js';
 import type { ChaosContext } from '../context.js';
 import { importView, serviceImport, type ChaosCluster } from '../kube.js';
-import { fastPeriodS } from '../profile.js';
+import { fastPeriodS, heartbeatPeriodS } from '../profile.js';
 import { seconds, type Outcome, type Scenario } from '../scenario.js';
 import { waitFor } from '../../wait.js';
 
@@ -310,7 +310,7 @@ export const ghostCluster: Scenario = {
   fault:
     'records (our schema, with an export record) of an unknown cluster that never wrote a heartbeat',
   expected:
-    "not live forever: its endpoints go from every import within one TTL (+ one fast poll period) of the import agents first reading them; a live cluster's endpoints in the same service stay",
+    "not live forever: its endpoints go from every import within one TTL (+ one heartbeat check period) of the import agents first reading them; a live cluster's endpoints in the same service stay",
   async run(ctx, out) {
     const p = ctx.profile;
     const ns = await ctx.namespace();
@@ -348,7 +348,7 @@ export const ghostCluster: Scenario = {
       ((await importedAddresses(c, ns, 'haunted')).get('ghost') ?? []).length;
     let atFirst = 0;
     for (const c of ctx.clusters) atFirst += await ghostsIn(c);
-    const latestMs = (p.import.ttlS + fastPeriodS(p) + p.slackS) * 1000;
+    const latestMs = (p.import.ttlS + heartbeatPeriodS(p) + p.slackS) * 1000;
     const goneAfter = new Map<string, number>(); // cluster -> ms from its agent's first snapshot
     const deadline = Math.max(...startedAt.values()) + latestMs + 5_000;
     while (goneAfter.size < ctx.clusters.length && Date.now() < deadline) {

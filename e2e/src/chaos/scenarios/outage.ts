@@ -1,7 +1,7 @@
 // Cloud Map outages: everywhere (the emulator's own outage), only for the importing side, and
 // only for the exporting side (a cut proxy in front of the emulator for those agents).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fastPeriodS } from '../profile.js';
+import { fastPeriodS, heartbeatPeriodS } from '../profile.js';
 import { podIps, setEndpoints } from '../kube.js';
 import { auditInstances } from '../records.js';
 import { seconds, type Scenario } from '../scenario.js';
@@ -122,7 +122,7 @@ export const exporterOutage: Scenario = {
       (p.export.heartbeatS + 120) * 1000,
     );
     const backMs = Date.now() - liftedAt;
-    const bound = (p.export.heartbeatS / 3 + fastPeriodS(p) + p.slackS) * 1000;
+    const bound = (p.export.heartbeatS / 3 + heartbeatPeriodS(p) + p.slackS) * 1000;
     out.figure('back s', seconds(backMs));
     out.observe(
       `back in every cluster ${seconds(backMs)} s after the lift (bound ${seconds(bound)} s)`,
