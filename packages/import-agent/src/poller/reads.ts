@@ -25,146 +25,166 @@ export interface ServiceReads {
 const notFound = (error: unknown): boolean =>
   isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
 
+/** The reads' own state: the poller's, and when each tracked service was last checked. */
+interface ReadContext {
+  readonly state: PollerState;
+  readonly checked: Map<string, number>;
+}
+
 export function createServiceReads(state: PollerState): ServiceReads {
-  const { port, clock, services } = state;
-  const { clustersetId } = state.opts;
-  const checked = new Map<string, number>();
-
-  const stamp = (s: ServiceSnapshot): void =>
-    void checked.set(keyOf(s.namespace, s.name), clock.now());
-
-  /**
-   * This successful read ends a blind period of `before`: its last read failed, or it was last
-   * confirmed before the latest outage ended (not read at all while the poller only probed).
-   * Then its `resumedAtMs` moves to `readAt`, and liveness gives the heartbeats it holds one
-   * TTL to catch up (issue 11 item 1).
-   */
-  const blindUntil = (before: ServiceSnapshot, readAt: number): number | undefined => {
-    const ended = state.outageEndedAtMs;
-    const missedOutage =
-      ended !== undefined && before.confirmedAtMs !== undefined && before.confirmedAtMs < ended;
-    return before.error !== undefined || missedOutage ? readAt : before.resumedAtMs;
-  };
-  const withResumed = (next: ServiceSnapshot, resumedAtMs: number | undefined): ServiceSnapshot =>
-    resumedAtMs === undefined ? next : { ...next, resumedAtMs };
-
-  /** DiscoverInstances for one service; 'missing' when Cloud Map has no such service. */
-  const read = async (s: ServiceSnapshot): Promise<'ok' | 'failed' | 'missing'> => {
-    const key = keyOf(s.namespace, s.name);
-    try {
-      const result = await port.discoverInstances(
-        s.namespace,
-        s.name,
-        queryFor(s.name, clustersetId),
-      );
-      const instances = normalized(s.name, result.instances);
-      state.callSucceeded();
-      const changed = !sameInstances(s.instances, instances);
-      const readAt = state.now();
-      const next: ServiceSnapshot = {
-        ...s,
-        instances,
-        revision: result.revision,
-        fetchedAtMs: clock.now(),
-        confirmedAtMs: readAt,
-        clustersFirstSeenMs: firstSeen(s.clustersFirstSeenMs, instances, readAt),
-      };
-      const before = services.get(key) ?? s;
-      const resumed = blindUntil(before, readAt);
-      if (resumed !== undefined) next.resumedAtMs = resumed;
-      delete next.error;
-      services.set(key, next);
-      stamp(next);
-      // Its shards first, so the change is handled with them current.
-      const ok = await readShards(next);
-      if (changed) state.notify(next);
-      return ok ? 'ok' : 'failed';
-    } catch (error) {
-      if (notFound(error) && s.fetchedAtMs === undefined) {
-        // Never read and not there: a name the feed gave that Cloud Map does not have.
-        state.callSucceeded();
-        return 'missing';
-      }
-      state.markError(s, 'discoverInstances', error);
-      return 'failed';
-    }
-  };
-
-  const fetch = async (s: ServiceSnapshot): Promise<boolean> => (await read(s)) !== 'failed';
-
-  /** One revision check; the fetch follows when it moved. */
-  const check = async (s: ServiceSnapshot): Promise<boolean> => {
-    const key = keyOf(s.namespace, s.name);
-    let revision: number;
-    try {
-      revision = await port.discoverInstancesRevision(s.namespace, s.name);
-      state.callSucceeded();
-    } catch (error) {
-      state.markError(s, 'discoverInstancesRevision', error);
-      return false;
-    }
-    // Dropped by a slow round meanwhile: not a failure (issue 12).
-    const current = services.get(key);
-    if (current === undefined) return true;
-    if (current.revision === revision && current.error === undefined) {
-      const readAt = state.now();
-      services.set(
-        key,
-        withResumed({ ...current, confirmedAtMs: readAt }, blindUntil(current, readAt)),
-      );
-      stamp(current);
-      return true;
-    }
-    return fetch(current);
-  };
-
-  /**
-   * Reading S reads its shards (ADR 0015): a shard its export records name is read at once
-   * when new, and when its revision moved otherwise, so a change inside a shard is seen even by
-   * a reader told only "S changed" (the change feed names Kubernetes Services).
-   */
-  const readShards = async (base: ServiceSnapshot): Promise<boolean> => {
-    let ok = true;
-    for (const name of referencedShards(base, clustersetId)) {
-      const key = keyOf(base.namespace, name);
-      const shard = services.get(key);
-      if (shard === undefined) {
-        const fresh = { namespace: base.namespace, name, instances: [] };
-        services.set(key, fresh);
-        if (!(await fetch(fresh))) ok = false;
-      } else if (shard.revision !== undefined && shard.error === undefined) {
-        if (!(await check(shard))) ok = false;
-      } else if (!(await fetch(shard))) ok = false;
-    }
-    return ok;
-  };
-
-  const track = (namespace: string, name: string): ServiceSnapshot => {
-    const fresh: ServiceSnapshot = { namespace, name, instances: [] };
-    services.set(keyOf(namespace, name), fresh);
-    return fresh;
-  };
-
+  const ctx: ReadContext = { state, checked: new Map() };
   return {
-    fetch,
-    check,
-    checkedAt: (key) => checked.get(key),
-    async readNamed(namespace, name) {
-      const key = keyOf(namespace, name);
-      const known = services.get(key);
-      if (known !== undefined) return fetch(known);
-      // A new service: its namespace's heartbeats matter to its import (liveness) as well.
-      const hbKey = keyOf(namespace, HEARTBEAT_SERVICE_NAME);
-      if (!services.has(hbKey)) {
-        const hb = track(namespace, HEARTBEAT_SERVICE_NAME);
-        if ((await read(hb)) === 'missing') services.delete(hbKey);
-      }
-      const outcome = await read(track(namespace, name));
-      if (outcome === 'missing') {
-        services.delete(key);
-        checked.delete(key);
-      }
-      return outcome !== 'failed';
-    },
+    fetch: (s) => fetch(ctx, s),
+    check: (s) => check(ctx, s),
+    checkedAt: (key) => ctx.checked.get(key),
+    readNamed: (namespace, name) => readNamed(ctx, namespace, name),
   };
+}
+
+function stamp(ctx: ReadContext, s: ServiceSnapshot): void {
+  ctx.checked.set(keyOf(s.namespace, s.name), ctx.state.clock.now());
+}
+
+/**
+ * This successful read ends a blind period of `before`: its last read failed, or it was last
+ * confirmed before the latest outage ended (not read at all while the poller only probed).
+ * Then its `resumedAtMs` moves to `readAt`, and liveness gives the heartbeats it holds one
+ * TTL to catch up (issue 11 item 1).
+ */
+function blindUntil(
+  state: PollerState,
+  before: ServiceSnapshot,
+  readAt: number,
+): number | undefined {
+  const ended = state.outageEndedAtMs;
+  const missedOutage =
+    ended !== undefined && before.confirmedAtMs !== undefined && before.confirmedAtMs < ended;
+  return before.error !== undefined || missedOutage ? readAt : before.resumedAtMs;
+}
+
+function withResumed(next: ServiceSnapshot, resumedAtMs: number | undefined): ServiceSnapshot {
+  return resumedAtMs === undefined ? next : { ...next, resumedAtMs };
+}
+
+/** DiscoverInstances for one service; 'missing' when Cloud Map has no such service. */
+async function read(ctx: ReadContext, s: ServiceSnapshot): Promise<'ok' | 'failed' | 'missing'> {
+  const { state } = ctx;
+  const { port, clock, services } = state;
+  const key = keyOf(s.namespace, s.name);
+  try {
+    const result = await port.discoverInstances(
+      s.namespace,
+      s.name,
+      queryFor(s.name, state.opts.clustersetId),
+    );
+    const instances = normalized(s.name, result.instances);
+    state.callSucceeded();
+    const changed = !sameInstances(s.instances, instances);
+    const readAt = state.now();
+    const next: ServiceSnapshot = {
+      ...s,
+      instances,
+      revision: result.revision,
+      fetchedAtMs: clock.now(),
+      confirmedAtMs: readAt,
+      clustersFirstSeenMs: firstSeen(s.clustersFirstSeenMs, instances, readAt),
+    };
+    const before = services.get(key) ?? s;
+    const resumed = blindUntil(state, before, readAt);
+    if (resumed !== undefined) next.resumedAtMs = resumed;
+    delete next.error;
+    services.set(key, next);
+    stamp(ctx, next);
+    // Its shards first, so the change is handled with them current.
+    const ok = await readShards(ctx, next);
+    if (changed) state.notify(next);
+    return ok ? 'ok' : 'failed';
+  } catch (error) {
+    if (notFound(error) && s.fetchedAtMs === undefined) {
+      // Never read and not there: a name the feed gave that Cloud Map does not have.
+      state.callSucceeded();
+      return 'missing';
+    }
+    state.markError(s, 'discoverInstances', error);
+    return 'failed';
+  }
+}
+
+async function fetch(ctx: ReadContext, s: ServiceSnapshot): Promise<boolean> {
+  return (await read(ctx, s)) !== 'failed';
+}
+
+/** One revision check; the fetch follows when it moved. */
+async function check(ctx: ReadContext, s: ServiceSnapshot): Promise<boolean> {
+  const { state } = ctx;
+  const { services } = state;
+  const key = keyOf(s.namespace, s.name);
+  let revision: number;
+  try {
+    revision = await state.port.discoverInstancesRevision(s.namespace, s.name);
+    state.callSucceeded();
+  } catch (error) {
+    state.markError(s, 'discoverInstancesRevision', error);
+    return false;
+  }
+  // Dropped by a slow round meanwhile: not a failure (issue 12).
+  const current = services.get(key);
+  if (current === undefined) return true;
+  if (current.revision === revision && current.error === undefined) {
+    const readAt = state.now();
+    services.set(
+      key,
+      withResumed({ ...current, confirmedAtMs: readAt }, blindUntil(state, current, readAt)),
+    );
+    stamp(ctx, current);
+    return true;
+  }
+  return fetch(ctx, current);
+}
+
+/**
+ * Reading S reads its shards (ADR 0015): a shard its export records name is read at once
+ * when new, and when its revision moved otherwise, so a change inside a shard is seen even by
+ * a reader told only "S changed" (the change feed names Kubernetes Services).
+ */
+async function readShards(ctx: ReadContext, base: ServiceSnapshot): Promise<boolean> {
+  const { services } = ctx.state;
+  let ok = true;
+  for (const name of referencedShards(base, ctx.state.opts.clustersetId)) {
+    const key = keyOf(base.namespace, name);
+    const shard = services.get(key);
+    if (shard === undefined) {
+      const fresh = { namespace: base.namespace, name, instances: [] };
+      services.set(key, fresh);
+      if (!(await fetch(ctx, fresh))) ok = false;
+    } else if (shard.revision !== undefined && shard.error === undefined) {
+      if (!(await check(ctx, shard))) ok = false;
+    } else if (!(await fetch(ctx, shard))) ok = false;
+  }
+  return ok;
+}
+
+function track(ctx: ReadContext, namespace: string, name: string): ServiceSnapshot {
+  const fresh: ServiceSnapshot = { namespace, name, instances: [] };
+  ctx.state.services.set(keyOf(namespace, name), fresh);
+  return fresh;
+}
+
+async function readNamed(ctx: ReadContext, namespace: string, name: string): Promise<boolean> {
+  const { services } = ctx.state;
+  const key = keyOf(namespace, name);
+  const known = services.get(key);
+  if (known !== undefined) return fetch(ctx, known);
+  // A new service: its namespace's heartbeats matter to its import (liveness) as well.
+  const hbKey = keyOf(namespace, HEARTBEAT_SERVICE_NAME);
+  if (!services.has(hbKey)) {
+    const hb = track(ctx, namespace, HEARTBEAT_SERVICE_NAME);
+    if ((await read(ctx, hb)) === 'missing') services.delete(hbKey);
+  }
+  const outcome = await read(ctx, track(ctx, namespace, name));
+  if (outcome === 'missing') {
+    services.delete(key);
+    ctx.checked.delete(key);
+  }
+  return outcome !== 'failed';
 }

@@ -1,0 +1,116 @@
+import {
+  FEED_NAMESPACE_NAME,
+  feedServiceName,
+  HEARTBEAT_SERVICE_NAME,
+  isCloudMapError,
+  logFields,
+} from '@cloudmap-mcs/core';
+import type { FeedFollower } from './feed.js';
+import { listingRound } from './listing.js';
+import type { RoundKind } from './options.js';
+import type { ServiceReads } from './reads.js';
+import { fastPeriodFor, type PollPeriods } from './schedule.js';
+import type { ServiceSnapshot } from './snapshot.js';
+import { describe, inPool, keyOf, type PollerState } from './state.js';
+
+/** What the three rounds read from: the shared state, the reads and the feed (when on). */
+export interface RoundContext {
+  readonly state: PollerState;
+  readonly reads: ServiceReads;
+  readonly feed: FeedFollower | undefined;
+  readonly periods: PollPeriods;
+  /** The fast round's period when the feed is on (0: no feed). */
+  readonly feedMs: number;
+  readonly heartbeatMs: number;
+}
+
+/** The three rounds of the poller (poller.ts), each true when it succeeded. */
+export function pollRounds(ctx: RoundContext): Record<RoundKind, () => Promise<boolean>> {
+  return {
+    slow: () => slowRound(ctx),
+    fast: () => fastRound(ctx),
+    resync: () => resyncRound(ctx),
+  };
+}
+
+/** Whether the feed vouches for `s` (never for heartbeat services). */
+export function coveredByFeed(feed: FeedFollower | undefined, s: ServiceSnapshot): boolean {
+  return s.name !== HEARTBEAT_SERVICE_NAME && (feed?.covers(s) ?? false);
+}
+
+/** While Cloud Map is unreachable a fast round is one call. True when it succeeded. */
+async function probe(ctx: RoundContext): Promise<boolean> {
+  const { state, feed } = ctx;
+  const { port, log } = state;
+  const all = [...state.services.values()];
+  const target = all.find((s) => s.name === HEARTBEAT_SERVICE_NAME) ?? all[0];
+  try {
+    if (feed !== undefined)
+      await port
+        .discoverInstancesRevision(FEED_NAMESPACE_NAME, feedServiceName(state.opts.clustersetId))
+        .catch((e: unknown) => {
+          // No feed service is an answer: Cloud Map is reachable.
+          if (!isCloudMapError(e, 'ServiceNotFound') && !isCloudMapError(e, 'NamespaceNotFound'))
+            throw e;
+        });
+    else if (target === undefined) await port.listNamespaces();
+    else await port.discoverInstancesRevision(target.namespace, target.name);
+    state.callSucceeded();
+    return true;
+  } catch (error) {
+    state.readError(target === undefined ? 'listNamespaces' : 'discoverInstancesRevision');
+    log.debug('cloud map probe failed', { [logFields.error]: describe(error) });
+    return false;
+  }
+}
+
+/** The services whose own revision is due: not vouched for by the feed, period elapsed. */
+function dueServices(ctx: RoundContext): ServiceSnapshot[] {
+  const { state, feed, periods, feedMs, heartbeatMs } = ctx;
+  const all = [...state.services.values()];
+  if (feed === undefined) return all;
+  const uncovered = all.filter((s) => s.name !== HEARTBEAT_SERVICE_NAME && !coveredByFeed(feed, s));
+  const period = fastPeriodFor(periods, uncovered.length, state.opts.requestBudgetPerSecond);
+  // Half a round of slack: a check falls in the round nearest its due time, not the next.
+  const slack = feedMs / 2;
+  const now = state.clock.now();
+  const due = (s: ServiceSnapshot, every: number): boolean =>
+    now - (ctx.reads.checkedAt(keyOf(s.namespace, s.name)) ?? -Infinity) >= every - slack;
+  return [
+    ...all.filter((s) => s.name === HEARTBEAT_SERVICE_NAME && due(s, heartbeatMs)),
+    ...uncovered.filter((s) => due(s, period)),
+  ];
+}
+
+async function fastRound(ctx: RoundContext): Promise<boolean> {
+  const { state, feed } = ctx;
+  if (state.unreachable && !(await probe(ctx))) return false;
+  let attempts = 0;
+  let failed = 0;
+  if (feed !== undefined) {
+    attempts++;
+    if (!(await feed.round())) failed++;
+  }
+  const due = dueServices(ctx);
+  attempts += due.length;
+  await inPool(due, state.concurrency, async (s) => {
+    if (!(await ctx.reads.check(s))) failed++;
+  });
+  // A round fails only when nothing in it succeeded (issue 12).
+  return failed === 0 || failed < attempts;
+}
+
+async function slowRound(ctx: RoundContext): Promise<boolean> {
+  const { feed } = ctx;
+  // The feed's baseline comes first: the listing that follows reads everything after it.
+  if (feed !== undefined && !feed.baselined) await feed.round();
+  return listingRound(ctx.state, ctx.reads, feed !== undefined);
+}
+
+async function resyncRound(ctx: RoundContext): Promise<boolean> {
+  let ok = true;
+  await inPool([...ctx.state.services.values()], ctx.state.concurrency, async (s) => {
+    if (!(await ctx.reads.fetch(s))) ok = false;
+  });
+  return ok;
+}
