@@ -5,17 +5,28 @@ import {
   type CloudMapPort,
   type Clock,
   type ClusterExport,
+  type Controller,
   type ControllerMetrics,
   type EventRecorder,
   type Logger,
+  type RefusalLog,
   type TrustPolicy,
   type WorkQueue,
 } from '@cloudmap-mcs/core';
-import { createPoller, type Poller, type PollerMetrics } from './poller/poller.js';
+import {
+  createPoller,
+  type Poller,
+  type PollerMetrics,
+  type PollerOptions,
+} from './poller/poller.js';
 import type { PollPeriods } from './poller/schedule.js';
 import type { SnapshotHealth } from './poller/snapshot.js';
 import type { ImportSources, ImportWriter } from './reconcile/ports.js';
-import { createImportReconciler, type ImportMetrics } from './reconcile/reconciler.js';
+import {
+  createImportReconciler,
+  type ImportMetrics,
+  type ImportReconcilerDeps,
+} from './reconcile/reconciler.js';
 import {
   defaultNamespacePolicy,
   namespaceDecision,
@@ -74,6 +85,19 @@ export interface ImportController {
   stop(): Promise<void>;
 }
 
+/** The controller's moving parts, shared by the steps below. */
+interface ImportWiring {
+  readonly opts: ImportControllerOptions;
+  readonly log: Logger;
+  readonly controller: Controller<string>;
+  readonly queue: WorkQueue<string>;
+  readonly poller: Poller;
+  /** Whether the workers run (the first snapshot is complete). */
+  started: boolean;
+  workers?: Promise<void>;
+  syncWaiter?: { resolve: () => void; timer?: ReturnType<Clock['setTimer']> };
+}
+
 export function createImportController(opts: ImportControllerOptions): ImportController {
   const log = opts.logger.child({ [logFields.controller]: 'serviceimport' });
   const controller = createController<string>({
@@ -84,8 +108,6 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     logger: opts.logger,
     ...(opts.controllerMetrics === undefined ? {} : { metrics: opts.controllerMetrics }),
   });
-  const queue = controller.queue;
-  let started = false;
   const policy = opts.namespaces ?? defaultNamespacePolicy;
   // One refusal log for the poller's scope and the reconciler: one metric, one rate limit.
   const refusals = createRefusalLog({
@@ -94,20 +116,59 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     message: 'refused cloud map record',
     ...(opts.metrics?.refused === undefined ? {} : { count: opts.metrics.refused }),
   });
-  /** A local namespace the policy allows: only those are polled (no Cloud Map calls for the rest). */
-  const inScope = (ns: string): boolean => {
+  const w: ImportWiring = {
+    opts,
+    log,
+    controller,
+    queue: controller.queue,
+    // The poller's callbacks reach `w` only once it is running.
+    poller: createPoller(pollerOptions(opts, () => w, inScope(opts, policy, refusals))),
+    started: false,
+  };
+  const reconcile = createImportReconciler(reconcilerOptions(opts, w.poller, policy, refusals));
+  return {
+    poller: w.poller,
+    queue: w.queue,
+    start: () => start(w),
+    namespaceChanged(namespace) {
+      // Services that appear in it later are named by the change feed (or found by the listing).
+      void w.poller.refreshNow().then(() => {
+        if (w.started) enqueueNamespace(w, namespace);
+      });
+    },
+    enqueue(key) {
+      if (w.started) w.queue.add(key);
+    },
+    enqueueAll() {
+      if (!w.started) return;
+      for (const key of opts.sources.managedImportKeys()) w.queue.add(key);
+      for (const key of allSnapshotKeys(w.poller)) w.queue.add(key);
+    },
+    stop: () => stop(w),
+  };
+}
+
+/** A local namespace the policy allows: only those are polled (no Cloud Map calls for the rest). */
+function inScope(
+  opts: ImportControllerOptions,
+  policy: NamespacePolicy,
+  refusals: RefusalLog,
+): (ns: string) => boolean {
+  return (ns) => {
     if (!opts.sources.namespaceExists(ns)) return false;
     const decision = namespaceDecision(policy, ns);
     if (decision.allowed) return true;
     refusals.refused({ reason: 'namespace-denied', subject: ns, fields: { detail: decision.why } });
     return false;
   };
-  const enqueueNamespace = (namespace: string): void => {
-    for (const s of poller.services(namespace)) queue.add(`${namespace}/${s.name}`);
-    for (const key of opts.sources.managedImportKeys())
-      if (key.startsWith(`${namespace}/`)) queue.add(key);
-  };
-  const poller = createPoller({
+}
+
+function pollerOptions(
+  opts: ImportControllerOptions,
+  wiring: () => ImportWiring,
+  isLocalNamespace: (ns: string) => boolean,
+): PollerOptions {
+  return {
     port: opts.cloudMap,
     clock: opts.clock,
     now: opts.now,
@@ -117,21 +178,32 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     ...(opts.requestBudgetPerSecond === undefined
       ? {}
       : { requestBudgetPerSecond: opts.requestBudgetPerSecond }),
-    isLocalNamespace: inScope,
+    isLocalNamespace,
     onServiceChange: (ns, name) => {
-      if (started) queue.add(`${ns}/${name}`);
+      const w = wiring();
+      if (w.started) w.queue.add(`${ns}/${name}`);
     },
     onHeartbeatChange: (ns) => {
-      if (started) enqueueNamespace(ns);
+      const w = wiring();
+      if (w.started) enqueueNamespace(w, ns);
     },
     onHealthChange: (health, synced) => {
       opts.metrics?.health?.(health, synced);
       // Ready conditions mention reachability: re-evaluate every import we manage.
-      if (started) for (const key of opts.sources.managedImportKeys()) queue.add(key);
+      const w = wiring();
+      if (w.started) for (const key of opts.sources.managedImportKeys()) w.queue.add(key);
     },
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
-  });
-  const reconcile = createImportReconciler({
+  };
+}
+
+function reconcilerOptions(
+  opts: ImportControllerOptions,
+  poller: Poller,
+  policy: NamespacePolicy,
+  refusals: RefusalLog,
+): ImportReconcilerDeps {
+  return {
     clock: opts.clock,
     sources: opts.sources,
     writer: opts.writer,
@@ -151,63 +223,54 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     ...(opts.maxEndpointsPerSlice === undefined
       ? {}
       : { maxEndpointsPerSlice: opts.maxEndpointsPerSlice }),
-  });
-  let workers: Promise<void> | undefined;
-  let syncWaiter: { resolve: () => void; timer?: ReturnType<Clock['setTimer']> } | undefined;
-
-  const waitSynced = (): Promise<void> =>
-    new Promise<void>((resolve) => {
-      const check = (): void => {
-        if (poller.synced) {
-          syncWaiter = undefined;
-          resolve();
-          return;
-        }
-        syncWaiter = { resolve, timer: opts.clock.setTimer(check, 100) };
-      };
-      check();
-    });
-
-  return {
-    poller,
-    queue,
-    async start() {
-      poller.start();
-      await waitSynced();
-      if (queue.shuttingDown) return;
-      started = true;
-      const keys = new Set<string>(opts.sources.managedImportKeys());
-      for (const key of keys) queue.add(key);
-      // Every service with records of our clusterset, in namespaces that exist here.
-      for (const ns of new Set([...keys].map((k) => k.slice(0, k.indexOf('/')))))
-        enqueueNamespace(ns);
-      for (const key of allSnapshotKeys(poller)) queue.add(key);
-      for (const key of opts.external?.keys() ?? []) queue.add(key);
-      log.info('import controller started', { keys: queue.length, workers: opts.workers });
-      workers = controller.run();
-    },
-    namespaceChanged(namespace) {
-      // Services that appear in it later are named by the change feed (or found by the listing).
-      void poller.refreshNow().then(() => {
-        if (started) enqueueNamespace(namespace);
-      });
-    },
-    enqueue(key) {
-      if (started) queue.add(key);
-    },
-    enqueueAll() {
-      if (!started) return;
-      for (const key of opts.sources.managedImportKeys()) queue.add(key);
-      for (const key of allSnapshotKeys(poller)) queue.add(key);
-    },
-    async stop() {
-      if (syncWaiter?.timer !== undefined) opts.clock.clearTimer(syncWaiter.timer);
-      syncWaiter?.resolve();
-      await poller.stop();
-      queue.shutdown();
-      await workers;
-    },
   };
+}
+
+function enqueueNamespace(w: ImportWiring, namespace: string): void {
+  for (const s of w.poller.services(namespace)) w.queue.add(`${namespace}/${s.name}`);
+  for (const key of w.opts.sources.managedImportKeys())
+    if (key.startsWith(`${namespace}/`)) w.queue.add(key);
+}
+
+/** Resolves once the poller's first snapshot is complete (checked every 100 ms). */
+function waitSynced(w: ImportWiring): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const check = (): void => {
+      if (w.poller.synced) {
+        delete w.syncWaiter;
+        resolve();
+        return;
+      }
+      w.syncWaiter = { resolve, timer: w.opts.clock.setTimer(check, 100) };
+    };
+    check();
+  });
+}
+
+/** Polls, waits for the first snapshot, replays every import and runs the workers. */
+async function start(w: ImportWiring): Promise<void> {
+  const { poller, queue, opts } = w;
+  poller.start();
+  await waitSynced(w);
+  if (queue.shuttingDown) return;
+  w.started = true;
+  const keys = new Set<string>(opts.sources.managedImportKeys());
+  for (const key of keys) queue.add(key);
+  // Every service with records of our clusterset, in namespaces that exist here.
+  for (const ns of new Set([...keys].map((k) => k.slice(0, k.indexOf('/')))))
+    enqueueNamespace(w, ns);
+  for (const key of allSnapshotKeys(poller)) queue.add(key);
+  for (const key of opts.external?.keys() ?? []) queue.add(key);
+  w.log.info('import controller started', { keys: queue.length, workers: opts.workers });
+  w.workers = w.controller.run();
+}
+
+async function stop(w: ImportWiring): Promise<void> {
+  if (w.syncWaiter?.timer !== undefined) w.opts.clock.clearTimer(w.syncWaiter.timer);
+  w.syncWaiter?.resolve();
+  await w.poller.stop();
+  w.queue.shutdown();
+  await w.workers;
 }
 
 function allSnapshotKeys(poller: Poller): string[] {

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ImportControllerOptions } from './controller.js';
+import type { SnapshotHealth } from './poller/snapshot.js';
 
 type ControllerMetrics = NonNullable<ImportControllerOptions['metrics']> & {
   externalReads(outcome: string): void;
@@ -10,7 +11,20 @@ type ControllerMetrics = NonNullable<ImportControllerOptions['metrics']> & {
  * controller harness (`mcs_reconcile_*`, `mcs_workqueue_*`), Cloud Map call metrics from the client.
  */
 export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'): ControllerMetrics {
+  // Registered in this order (the order of /metrics).
   const registers = [registry];
+  return {
+    ...writeMetrics(registers, prefix),
+    ...pollMetrics(registers, prefix),
+    ...healthMetrics(registers, prefix),
+    ...importStateMetrics(registers, prefix),
+  };
+}
+
+type Registers = Registry[];
+
+/** Refused records and Kubernetes writes. */
+function writeMetrics(registers: Registers, prefix: string) {
   const refused = new Counter({
     name: `${prefix}refused_records_total`,
     help: 'Cloud Map records or parts refused by validation, by reason.',
@@ -23,6 +37,14 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
     labelNames: ['kind', 'verb'],
     registers,
   });
+  return {
+    refused: (reason: string) => refused.inc({ reason }),
+    written: (kind: string, verb: string) => writes.inc({ kind, verb }),
+  } satisfies Partial<ControllerMetrics>;
+}
+
+/** The poller's rounds, the change feed and failed reads. */
+function pollMetrics(registers: Registers, prefix: string) {
   const rounds = new Counter({
     name: `${prefix}poll_rounds_total`,
     help: 'Poller rounds by kind (slow, fast, resync) and outcome.',
@@ -53,6 +75,19 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
     labelNames: ['operation'],
     registers,
   });
+  return {
+    round: (kind: string, ok: boolean, ms: number) => {
+      rounds.inc({ kind, outcome: ok ? 'success' : 'error' });
+      roundDuration.observe({ kind }, ms / 1000);
+    },
+    readError: (operation: string) => readErrors.inc({ operation }),
+    feedSweep: (reason: string) => feedSweeps.inc({ reason }),
+    feedRejected: () => feedRejected.inc(),
+  } satisfies Partial<ControllerMetrics>;
+}
+
+/** The snapshot's health: reachable, synced, last good read, failing services. */
+function healthMetrics(registers: Registers, prefix: string) {
   const reachable = new Gauge({
     name: `${prefix}cloudmap_reachable`,
     help: '1 when the last poll rounds succeeded, 0 while serving the last good state.',
@@ -73,6 +108,18 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
     help: 'Services whose last read failed (served from the last good state).',
     registers,
   });
+  return {
+    health: (h: SnapshotHealth, isSynced: boolean) => {
+      reachable.set(h.reachable ? 1 : 0);
+      synced.set(isSynced ? 1 : 0);
+      failing.set(h.failingServices);
+      if (h.lastGoodMs !== undefined) lastGood.set(h.lastGoodMs / 1000);
+    },
+  } satisfies Partial<ControllerMetrics>;
+}
+
+/** Per import: stale clusters and name collisions; reads of external services. */
+function importStateMetrics(registers: Registers, prefix: string) {
   const stale = new Gauge({
     name: `${prefix}stale_clusters`,
     help: 'Source clusters whose endpoints were dropped for an expired heartbeat, per import.',
@@ -92,29 +139,14 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
     registers,
   });
   return {
-    externalReads: (outcome) => externalReads.inc({ outcome }),
-    refused: (reason) => refused.inc({ reason }),
-    written: (kind, verb) => writes.inc({ kind, verb }),
-    round: (kind, ok, ms) => {
-      rounds.inc({ kind, outcome: ok ? 'success' : 'error' });
-      roundDuration.observe({ kind }, ms / 1000);
-    },
-    readError: (operation) => readErrors.inc({ operation }),
-    feedSweep: (reason) => feedSweeps.inc({ reason }),
-    feedRejected: () => feedRejected.inc(),
-    health: (h, isSynced) => {
-      reachable.set(h.reachable ? 1 : 0);
-      synced.set(isSynced ? 1 : 0);
-      failing.set(h.failingServices);
-      if (h.lastGoodMs !== undefined) lastGood.set(h.lastGoodMs / 1000);
-    },
-    nameCollisions: (namespace, name, count) => {
+    externalReads: (outcome: string) => externalReads.inc({ outcome }),
+    nameCollisions: (namespace: string, name: string, count: number) => {
       if (count === 0) collisions.remove({ namespace, name });
       else collisions.set({ namespace, name }, count);
     },
-    staleClusters: (namespace, name, count) => {
+    staleClusters: (namespace: string, name: string, count: number) => {
       if (count === 0) stale.remove({ namespace, name });
       else stale.set({ namespace, name }, count);
     },
-  };
+  } satisfies Partial<ControllerMetrics>;
 }

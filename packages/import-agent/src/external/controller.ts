@@ -83,109 +83,41 @@ export interface ExternalImports {
   stop(): Promise<void>;
 }
 
+/** What the reconcile steps share: the options, the scope, the refusal log and the entries. */
+interface External {
+  readonly opts: ExternalImportsOptions;
+  readonly scope: EntryScope;
+  readonly refusals: RefusalLog;
+  readonly entries: Map<string, Entry>;
+}
+
 export function createExternalImports(opts: ExternalImportsOptions): ExternalImports {
-  const scope: EntryScope = {
-    namespaces: opts.namespaces ?? defaultNamespacePolicy,
-    exportedByClusterset: opts.exportedByClusterset,
+  const x: External = {
+    opts,
+    scope: {
+      namespaces: opts.namespaces ?? defaultNamespacePolicy,
+      exportedByClusterset: opts.exportedByClusterset,
+    },
+    refusals:
+      opts.refusals ??
+      createRefusalLog({
+        logger: opts.logger,
+        clock: opts.clock,
+        message: 'refused cloud map record',
+        ...(opts.metrics?.refused === undefined ? {} : { count: opts.metrics.refused }),
+      }),
+    entries: new Map(),
   };
-  const refusals =
-    opts.refusals ??
-    createRefusalLog({
-      logger: opts.logger,
-      clock: opts.clock,
-      message: 'refused cloud map record',
-      ...(opts.metrics?.refused === undefined ? {} : { count: opts.metrics.refused }),
-    });
-  const entries = new Map<string, Entry>();
+  const { entries, scope } = x;
   const controller = createController<string>({
     name: 'cloudmapserviceimport',
-    reconcile: (key, ctx) => reconcile(key, ctx?.logger ?? opts.logger),
+    reconcile: (key, ctx) => reconcile(x, key, ctx?.logger ?? opts.logger),
     // Reads go one at a time, as a period's sweep did: the DiscoverInstances rate stays flat.
     workers: 1,
     clock: opts.clock,
     logger: opts.logger,
     ...(opts.controllerMetrics === undefined ? {} : { metrics: opts.controllerMetrics }),
   });
-
-  /** Read, notify, write status; again a period later. */
-  async function reconcile(key: string, log: Logger): Promise<ReconcileResult | void> {
-    const e = entries.get(key);
-    if (e === undefined) return; // removed: `remove` told the import controller
-    await readSelected(key, e, log);
-    // Replaced while reading: the upsert queued the key again, that run reads the new one.
-    if (entries.get(key) !== e) return;
-    notifyIfChanged(key, e);
-    await writeStatus(e, log);
-    return { requeueAfterMs: opts.periodMs };
-  }
-
-  async function readSelected(key: string, e: Entry, log: Logger): Promise<void> {
-    const sel = e.selection;
-    if (sel === undefined || blocker(e, scope) !== undefined) return;
-    try {
-      const found = await opts.cloudMap.discoverInstances(
-        sel.cloudMapNamespace,
-        sel.cloudMapService,
-        sel.queryParameters,
-      );
-      const previous =
-        e.good?.generation === sel.generation ? e.good.read.export?.properties.ports : undefined;
-      const read = translateInstances(sel, found.instances, opts.trust, previous);
-      for (const r of read.refusals)
-        refusals.refused(
-          {
-            reason: r.reason,
-            subject: `${key} ${r.cluster ?? '-'} ${r.subject}`,
-            fields: { detail: r.detail },
-          },
-          log,
-        );
-      e.good = { generation: sel.generation, read };
-      e.readProblem = undefined;
-      opts.metrics?.externalReads?.('success');
-    } catch (error) {
-      const missing =
-        isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
-      e.readProblem = readProblemOf(sel, error, missing);
-      opts.metrics?.externalReads?.(missing ? 'not-found' : 'error');
-    }
-  }
-
-  function notifyIfChanged(key: string, e: Entry): void {
-    const exp = currentExport(e, scope);
-    const hash = exp === undefined ? NOTHING_ANSWERED : contentHash(exp);
-    if (hash === e.answered) return;
-    e.answered = hash;
-    opts.onChange(key);
-  }
-
-  async function writeStatus(e: Entry, log: Logger): Promise<void> {
-    const ready = readyOf(e, scope);
-    if (takeWarning(e, ready)) warn(e, ready, log);
-    const next = statusOf(e, ready, new Date(opts.now()).toISOString());
-    if (next === undefined) return;
-    // A failed write throws: the harness logs it and retries the key with backoff.
-    await opts.status.writeStatus(e.obj.metadata.namespace, e.obj.metadata.name, next);
-    e.status = next;
-  }
-
-  function warn(e: Entry, ready: ReadyState, log: Logger): void {
-    log.warn('cloud map service not imported', { reason: ready.reason, detail: ready.message });
-    const { namespace, name, uid } = e.obj.metadata;
-    opts.events?.record({
-      regarding: {
-        apiVersion: EXTERNAL_API,
-        kind: EXTERNAL_KIND,
-        namespace,
-        name,
-        ...(uid === undefined ? {} : { uid }),
-      },
-      type: 'Warning',
-      reason: ready.reason,
-      action: 'Import',
-      note: ready.message,
-    });
-  }
 
   return {
     queue: controller.queue,
@@ -211,6 +143,87 @@ export function createExternalImports(opts: ExternalImportsOptions): ExternalImp
     },
     stop: () => controller.stop(),
   };
+}
+
+/** Read, notify, write status; again a period later. */
+async function reconcile(x: External, key: string, log: Logger): Promise<ReconcileResult | void> {
+  const e = x.entries.get(key);
+  if (e === undefined) return; // removed: `remove` told the import controller
+  await readSelected(x, key, e, log);
+  // Replaced while reading: the upsert queued the key again, that run reads the new one.
+  if (x.entries.get(key) !== e) return;
+  notifyIfChanged(x, key, e);
+  await writeStatus(x, e, log);
+  return { requeueAfterMs: x.opts.periodMs };
+}
+
+async function readSelected(x: External, key: string, e: Entry, log: Logger): Promise<void> {
+  const { opts } = x;
+  const sel = e.selection;
+  if (sel === undefined || blocker(e, x.scope) !== undefined) return;
+  try {
+    const found = await opts.cloudMap.discoverInstances(
+      sel.cloudMapNamespace,
+      sel.cloudMapService,
+      sel.queryParameters,
+    );
+    const previous =
+      e.good?.generation === sel.generation ? e.good.read.export?.properties.ports : undefined;
+    const read = translateInstances(sel, found.instances, opts.trust, previous);
+    for (const r of read.refusals)
+      x.refusals.refused(
+        {
+          reason: r.reason,
+          subject: `${key} ${r.cluster ?? '-'} ${r.subject}`,
+          fields: { detail: r.detail },
+        },
+        log,
+      );
+    e.good = { generation: sel.generation, read };
+    e.readProblem = undefined;
+    opts.metrics?.externalReads?.('success');
+  } catch (error) {
+    const missing =
+      isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
+    e.readProblem = readProblemOf(sel, error, missing);
+    opts.metrics?.externalReads?.(missing ? 'not-found' : 'error');
+  }
+}
+
+function notifyIfChanged(x: External, key: string, e: Entry): void {
+  const exp = currentExport(e, x.scope);
+  const hash = exp === undefined ? NOTHING_ANSWERED : contentHash(exp);
+  if (hash === e.answered) return;
+  e.answered = hash;
+  x.opts.onChange(key);
+}
+
+async function writeStatus(x: External, e: Entry, log: Logger): Promise<void> {
+  const ready = readyOf(e, x.scope);
+  if (takeWarning(e, ready)) warn(x.opts, e, ready, log);
+  const next = statusOf(e, ready, new Date(x.opts.now()).toISOString());
+  if (next === undefined) return;
+  // A failed write throws: the harness logs it and retries the key with backoff.
+  await x.opts.status.writeStatus(e.obj.metadata.namespace, e.obj.metadata.name, next);
+  e.status = next;
+}
+
+function warn(opts: ExternalImportsOptions, e: Entry, ready: ReadyState, log: Logger): void {
+  log.warn('cloud map service not imported', { reason: ready.reason, detail: ready.message });
+  const { namespace, name, uid } = e.obj.metadata;
+  opts.events?.record({
+    regarding: {
+      apiVersion: EXTERNAL_API,
+      kind: EXTERNAL_KIND,
+      namespace,
+      name,
+      ...(uid === undefined ? {} : { uid }),
+    },
+    type: 'Warning',
+    reason: ready.reason,
+    action: 'Import',
+    note: ready.message,
+  });
 }
 
 function readProblemOf(sel: Selection, error: unknown, missing: boolean): Problem {
