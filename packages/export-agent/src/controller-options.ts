@@ -1,0 +1,76 @@
+import type { Clock, CloudMapPort, ControllerMetrics, Logger, WorkQueue } from '@cloudmap-mcs/core';
+import type { DnsOptions } from './cloudmap-target.js';
+import type { FeedWriter, FeedWriteResult } from './feed-writer.js';
+import type { Heartbeats } from './heartbeat.js';
+import type { PeerWatch } from './peer-watch.js';
+import type { PendingWrites } from './pending-writes.js';
+import type { ExportReconciler } from './reconciler.js';
+import type { ExportSources, ServiceExportWriter } from './sources.js';
+
+/** A finished Cloud Map operation, as the client's tracker reports it. */
+export interface CompletedOperation {
+  operationId: string;
+  status: string;
+  serviceId?: string;
+  instanceId?: string;
+  errorCode?: string;
+}
+
+export interface OperationEvents {
+  onComplete(listener: (result: CompletedOperation) => void): () => void;
+}
+
+export interface ExportControllerOptions {
+  sources: ExportSources;
+  writer: ServiceExportWriter;
+  cloudMap: CloudMapPort;
+  operations: OperationEvents;
+  clock: Clock;
+  /** Wall time in ms since the epoch (status timestamps, heartbeats). */
+  wallNow: () => number;
+  logger: Logger;
+  workers: number;
+  resyncMs: number;
+  pendingRequeueMs: number;
+  heartbeatPeriodMs: number;
+  /**
+   * The peer watch's round (peer-watch.ts): the change feed's revision, plus the revision of
+   * each exported service with records of clusters that do not write the feed; 0 turns it off.
+   */
+  peerCheckMs: number;
+  /** At most this many per-service revision checks per second; more stretch the period. */
+  peerCheckBudgetPerSecond: number;
+  /** Another cluster changed an exported service (metrics). */
+  onPeerChange?: () => void;
+  /** Drops the client's cached reads of a service (CloudMapClient.invalidateDiscover). */
+  forgetReads?: (namespaceName: string, serviceName: string) => void;
+  /**
+   * The clusterset change feed (ADR 0018): this cluster's feed instance is written at most
+   * once per `minIntervalMs` after its records change. Absent: no feed (importers fall back to
+   * per-service revision checks for this cluster's services).
+   */
+  feed?: { minIntervalMs: number; onWrite?: (result: FeedWriteResult) => void };
+  tags: Record<string, string>;
+  /** DNS namespaces (ADR 0010); absent: HTTP namespaces, services without DnsConfig. */
+  dns?: DnsOptions;
+  /** `--pod-label-attributes` (default label keys for pod label attributes). */
+  podLabelAttributes?: readonly string[];
+  /** The process's controller metrics (`mcs_reconcile_*{controller="serviceexport"}`). */
+  metrics?: ControllerMetrics;
+  /** After every reconcile (the agent's managed-exports gauge). */
+  onReconciled?: () => void;
+}
+
+export interface ExportController {
+  readonly queue: WorkQueue<string>;
+  readonly reconciler: ExportReconciler;
+  readonly pending: PendingWrites;
+  readonly heartbeats: Heartbeats;
+  readonly peers: PeerWatch | undefined;
+  readonly feed: FeedWriter | undefined;
+  enqueue(key: string): void;
+  enqueueAll(): void;
+  /** Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats until `stop`. */
+  run(): Promise<void>;
+  stop(): Promise<void>;
+}
