@@ -95,6 +95,15 @@ export default tseslint.config(
     },
   },
   {
+    // Issue 13 / GUIDE.md rule 12: the agents read top to bottom, as named functions in small
+    // files (no function over 80 lines, no file over 300).
+    files: ['packages/export-agent/src/**/*.ts', 'packages/import-agent/src/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+      'max-lines': ['error', { max: 300 }],
+    },
+  },
+  {
     // Timing helpers (sleep, backoff) are core's work-queue vocabulary; the Kubernetes runtime
     // does not reach into the AWS adapter for them.
     files: ['packages/core/src/runtime/**/*.ts'],

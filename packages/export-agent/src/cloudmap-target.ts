@@ -80,98 +80,122 @@ function dnsServiceSpec(dns: DnsOptions, family: IPFamily): ServiceSpec {
  * the namespace is listed, and never blocks a worker on the operation.
  */
 export function createTargetResolver(opts: TargetResolverOptions): TargetResolver {
-  const { cloudMap, tags, logger } = opts;
-  const timeoutMs = opts.namespaceCreateTimeoutMs ?? 5 * 60_000;
-  const creating = new Map<string, number>();
+  const r: Resolver = {
+    opts,
+    timeoutMs: opts.namespaceCreateTimeoutMs ?? 5 * 60_000,
+    creating: new Map(),
+  };
+  return {
+    ensure: (namespace, name, dnsFamily) => ensure(r, namespace, name, dnsFamily),
+    async find(namespace, name) {
+      const ns = await findNamespace(r, namespace);
+      if (ns === undefined) return undefined;
+      const svc = await findService(r, ns, name);
+      return svc === undefined ? undefined : toTarget(ns, svc);
+    },
+  };
+}
 
-  const findNamespace = async (name: string): Promise<CloudMapNamespace | undefined> =>
-    (await cloudMap.listNamespaces()).find((n) => n.name === name);
+interface Resolver {
+  readonly opts: TargetResolverOptions;
+  readonly timeoutMs: number;
+  /** When the creation of each namespace was submitted. */
+  readonly creating: Map<string, number>;
+}
 
-  const findService = async (ns: CloudMapNamespace, name: string) =>
-    (await cloudMap.listServices(ns.id)).find((s) => s.name === name);
+async function findNamespace(r: Resolver, name: string): Promise<CloudMapNamespace | undefined> {
+  return (await r.opts.cloudMap.listNamespaces()).find((n) => n.name === name);
+}
 
-  const toTarget = (
-    ns: CloudMapNamespace,
-    svc: Pick<CloudMapService, 'id' | 'name' | 'dnsConfig' | 'customHealth'>,
-  ): CloudMapTarget => ({
+async function findService(r: Resolver, ns: CloudMapNamespace, name: string) {
+  return (await r.opts.cloudMap.listServices(ns.id)).find((s) => s.name === name);
+}
+
+function toTarget(
+  ns: CloudMapNamespace,
+  svc: Pick<CloudMapService, 'id' | 'name' | 'dnsConfig' | 'customHealth'>,
+): CloudMapTarget {
+  return {
     namespaceId: ns.id,
     namespaceName: ns.name,
     serviceId: svc.id,
     serviceName: svc.name,
     ...(svc.dnsConfig === undefined ? {} : { dnsConfig: svc.dnsConfig }),
     ...(svc.customHealth === true ? { customHealth: true } : {}),
-  });
+  };
+}
 
-  async function ensureNamespace(name: string): Promise<CloudMapNamespace | EnsureResult> {
-    const ns = await findNamespace(name);
-    if (ns !== undefined) {
-      creating.delete(name);
-      if (ns.type === 'DNS_PUBLIC') {
-        return {
-          state: 'unsupported',
-          message: `Cloud Map namespace ${name} is a public DNS namespace; only HTTP and private DNS namespaces are supported.`,
-        };
-      }
-      return ns;
+async function ensureNamespace(
+  r: Resolver,
+  name: string,
+): Promise<CloudMapNamespace | EnsureResult> {
+  const { opts, creating } = r;
+  const ns = await findNamespace(r, name);
+  if (ns !== undefined) {
+    creating.delete(name);
+    if (ns.type === 'DNS_PUBLIC') {
+      return {
+        state: 'unsupported',
+        message: `Cloud Map namespace ${name} is a public DNS namespace; only HTTP and private DNS namespaces are supported.`,
+      };
     }
-    const started = creating.get(name);
-    if (started !== undefined && opts.now() - started < timeoutMs) {
-      return { state: 'pending', message: `Creating Cloud Map namespace ${name}.` };
-    }
-    try {
-      const vpc = opts.dns?.namespaceVpc;
-      if (vpc === undefined) await cloudMap.createHttpNamespace(name, tags);
-      else await cloudMap.createPrivateDnsNamespace(name, vpc, tags);
-      logger.info('cloud map namespace creation submitted', {
-        cloudMapNamespace: name,
-        type: vpc === undefined ? 'HTTP' : 'DNS_PRIVATE',
-      });
-    } catch (error) {
-      // Someone (another cluster) created it meanwhile: it will be listed shortly.
-      if (
-        !isCloudMapError(error, 'NamespaceAlreadyExists') &&
-        !isCloudMapError(error, 'DuplicateRequest')
-      ) {
-        throw error;
-      }
-    }
-    creating.set(name, opts.now());
+    return ns;
+  }
+  const started = creating.get(name);
+  if (started !== undefined && opts.now() - started < r.timeoutMs) {
     return { state: 'pending', message: `Creating Cloud Map namespace ${name}.` };
   }
+  try {
+    const vpc = opts.dns?.namespaceVpc;
+    if (vpc === undefined) await opts.cloudMap.createHttpNamespace(name, opts.tags);
+    else await opts.cloudMap.createPrivateDnsNamespace(name, vpc, opts.tags);
+    opts.logger.info('cloud map namespace creation submitted', {
+      cloudMapNamespace: name,
+      type: vpc === undefined ? 'HTTP' : 'DNS_PRIVATE',
+    });
+  } catch (error) {
+    // Someone (another cluster) created it meanwhile: it will be listed shortly.
+    if (
+      !isCloudMapError(error, 'NamespaceAlreadyExists') &&
+      !isCloudMapError(error, 'DuplicateRequest')
+    ) {
+      throw error;
+    }
+  }
+  creating.set(name, opts.now());
+  return { state: 'pending', message: `Creating Cloud Map namespace ${name}.` };
+}
 
-  return {
-    async ensure(namespace, name, dnsFamily) {
-      const ns = await ensureNamespace(namespace);
-      if ('state' in ns) return ns;
-      const existing = await findService(ns, name);
-      if (existing !== undefined) return { state: 'ready', target: toTarget(ns, existing) };
-      const spec =
-        opts.dns !== undefined && dnsFamily !== undefined && ns.type === 'DNS_PRIVATE'
-          ? dnsServiceSpec(opts.dns, dnsFamily)
-          : undefined;
-      try {
-        const created = await cloudMap.createService(ns.id, name, tags, undefined, spec);
-        logger.info('cloud map service created', {
-          cloudMapNamespace: namespace,
-          cloudMapService: name,
-          dnsRecords: spec?.dnsConfig?.records.map((r) => r.type).join(',') ?? 'none',
-        });
-        return { state: 'ready', target: toTarget(ns, created) };
-      } catch (error) {
-        const id = isCloudMapError(error, 'ServiceAlreadyExists')
-          ? error.details['ServiceId']
-          : undefined;
-        if (id === undefined) throw error;
-        // Another cluster created it: its DnsConfig decides what instances carry, so read it.
-        const raced = await findService(ns, name);
-        return { state: 'ready', target: toTarget(ns, raced ?? { id, name }) };
-      }
-    },
-    async find(namespace, name) {
-      const ns = await findNamespace(namespace);
-      if (ns === undefined) return undefined;
-      const svc = await findService(ns, name);
-      return svc === undefined ? undefined : toTarget(ns, svc);
-    },
-  };
+async function ensure(
+  r: Resolver,
+  namespace: string,
+  name: string,
+  dnsFamily: IPFamily | undefined,
+): Promise<EnsureResult> {
+  const { opts } = r;
+  const ns = await ensureNamespace(r, namespace);
+  if ('state' in ns) return ns;
+  const existing = await findService(r, ns, name);
+  if (existing !== undefined) return { state: 'ready', target: toTarget(ns, existing) };
+  const spec =
+    opts.dns !== undefined && dnsFamily !== undefined && ns.type === 'DNS_PRIVATE'
+      ? dnsServiceSpec(opts.dns, dnsFamily)
+      : undefined;
+  try {
+    const created = await opts.cloudMap.createService(ns.id, name, opts.tags, undefined, spec);
+    opts.logger.info('cloud map service created', {
+      cloudMapNamespace: namespace,
+      cloudMapService: name,
+      dnsRecords: spec?.dnsConfig?.records.map((rec) => rec.type).join(',') ?? 'none',
+    });
+    return { state: 'ready', target: toTarget(ns, created) };
+  } catch (error) {
+    const id = isCloudMapError(error, 'ServiceAlreadyExists')
+      ? error.details['ServiceId']
+      : undefined;
+    if (id === undefined) throw error;
+    // Another cluster created it: its DnsConfig decides what instances carry, so read it.
+    const raced = await findService(r, ns, name);
+    return { state: 'ready', target: toTarget(ns, raced ?? { id, name }) };
+  }
 }

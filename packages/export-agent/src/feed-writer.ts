@@ -66,165 +66,194 @@ const randomEpoch = (): string => BigInt(`0x${randomBytes(8).toString('hex')}`).
 
 const THROTTLING = new Set(['ThrottlingException', 'RequestLimitExceeded', 'TooManyRequests']);
 
-export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
-  const { clock, logger } = opts;
-  const minInterval = opts.minIntervalMs ?? 1000;
-  const maxBackoff = opts.maxBackoffMs ?? 30_000;
-  const newEpoch = opts.newEpoch ?? randomEpoch;
-  let epoch = newEpoch();
-  let seq = 0;
-  let floor = 0;
+/** The writer's state between writes. */
+interface FeedWriterState {
+  readonly opts: FeedWriterOptions;
+  readonly minInterval: number;
+  readonly maxBackoff: number;
+  readonly newEpoch: () => string;
+  epoch: string;
+  seq: number;
+  floor: number;
   /** What the next record lists (the codec keeps only what fits; older ones raise the floor). */
-  let changes: FeedEntry[] = [];
-  const dirty = new Set<string>();
-  let target: CloudMapTarget | undefined;
+  changes: FeedEntry[];
+  readonly dirty: Set<string>;
+  target: CloudMapTarget | undefined;
   /** The current seq has not been written successfully (the start record included). */
-  let unwritten = true;
-  let running = false;
-  let timer: TimerHandle | undefined;
-  let writing: Promise<void> | undefined;
-  let lastWriteAt = -Infinity;
-  let failures = 0;
+  unwritten: boolean;
+  running: boolean;
+  timer: TimerHandle | undefined;
+  writing: Promise<void> | undefined;
+  lastWriteAt: number;
+  failures: number;
   /** A failure streak was logged (its end is logged too). */
-  let warned = false;
+  warned: boolean;
+}
 
-  const schedule = (): void => {
-    if (!running || timer !== undefined || writing !== undefined) return;
-    if (dirty.size === 0 && !unwritten) return;
-    const backoff = failures === 0 ? 0 : Math.min(maxBackoff, 500 * 2 ** Math.min(failures, 10));
-    const delay = Math.max(0, lastWriteAt + minInterval - clock.now(), backoff);
-    timer = clock.setTimer(() => {
-      timer = undefined;
-      writing = write().finally(() => {
-        writing = undefined;
-        schedule();
-      });
-    }, delay);
+export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
+  const newEpoch = opts.newEpoch ?? randomEpoch;
+  const s: FeedWriterState = {
+    opts,
+    minInterval: opts.minIntervalMs ?? 1000,
+    maxBackoff: opts.maxBackoffMs ?? 30_000,
+    newEpoch,
+    epoch: newEpoch(),
+    seq: 0,
+    floor: 0,
+    changes: [],
+    dirty: new Set(),
+    target: undefined,
+    unwritten: true,
+    running: false,
+    timer: undefined,
+    writing: undefined,
+    lastWriteAt: -Infinity,
+    failures: 0,
+    warned: false,
   };
-
-  /** Moves the dirty keys into `changes` under a new sequence number. */
-  const nextSeq = (): void => {
-    if (dirty.size === 0) return;
-    if (seq + 1 > MAX_FEED_SEQ) {
-      // A wrap would let readers take new numbers for old ones: a new epoch makes them sweep.
-      epoch = newEpoch();
-      seq = 0;
-      floor = 0;
-      changes = [];
-    }
-    seq++;
-    const keys = [...dirty];
-    dirty.clear();
-    const fresh = new Set(keys);
-    changes = [
-      ...keys.map((key) => {
-        const [namespace = '', name = ''] = key.split('/');
-        return { namespace, name, seq };
-      }),
-      ...changes.filter((e) => !fresh.has(`${e.namespace}/${e.name}`)),
-    ];
-    unwritten = true;
-  };
-
-  const resolveTarget = async (cluster: ClusterIdentity): Promise<CloudMapTarget | undefined> => {
-    if (target !== undefined) return target;
-    const ensured = await opts.resolver.ensure(
-      FEED_NAMESPACE_NAME,
-      feedServiceName(cluster.clustersetId),
-    );
-    if (ensured.state === 'ready') target = ensured.target;
-    else if (ensured.state === 'unsupported') throw new Error(ensured.message);
-    return target;
-  };
-
-  const write = async (): Promise<void> => {
-    const cluster = opts.identity();
-    if (cluster === undefined) {
-      failures++; // no identity yet: look again after a backoff
-      return;
-    }
-    nextSeq();
-    const encoded = encodeFeed({
-      cluster,
-      epoch,
-      seq,
-      floor,
-      updatedAtMs: opts.now(),
-      changes,
-    });
-    // What did not fit is gone for good: the raised floor tells readers to sweep for it.
-    changes = encoded.kept;
-    floor = encoded.floor;
-    lastWriteAt = clock.now();
-    try {
-      const feed = await resolveTarget(cluster);
-      if (feed === undefined) {
-        failures++; // the feed namespace is being created
-        return;
-      }
-      const { instance } = encoded;
-      await opts.cloudMap.registerInstance(feed.serviceId, instance.id, instance.attributes);
-      if (warned) logger.info('change feed writes recovered', { seq });
-      warned = false;
-      failures = 0;
-      unwritten = false;
-      opts.onWrite?.('success');
-    } catch (error) {
-      failed(error);
-    }
-  };
-
-  const failed = (error: unknown): void => {
-    const code = isCloudMapError(error) ? error.code : undefined;
-    if (code === 'ServiceNotFound' || code === 'NamespaceNotFound') target = undefined;
-    const result: FeedWriteResult =
-      code === 'DuplicateRequest'
-        ? 'duplicate' // our previous feed write is still being applied: try again shortly
-        : code !== undefined && THROTTLING.has(code)
-          ? 'throttled'
-          : 'error';
-    opts.onWrite?.(result);
-    // Cloud Map refuses a write of an instance whose previous write is still being applied:
-    // not a failure, just try again after a second (no growing backoff).
-    if (result === 'duplicate') {
-      failures = Math.max(failures, 1);
-      return;
-    }
-    failures++;
-    // One line per failure streak, not one per retry.
-    if (!warned) {
-      warned = true;
-      logger.warn(
-        'change feed write failed; retrying with backoff (importers fall back to sweeps)',
-        {
-          [logFields.error]: error,
-          seq,
-        },
-      );
-    }
-  };
-
   const mark = (namespace: string, name: string): void => {
-    dirty.add(`${namespace}/${name}`);
-    schedule();
+    s.dirty.add(`${namespace}/${name}`);
+    schedule(s);
   };
-
   return {
     changed: mark,
     hint: mark,
     start() {
-      if (running) return;
-      running = true;
-      schedule();
+      if (s.running) return;
+      s.running = true;
+      schedule(s);
     },
     async stop() {
-      running = false;
-      if (timer !== undefined) clock.clearTimer(timer);
-      timer = undefined;
-      await writing;
+      s.running = false;
+      if (s.timer !== undefined) opts.clock.clearTimer(s.timer);
+      s.timer = undefined;
+      await s.writing;
     },
     get state() {
-      return { epoch, seq, floor, pending: dirty.size };
+      return { epoch: s.epoch, seq: s.seq, floor: s.floor, pending: s.dirty.size };
     },
   };
+}
+
+function schedule(s: FeedWriterState): void {
+  if (!s.running || s.timer !== undefined || s.writing !== undefined) return;
+  if (s.dirty.size === 0 && !s.unwritten) return;
+  const { clock } = s.opts;
+  const backoff =
+    s.failures === 0 ? 0 : Math.min(s.maxBackoff, 500 * 2 ** Math.min(s.failures, 10));
+  const delay = Math.max(0, s.lastWriteAt + s.minInterval - clock.now(), backoff);
+  s.timer = clock.setTimer(() => {
+    s.timer = undefined;
+    s.writing = write(s).finally(() => {
+      s.writing = undefined;
+      schedule(s);
+    });
+  }, delay);
+}
+
+/** Moves the dirty keys into `changes` under a new sequence number. */
+function nextSeq(s: FeedWriterState): void {
+  if (s.dirty.size === 0) return;
+  if (s.seq + 1 > MAX_FEED_SEQ) {
+    // A wrap would let readers take new numbers for old ones: a new epoch makes them sweep.
+    s.epoch = s.newEpoch();
+    s.seq = 0;
+    s.floor = 0;
+    s.changes = [];
+  }
+  s.seq++;
+  const seq = s.seq;
+  const keys = [...s.dirty];
+  s.dirty.clear();
+  const fresh = new Set(keys);
+  s.changes = [
+    ...keys.map((key) => {
+      const [namespace = '', name = ''] = key.split('/');
+      return { namespace, name, seq };
+    }),
+    ...s.changes.filter((e) => !fresh.has(`${e.namespace}/${e.name}`)),
+  ];
+  s.unwritten = true;
+}
+
+async function resolveTarget(
+  s: FeedWriterState,
+  cluster: ClusterIdentity,
+): Promise<CloudMapTarget | undefined> {
+  if (s.target !== undefined) return s.target;
+  const ensured = await s.opts.resolver.ensure(
+    FEED_NAMESPACE_NAME,
+    feedServiceName(cluster.clustersetId),
+  );
+  if (ensured.state === 'ready') s.target = ensured.target;
+  else if (ensured.state === 'unsupported') throw new Error(ensured.message);
+  return s.target;
+}
+
+async function write(s: FeedWriterState): Promise<void> {
+  const { opts } = s;
+  const cluster = opts.identity();
+  if (cluster === undefined) {
+    s.failures++; // no identity yet: look again after a backoff
+    return;
+  }
+  nextSeq(s);
+  const encoded = encodeFeed({
+    cluster,
+    epoch: s.epoch,
+    seq: s.seq,
+    floor: s.floor,
+    updatedAtMs: opts.now(),
+    changes: s.changes,
+  });
+  // What did not fit is gone for good: the raised floor tells readers to sweep for it.
+  s.changes = encoded.kept;
+  s.floor = encoded.floor;
+  s.lastWriteAt = opts.clock.now();
+  try {
+    const feed = await resolveTarget(s, cluster);
+    if (feed === undefined) {
+      s.failures++; // the feed namespace is being created
+      return;
+    }
+    const { instance } = encoded;
+    await opts.cloudMap.registerInstance(feed.serviceId, instance.id, instance.attributes);
+    if (s.warned) opts.logger.info('change feed writes recovered', { seq: s.seq });
+    s.warned = false;
+    s.failures = 0;
+    s.unwritten = false;
+    opts.onWrite?.('success');
+  } catch (error) {
+    failed(s, error);
+  }
+}
+
+function failed(s: FeedWriterState, error: unknown): void {
+  const code = isCloudMapError(error) ? error.code : undefined;
+  if (code === 'ServiceNotFound' || code === 'NamespaceNotFound') s.target = undefined;
+  const result: FeedWriteResult =
+    code === 'DuplicateRequest'
+      ? 'duplicate' // our previous feed write is still being applied: try again shortly
+      : code !== undefined && THROTTLING.has(code)
+        ? 'throttled'
+        : 'error';
+  s.opts.onWrite?.(result);
+  // Cloud Map refuses a write of an instance whose previous write is still being applied:
+  // not a failure, just try again after a second (no growing backoff).
+  if (result === 'duplicate') {
+    s.failures = Math.max(s.failures, 1);
+    return;
+  }
+  s.failures++;
+  // One line per failure streak, not one per retry.
+  if (!s.warned) {
+    s.warned = true;
+    s.opts.logger.warn(
+      'change feed write failed; retrying with backoff (importers fall back to sweeps)',
+      {
+        [logFields.error]: error,
+        seq: s.seq,
+      },
+    );
+  }
 }

@@ -39,92 +39,111 @@ export interface Heartbeats {
  * period, so a restart inside a period writes nothing.
  */
 export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
-  const { cloudMap, resolver, pending, logger } = deps;
-  const known = new Set<string>();
-  // What this process last wrote per namespace: renewals decide from it, so an idle agent reads
-  // its heartbeat once (after a start or a failure), not every third of a period.
-  const written = new Map<string, CloudMapInstance>();
-
-  async function renew(
-    namespace: string,
-    names: readonly string[],
-    cluster: ClusterIdentity,
-    settled: boolean,
-  ): Promise<void> {
-    const ensured = await resolver.ensure(namespace, HEARTBEAT_SERVICE_NAME);
-    if (ensured.state !== 'ready') return;
-    const { target } = ensured;
-    const id = heartbeatInstanceId(cluster);
-    let observed = written.get(namespace);
-    if (observed === undefined) observed = await read(namespace, target.serviceId, cluster, id);
-    const now = deps.now();
-    const digest = exportsDigest(names);
-    // A digest of a partial set (before the first pass over every export) renews nothing.
-    if (!heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined)) {
-      if (observed !== undefined) written.set(namespace, observed);
-      return;
-    }
-    const instance = encodeHeartbeat({
-      cluster,
-      renewedAtMs: now,
-      periodSeconds: Math.round(deps.periodMs / 1000),
-      exportsDigest: digest,
-    });
-    written.delete(namespace);
-    const ref = await cloudMap.registerInstance(target.serviceId, instance.id, instance.attributes);
-    pending.add(target.serviceId, instance.id, ref.operationId, instance.attributes);
-    written.set(namespace, instance);
-  }
-
-  async function read(
-    namespace: string,
-    serviceId: string,
-    cluster: ClusterIdentity,
-    id: string,
-  ): Promise<CloudMapInstance | undefined> {
-    try {
-      const found = await cloudMap.discoverInstances(namespace, HEARTBEAT_SERVICE_NAME, {
-        [Attr.ClustersetId]: cluster.clustersetId,
-        [Attr.ClusterId]: cluster.clusterId,
-      });
-      return pending.overlay(serviceId, found.instances).find((i) => i.id === id);
-    } catch (error) {
-      if (!isCloudMapError(error, 'ServiceNotFound')) throw error;
-      return undefined;
-    }
-  }
-
-  async function remove(namespace: string, cluster: ClusterIdentity): Promise<void> {
-    written.delete(namespace);
-    const target = await resolver.find(namespace, HEARTBEAT_SERVICE_NAME);
-    if (target === undefined) return;
-    try {
-      await cloudMap.deregisterInstance(target.serviceId, heartbeatInstanceId(cluster));
-    } catch (error) {
-      if (!isCloudMapError(error, 'InstanceNotFound')) throw error;
-    }
-  }
-
+  const h: HeartbeatState = { deps, known: new Set(), written: new Map() };
   return {
-    async sync(exports, opts = { settled: true }) {
-      const cluster = deps.identity();
-      if (cluster === undefined) return;
-      const work: [string, () => Promise<void>][] = [];
-      for (const [ns, names] of exports)
-        work.push([ns, () => renew(ns, names, cluster, opts.settled)]);
-      for (const ns of known) {
-        if (!exports.has(ns)) work.push([ns, () => remove(ns, cluster)]);
-      }
-      for (const [ns, fn] of work) {
-        try {
-          await fn();
-          if (exports.has(ns)) known.add(ns);
-          else known.delete(ns);
-        } catch (error) {
-          written.delete(ns); // read it again next time: the write may or may not have happened
-          logger.warn('heartbeat failed', { namespace: ns, err: error });
-        }
-      }
-    },
+    sync: (exports, opts = { settled: true }) => sync(h, exports, opts.settled),
   };
+}
+
+interface HeartbeatState {
+  readonly deps: HeartbeatDeps;
+  /** Namespaces this process has a heartbeat in. */
+  readonly known: Set<string>;
+  /**
+   * What this process last wrote per namespace: renewals decide from it, so an idle agent
+   * reads its heartbeat once (after a start or a failure), not every third of a period.
+   */
+  readonly written: Map<string, CloudMapInstance>;
+}
+
+async function sync(
+  h: HeartbeatState,
+  exports: ReadonlyMap<string, readonly string[]>,
+  settled: boolean,
+): Promise<void> {
+  const { known, written } = h;
+  const cluster = h.deps.identity();
+  if (cluster === undefined) return;
+  const work: [string, () => Promise<void>][] = [];
+  for (const [ns, names] of exports) work.push([ns, () => renew(h, ns, names, cluster, settled)]);
+  for (const ns of known) {
+    if (!exports.has(ns)) work.push([ns, () => remove(h, ns, cluster)]);
+  }
+  for (const [ns, fn] of work) {
+    try {
+      await fn();
+      if (exports.has(ns)) known.add(ns);
+      else known.delete(ns);
+    } catch (error) {
+      written.delete(ns); // read it again next time: the write may or may not have happened
+      h.deps.logger.warn('heartbeat failed', { namespace: ns, err: error });
+    }
+  }
+}
+
+async function renew(
+  h: HeartbeatState,
+  namespace: string,
+  names: readonly string[],
+  cluster: ClusterIdentity,
+  settled: boolean,
+): Promise<void> {
+  const { deps, written } = h;
+  const ensured = await deps.resolver.ensure(namespace, HEARTBEAT_SERVICE_NAME);
+  if (ensured.state !== 'ready') return;
+  const { target } = ensured;
+  const id = heartbeatInstanceId(cluster);
+  let observed = written.get(namespace);
+  if (observed === undefined) observed = await read(h, namespace, target.serviceId, cluster, id);
+  const now = deps.now();
+  const digest = exportsDigest(names);
+  // A digest of a partial set (before the first pass over every export) renews nothing.
+  if (!heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined)) {
+    if (observed !== undefined) written.set(namespace, observed);
+    return;
+  }
+  const instance = encodeHeartbeat({
+    cluster,
+    renewedAtMs: now,
+    periodSeconds: Math.round(deps.periodMs / 1000),
+    exportsDigest: digest,
+  });
+  written.delete(namespace);
+  const ref = await deps.cloudMap.registerInstance(
+    target.serviceId,
+    instance.id,
+    instance.attributes,
+  );
+  deps.pending.add(target.serviceId, instance.id, ref.operationId, instance.attributes);
+  written.set(namespace, instance);
+}
+
+async function read(
+  h: HeartbeatState,
+  namespace: string,
+  serviceId: string,
+  cluster: ClusterIdentity,
+  id: string,
+): Promise<CloudMapInstance | undefined> {
+  try {
+    const found = await h.deps.cloudMap.discoverInstances(namespace, HEARTBEAT_SERVICE_NAME, {
+      [Attr.ClustersetId]: cluster.clustersetId,
+      [Attr.ClusterId]: cluster.clusterId,
+    });
+    return h.deps.pending.overlay(serviceId, found.instances).find((i) => i.id === id);
+  } catch (error) {
+    if (!isCloudMapError(error, 'ServiceNotFound')) throw error;
+    return undefined;
+  }
+}
+
+async function remove(h: HeartbeatState, namespace: string, cluster: ClusterIdentity) {
+  h.written.delete(namespace);
+  const target = await h.deps.resolver.find(namespace, HEARTBEAT_SERVICE_NAME);
+  if (target === undefined) return;
+  try {
+    await h.deps.cloudMap.deregisterInstance(target.serviceId, heartbeatInstanceId(cluster));
+  } catch (error) {
+    if (!isCloudMapError(error, 'InstanceNotFound')) throw error;
+  }
 }

@@ -67,13 +67,55 @@ export async function writeShardedExport(
   deps: ShardWriterDeps,
   input: ShardedExportInput,
 ): Promise<ShardedExportResult> {
-  const { identity, namespace, name, base, log } = input;
+  const { identity, base, log } = input;
+  const { targets, shards } = await readShards(deps, input);
+  const inFlight = () =>
+    deps.pending.count(base.serviceId) +
+    [...targets.values()].reduce((n, t) => n + deps.pending.count(t.serviceId), 0);
+  const plan = planShardedExport({
+    cluster: identity,
+    desired: input.desired,
+    base: input.baseObserved,
+    shards,
+    settled: inFlight() === 0,
+    forBase: input.forBase,
+  });
+  const shardServiceIds = () => [...targets.values()].map((t) => t.serviceId);
+  if (plan.problem !== undefined) {
+    return {
+      problem: plan.problem,
+      plan,
+      shardServiceIds: shardServiceIds(),
+      inFlight: inFlight(),
+    };
+  }
+  const waiting = await ensureShardServices(deps, input, plan, targets);
+  if (waiting !== undefined) {
+    return { waiting, plan, shardServiceIds: shardServiceIds(), inFlight: inFlight() };
+  }
+  const submitted = await applyShardPlans(deps, input, plan, targets);
+  if (plan.heldBack > 0) {
+    log.debug('moved instances keep their old copy until the new one is confirmed', {
+      heldBack: plan.heldBack,
+    });
+  }
+  return { plan, shardServiceIds: shardServiceIds(), inFlight: inFlight(), submitted };
+}
+
+/**
+ * The shard services an export uses: a first plan without shard reads tells how many services
+ * the export needs now; the shards read are those needed or still declared (which may hold
+ * instances to move back).
+ */
+async function readShards(
+  deps: ShardWriterDeps,
+  input: ShardedExportInput,
+): Promise<{ targets: Map<number, CloudMapTarget>; shards: Map<number, CloudMapInstance[]> }> {
+  const { identity, namespace, name } = input;
   const ownRecord = input.baseObserved.find(
     (i) => isOwnInstance(i, identity) && i.attributes[Attr.Record] === 'export',
   );
   const declared = ownRecord === undefined ? 1 : (declaredShardCount(ownRecord.attributes) ?? 1);
-  // A first plan without shard reads tells how many services the export needs now; the
-  // shards read are those needed or still declared (which may hold instances to move back).
   const dry = planShardedExport({
     cluster: identity,
     desired: input.desired,
@@ -97,50 +139,45 @@ export async function writeShardedExport(
       instances.map(fromShardInstance).filter((i) => isOwnInstance(i, identity)),
     );
   }
-  const inFlight = () =>
-    deps.pending.count(base.serviceId) +
-    [...targets.values()].reduce((n, t) => n + deps.pending.count(t.serviceId), 0);
-  const plan = planShardedExport({
-    cluster: identity,
-    desired: input.desired,
-    base: input.baseObserved,
-    shards,
-    settled: inFlight() === 0,
-    forBase: input.forBase,
-  });
-  const shardServiceIds = () => [...targets.values()].map((t) => t.serviceId);
-  if (plan.problem !== undefined) {
-    return {
-      problem: plan.problem,
-      plan,
-      shardServiceIds: shardServiceIds(),
-      inFlight: inFlight(),
-    };
-  }
-  // Shard services exist before the export record that names them is written, so readers
-  // never look for a shard that is not there yet.
+  return { targets, shards };
+}
+
+/**
+ * Shard services exist before the export record that names them is written, so readers
+ * never look for a shard that is not there yet. Returns why it must wait, if it must.
+ */
+async function ensureShardServices(
+  deps: ShardWriterDeps,
+  input: ShardedExportInput,
+  plan: ShardPlan,
+  targets: Map<number, CloudMapTarget>,
+): Promise<string | undefined> {
+  const { identity, namespace, name, log } = input;
   for (const service of plan.services) {
     if (service.index === 0 || targets.has(service.index)) continue;
     if (service.plan.register.length === 0) continue;
     const shardName = shardServiceName(identity, name, service.index);
     // Shards are plain services (no DnsConfig): readers reach them through the API only.
     const ensured = await deps.resolver.ensure(namespace, shardName);
-    if (ensured.state !== 'ready') {
-      return {
-        waiting: ensured.message,
-        plan,
-        shardServiceIds: shardServiceIds(),
-        inFlight: inFlight(),
-      };
-    }
+    if (ensured.state !== 'ready') return ensured.message;
     targets.set(service.index, ensured.target);
     log.info('shard service in use', { cloudMapService: shardName, shard: service.index });
   }
+  return undefined;
+}
+
+/** Applies each service's plan (shards in their own instance form); the writes submitted. */
+async function applyShardPlans(
+  deps: ShardWriterDeps,
+  input: ShardedExportInput,
+  plan: ShardPlan,
+  targets: ReadonlyMap<number, CloudMapTarget>,
+): Promise<number> {
   let submitted = 0;
   for (const service of plan.services) {
     const { register, deregister } = service.plan;
     if (register.length === 0 && deregister.length === 0) continue;
-    const target = service.index === 0 ? base : targets.get(service.index);
+    const target = service.index === 0 ? input.base : targets.get(service.index);
     if (target === undefined) continue; // nothing of ours there and nothing to register
     const shardForm = { register: register.map(toShardInstance), deregister };
     await applyPlan(
@@ -148,16 +185,11 @@ export async function writeShardedExport(
       deps.pending,
       target,
       service.index === 0 ? service.plan : shardForm,
-      log,
+      input.log,
     );
     submitted += register.length + deregister.length;
   }
-  if (plan.heldBack > 0) {
-    log.debug('moved instances keep their old copy until the new one is confirmed', {
-      heldBack: plan.heldBack,
-    });
-  }
-  return { plan, shardServiceIds: shardServiceIds(), inFlight: inFlight(), submitted };
+  return submitted;
 }
 
 /** Every own instance in the shard services an export record declares (to un-export). */

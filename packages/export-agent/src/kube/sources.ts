@@ -15,9 +15,10 @@ import {
   type ClusterIdentityWatcher,
   type SupervisedInformer,
 } from '@cloudmap-mcs/core/runtime';
-import type { EndpointSliceObject, ServiceExportObject, ServiceObject } from '../k8s-types.js';
-import { splitKey, type ExportSources } from '../sources.js';
+import type { EndpointSliceObject, ServiceExportObject } from '../k8s-types.js';
+import type { ExportSources } from '../sources.js';
 import { createPodLabelCache } from './pod-labels.js';
+import { current, loading, type StubReads } from './stub-reads.js';
 
 export interface KubeSources extends ExportSources {
   readonly informers: SupervisedInformer<KubernetesObject>[];
@@ -37,11 +38,7 @@ export interface KubeSourcesOptions {
 
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 
-/** An exported Service and its EndpointSlices read by GET/LIST while the caches hold stubs. */
-interface Fetched {
-  service: ServiceObject | undefined;
-  slices: Map<string, EndpointSliceObject>;
-}
+type ExportInformer = SupervisedInformer<ServiceExportObject & KubernetesObject>;
 
 /**
  * The informer caches (GUIDE.md rule 3: callbacks only enqueue). ServiceExport, Service and
@@ -61,136 +58,21 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const discovery = kubeConfig.makeApiClient(DiscoveryV1Api);
-
-  const exports = createKubeInformer<ServiceExportObject & KubernetesObject>({
-    name: 'serviceexports',
-    kubeConfig,
-    path: `/apis/${ServiceExportApi.apiVersion}/${ServiceExportApi.plural}`,
-    list: (page) =>
-      custom.listClusterCustomObject({ ...ServiceExportApi, ...page }) as Promise<
-        KubernetesListObject<ServiceExportObject & KubernetesObject>
-      >,
-    onEvent: (e, o) => {
-      const key = keyOf(o);
-      if (e === 'delete') fetched.delete(key);
-      // A new export of objects cached as stubs: read them first; the fetch enqueues.
-      else if (loading(key)) return;
-      opts.enqueue(key);
-    },
-    logger,
-    clock,
-  });
+  const exports: ExportInformer = exportInformer(opts, custom, () => stubs);
   const exported = (ns: string | undefined, name: string | undefined) =>
     ns !== undefined && name !== undefined && exports.get(name, ns) !== undefined;
-  const services = createKubeInformer<KubernetesObject>({
-    name: 'services',
-    kubeConfig,
-    path: '/api/v1/services',
-    list: (page) => core.listServiceForAllNamespaces(page),
-    transform: (o) =>
-      exported(o.metadata?.namespace, o.metadata?.name) ? stripUnread(o) : metadataStub(o),
-    onEvent: (_e, o) => {
-      if (exported(o.metadata?.namespace, o.metadata?.name)) opts.enqueue(keyOf(o));
-    },
+  const stubs: StubReads = {
+    core,
+    discovery,
+    services: serviceInformer(opts, core, exported),
+    slices: sliceInformer(opts, discovery, exported),
     logger,
     clock,
-  });
-  const slices = createKubeInformer<KubernetesObject>({
-    name: 'endpointslices',
-    kubeConfig,
-    path: '/apis/discovery.k8s.io/v1/endpointslices',
-    labelSelector: LABEL_SERVICE_NAME,
-    list: (page) =>
-      discovery.listEndpointSliceForAllNamespaces({ labelSelector: LABEL_SERVICE_NAME, ...page }),
-    transform: (o) =>
-      exported(o.metadata?.namespace, o.metadata?.labels?.[LABEL_SERVICE_NAME])
-        ? stripUnread(o)
-        : metadataStub(o, { labels: true }),
-    onEvent: (_e, o) => {
-      const svc = o.metadata?.labels?.[LABEL_SERVICE_NAME];
-      if (exported(o.metadata?.namespace, svc)) opts.enqueue(`${o.metadata?.namespace}/${svc}`);
-    },
-    logger,
-    clock,
-  });
-  // --- exports that name objects the caches hold only as stubs ---------------------------
-  const fetched = new Map<string, Fetched>();
-  const inFlight = new Set<string>();
-  const slicesOf = (ns: string, svc: string) =>
-    (slices.list(ns) as readonly EndpointSliceObject[]).filter(
-      (s) => s.metadata.labels?.[LABEL_SERVICE_NAME] === svc,
-    );
-  /** The Service and slices of an export, the cached ones first; undefined while unknown. */
-  function current(
-    key: string,
-  ): { service: ServiceObject | undefined; slices: EndpointSliceObject[] } | undefined {
-    const [ns, name] = splitKey(key);
-    const f = fetched.get(key);
-    const cachedService = services.get(name, ns) as ServiceObject | undefined;
-    let service = cachedService;
-    if (isMetadataStub(cachedService)) {
-      if (f === undefined) return undefined;
-      service = f.service;
-    }
-    const out: EndpointSliceObject[] = [];
-    for (const s of slicesOf(ns, name)) {
-      if (!isMetadataStub(s)) out.push(s);
-      else {
-        const full = f?.slices.get(s.metadata.name);
-        if (full === undefined) return undefined;
-        out.push(full);
-      }
-    }
-    // Everything is in the caches in full again: the copies aside are no longer needed.
-    if (f !== undefined && !isMetadataStub(cachedService) && out.every((s) => !isMetadataStub(s)))
-      fetched.delete(key);
-    return { service, slices: out };
-  }
-  async function fetchExported(key: string): Promise<void> {
-    const [namespace, name] = splitKey(key);
-    let service: ServiceObject | undefined;
-    try {
-      service = stripUnread(
-        (await core.readNamespacedService({ name, namespace })) as KubernetesObject,
-      ) as unknown as ServiceObject;
-    } catch (error) {
-      if ((error as { code?: number }).code !== 404) throw error;
-    }
-    const list = await discovery.listNamespacedEndpointSlice({
-      namespace,
-      labelSelector: `${LABEL_SERVICE_NAME}=${name}`,
-    });
-    const sliceMap = new Map<string, EndpointSliceObject>();
-    for (const s of list.items)
-      sliceMap.set(s.metadata?.name ?? '', stripUnread(s) as unknown as EndpointSliceObject);
-    fetched.set(key, { service, slices: sliceMap });
-  }
-  /**
-   * True while an export's objects are known only as stubs; starts (once) reading them.
-   * A failed read is retried after a second; the reconciler requeues meanwhile.
-   */
-  function loading(key: string): boolean {
-    if (!services.hasSynced() || !slices.hasSynced()) return false;
-    if (current(key) !== undefined) return false;
-    if (!inFlight.has(key)) {
-      inFlight.add(key);
-      fetchExported(key).then(
-        () => {
-          inFlight.delete(key);
-          opts.enqueue(key);
-        },
-        (error: unknown) => {
-          logger.warn('reading an exported service failed; retrying', { key, error });
-          clock.setTimer(() => {
-            inFlight.delete(key);
-            opts.enqueue(key);
-          }, 1_000);
-        },
-      );
-    }
-    return true;
-  }
-
+    enqueue: (key) => opts.enqueue(key),
+    fetched: new Map(),
+    inFlight: new Set(),
+  };
+  const { services, slices } = stubs;
   const sliceList = (ns: string) =>
     (slices.list(ns) as readonly EndpointSliceObject[]).filter((s) => !isMetadataStub(s));
   const pods = createPodLabelCache({
@@ -210,9 +92,9 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     informers: [exports, services, slices] as SupervisedInformer<KubernetesObject>[],
     identity: () => opts.identity.current(),
     serviceExport: (ns, name) => exports.get(name, ns),
-    service: (ns, name) => current(`${ns}/${name}`)?.service,
-    endpointSlices: (ns, serviceName) => current(`${ns}/${serviceName}`)?.slices ?? [],
-    loading: (ns, name) => loading(`${ns}/${name}`),
+    service: (ns, name) => current(stubs, `${ns}/${name}`)?.service,
+    endpointSlices: (ns, serviceName) => current(stubs, `${ns}/${serviceName}`)?.slices ?? [],
+    loading: (ns, name) => loading(stubs, `${ns}/${name}`),
     serviceExportKeys: () => exports.list().map(keyOf),
     podLabels: (ns, name) => pods.labels(ns, name),
     podLabelsReady: () => pods.ready(),
@@ -232,4 +114,76 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
       await pods.stop();
     },
   };
+}
+
+type Exported = (ns: string | undefined, name: string | undefined) => boolean;
+
+function exportInformer(
+  opts: KubeSourcesOptions,
+  custom: CustomObjectsApi,
+  stubs: () => StubReads,
+): ExportInformer {
+  return createKubeInformer<ServiceExportObject & KubernetesObject>({
+    name: 'serviceexports',
+    kubeConfig: opts.kubeConfig,
+    path: `/apis/${ServiceExportApi.apiVersion}/${ServiceExportApi.plural}`,
+    list: (page) =>
+      custom.listClusterCustomObject({ ...ServiceExportApi, ...page }) as Promise<
+        KubernetesListObject<ServiceExportObject & KubernetesObject>
+      >,
+    onEvent: (e, o) => {
+      const key = keyOf(o);
+      if (e === 'delete') stubs().fetched.delete(key);
+      // A new export of objects cached as stubs: read them first; the fetch enqueues.
+      else if (loading(stubs(), key)) return;
+      opts.enqueue(key);
+    },
+    logger: opts.logger,
+    clock: opts.clock,
+  });
+}
+
+function serviceInformer(
+  opts: KubeSourcesOptions,
+  core: CoreV1Api,
+  exported: Exported,
+): SupervisedInformer<KubernetesObject> {
+  return createKubeInformer<KubernetesObject>({
+    name: 'services',
+    kubeConfig: opts.kubeConfig,
+    path: '/api/v1/services',
+    list: (page) => core.listServiceForAllNamespaces(page),
+    transform: (o) =>
+      exported(o.metadata?.namespace, o.metadata?.name) ? stripUnread(o) : metadataStub(o),
+    onEvent: (_e, o) => {
+      if (exported(o.metadata?.namespace, o.metadata?.name)) opts.enqueue(keyOf(o));
+    },
+    logger: opts.logger,
+    clock: opts.clock,
+  });
+}
+
+function sliceInformer(
+  opts: KubeSourcesOptions,
+  discovery: DiscoveryV1Api,
+  exported: Exported,
+): SupervisedInformer<KubernetesObject> {
+  return createKubeInformer<KubernetesObject>({
+    name: 'endpointslices',
+    kubeConfig: opts.kubeConfig,
+    path: '/apis/discovery.k8s.io/v1/endpointslices',
+    labelSelector: LABEL_SERVICE_NAME,
+    list: (page) =>
+      discovery.listEndpointSliceForAllNamespaces({ labelSelector: LABEL_SERVICE_NAME, ...page }),
+    transform: (o) =>
+      exported(o.metadata?.namespace, o.metadata?.labels?.[LABEL_SERVICE_NAME])
+        ? stripUnread(o)
+        : metadataStub(o, { labels: true }),
+    onEvent: (_e, o) => {
+      const svc = o.metadata?.labels?.[LABEL_SERVICE_NAME];
+      if (exported(o.metadata?.namespace, svc)) opts.enqueue(`${o.metadata?.namespace}/${svc}`);
+    },
+    logger: opts.logger,
+    clock: opts.clock,
+  });
 }
