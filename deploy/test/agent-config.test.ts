@@ -1,5 +1,5 @@
 // The chart's environment is what the agents actually parse: each Deployment's env (with the
-// downward API resolved as the kubelet would) goes through the agent's own parseConfig, which
+// downward API resolved as the kubelet would) goes through the agent's own config spec, which
 // is strict, so a renamed, missing or foreign MCS_* variable fails here.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,13 +14,20 @@ beforeAll(() => {
 type Env = Record<string, string>;
 type ParseConfig = (argv: string[], env: Env, hostname: string) => unknown;
 
-/** The agent's own config module, loaded from source (not a copy of its flag list). */
+/**
+ * The agent's own config spec, loaded from source (not a copy of its flag list), parsed as
+ * runAgent parses it.
+ */
 async function agentParseConfig(agent: 'export-agent' | 'import-agent'): Promise<ParseConfig> {
-  const url = pathToFileURL(join(repoRoot, 'packages', agent, 'src', 'config.ts')).href;
-  const mod = (await import(url)) as { parseConfig?: ParseConfig };
-  if (typeof mod.parseConfig !== 'function')
-    throw new Error(`${agent} config.ts has no parseConfig`);
-  return mod.parseConfig;
+  const source = (...path: string[]) => pathToFileURL(join(repoRoot, 'packages', ...path)).href;
+  const core = (await import(source('core', 'src', 'agent', 'index.ts'))) as {
+    parseAgentConfig: (spec: unknown, ...args: Parameters<ParseConfig>) => Promise<unknown>;
+  };
+  const specName = agent === 'export-agent' ? 'exportConfigSpec' : 'importConfigSpec';
+  const mod = (await import(source(agent, 'src', 'config.ts'))) as Record<string, unknown>;
+  const spec = mod[specName];
+  if (spec === undefined) throw new Error(`${agent} config.ts has no ${specName}`);
+  return (argv, env, hostname) => core.parseAgentConfig(spec, argv, env, hostname);
 }
 
 const POD = 'agent-7d9f-abcde';

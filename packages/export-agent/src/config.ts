@@ -2,14 +2,11 @@ import type { Options } from 'yargs';
 import {
   ConfigError,
   nonNegative,
-  configParser,
   positive,
   type CommonConfig,
   type ConfigSpec,
 } from '@cloudmap-mcs/core/agent';
 import { isLabelKey, parseLabelKeyList } from './pod-label-attributes.js';
-
-export { ConfigError } from '@cloudmap-mcs/core/agent';
 
 /**
  * The export agent's own configuration; the flags both agents share (cluster identity, AWS,
@@ -131,6 +128,3 @@ export const exportConfigSpec: ConfigSpec<typeof OPTIONS, ExportOwnConfig> = {
     return config;
   },
 };
-
-/** Flags and MCS_* env → the export agent's config (deploy/test checks the chart against it). */
-export const parseConfig = configParser(exportConfigSpec);

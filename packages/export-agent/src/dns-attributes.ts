@@ -8,8 +8,8 @@ import { Attr, type CloudMapInstance, type ServiceDnsConfig } from '@cloudmap-mc
  */
 
 /** RFC 5737 TEST-NET-1 and RFC 6666 discard-only: addresses no client can reach. */
-export const PLACEHOLDER_IPV4 = '192.0.2.1';
-export const PLACEHOLDER_IPV6 = '100::1';
+const PLACEHOLDER_IPV4 = '192.0.2.1';
+const PLACEHOLDER_IPV6 = '100::1';
 /** The discard port (RFC 863), for SRV records of the export record. */
 const PLACEHOLDER_PORT = '9';
 

@@ -59,7 +59,7 @@ export interface PeerWatchOptions {
 }
 
 /** The period of a round over `count` services within the budget (pure, for the docs' math). */
-export function peerRoundPeriodMs(periodMs: number, count: number, budgetPerSecond: number) {
+function peerRoundPeriodMs(periodMs: number, count: number, budgetPerSecond: number) {
   if (budgetPerSecond <= 0) return periodMs;
   return Math.max(periodMs, Math.ceil((count / budgetPerSecond) * 1000));
 }

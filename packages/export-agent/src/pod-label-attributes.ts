@@ -69,7 +69,7 @@ export function labelKeysFor(
  * AWS controller's 16 + MCS_RECORD, MCS_SCHEMA_VERSION, SERVING, TERMINATING, ZONE). The core
  * codec's limit check stays the authority on each encoded instance; this is the early refusal.
  */
-export const ENDPOINT_SCHEMA_ATTRIBUTES = 21;
+const ENDPOINT_SCHEMA_ATTRIBUTES = 21;
 
 /** The attributes one pod contributes: its labels among `keys`; a missing label adds nothing. */
 export function podLabelAttributes(

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../src/config.js';
+import { ConfigError, parseAgentConfig } from '@cloudmap-mcs/core/agent';
+import { exportConfigSpec } from '../src/config.js';
+
+/** Flags and MCS_* env → the agent's config, as runAgent parses them. */
+const parseConfig = (
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  hostname: string = exportConfigSpec.name,
+) => parseAgentConfig(exportConfigSpec, argv, env, hostname);
 
 describe('parseConfig', () => {
   it('uses defaults', async () => {

@@ -8,11 +8,7 @@ import {
   HEARTBEAT_SERVICE_NAME,
 } from '@cloudmap-mcs/core';
 import type { FakeCloudMap } from '@cloudmap-mcs/core/testing';
-import {
-  fitInstancesToService,
-  PLACEHOLDER_IPV4,
-  PLACEHOLDER_IPV6,
-} from '../src/dns-attributes.js';
+import { fitInstancesToService } from '../src/dns-attributes.js';
 import {
   clusterA,
   createFakeCloudMap,
@@ -21,6 +17,11 @@ import {
   type Agent,
   converged,
 } from './harness.js';
+
+// The placeholder addresses Route 53 gets for records with no address of ours (ADR 0010):
+// TEST-NET-1 and the IPv6 discard prefix, never routable.
+const PLACEHOLDER_IPV4 = '192.0.2.1';
+const PLACEHOLDER_IPV6 = '100::1';
 import { service, serviceExport, slice } from './fake-k8s.js';
 
 const KEY = 'shop/cart';

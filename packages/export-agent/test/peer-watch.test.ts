@@ -6,7 +6,7 @@ import {
   type CloudMapInstance,
 } from '@cloudmap-mcs/core';
 import { createMemoryLogger, FakeClock } from '@cloudmap-mcs/core/testing';
-import { createPeerWatch, peerRoundPeriodMs } from '../src/peer-watch.js';
+import { createPeerWatch } from '../src/peer-watch.js';
 
 const svc = (name: string) => ({ namespaceName: 'shop', serviceName: name, namespaceId: 'ns-1' });
 const SELF = { clusterId: 'c1', clustersetId: 'set-1' };
@@ -159,10 +159,24 @@ describe('peer watch without a change feed: a revision check per exported servic
     expect(calls).toHaveLength(3);
   });
 
-  it('more exports than the budget stretch the period', () => {
-    expect(peerRoundPeriodMs(2_000, 100, 100)).toBe(2_000);
-    expect(peerRoundPeriodMs(2_000, 300, 100)).toBe(3_000);
-    expect(peerRoundPeriodMs(2_000, 5_000, 0)).toBe(2_000);
+  it('more exports than the budget stretch the period', async () => {
+    /** When the first round starts, with `count` keys checked each round (no feed). */
+    const firstRoundAt = async (count: number, budgetPerSecond: number): Promise<number> => {
+      const { watch, clock, feedCalls } = setup({ budgetPerSecond });
+      for (let i = 0; i < count; i++) watch.watch(`shop/s${i}`, svc(`s${i}`), 1);
+      watch.start();
+      let at = 0;
+      while (feedCalls.length === 0 && at < 10_000) {
+        clock.advance(100);
+        at += 100;
+        for (let i = 0; i < 20; i++) await Promise.resolve();
+      }
+      await watch.stop();
+      return at;
+    };
+    expect(await firstRoundAt(100, 100)).toBe(2_000);
+    expect(await firstRoundAt(300, 100)).toBe(3_000);
+    expect(await firstRoundAt(5_000, 0)).toBe(2_000);
   });
 
   it('a Cloud Map outage is one warning, its end one info line; a missing service none', async () => {

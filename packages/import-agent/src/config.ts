@@ -3,7 +3,6 @@ import { parseCidr } from '@cloudmap-mcs/core';
 import {
   ConfigError,
   list,
-  configParser,
   nonNegative,
   positive,
   type CommonConfig,
@@ -15,8 +14,6 @@ import {
   type ImportCaps,
   type NamespacePolicy,
 } from './reconcile/scope.js';
-
-export { ConfigError } from '@cloudmap-mcs/core/agent';
 
 /**
  * The import agent's own configuration (DESIGN.md §6); the flags both agents share (cluster
@@ -211,6 +208,3 @@ export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
     return config;
   },
 };
-
-/** Flags and MCS_* env → the import agent's config (deploy/test checks the chart against it). */
-export const parseConfig = configParser(importConfigSpec);

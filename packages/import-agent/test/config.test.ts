@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../src/config.js';
+import { ConfigError, parseAgentConfig } from '@cloudmap-mcs/core/agent';
+import { importConfigSpec } from '../src/config.js';
+
+/** Flags and MCS_* env → the agent's config, as runAgent parses them. */
+const parseConfig = (
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  hostname: string = importConfigSpec.name,
+) => parseAgentConfig(importConfigSpec, argv, env, hostname);
 
 describe('import agent config', () => {
   it('has safe defaults', async () => {

@@ -12,7 +12,6 @@ import {
   type ServiceObject,
 } from '../src/reconcile/k8s-types.js';
 import { missingMarker } from '../src/reconcile/ownership.js';
-import { COLLISION_RECHECK_MS } from '../src/reconcile/reconciler.js';
 import { endpoints, exportOf } from './cloudmap-fixtures.js';
 import { createFakeCluster, type FakeCluster } from './fake-cluster.js';
 import { reconcilerFor, staticSnapshot } from './reconciler-fixture.js';
@@ -123,7 +122,7 @@ describe('a user Service with the derived name', () => {
     expect(cluster.services.get(`shop/${derived}`)).toEqual(theirs);
     expect(cluster.writeLog.filter((w) => w.includes(derived))).toEqual([]);
     expect(cluster.slices.size).toBe(0);
-    expect(result?.requeueAfterMs).toBe(COLLISION_RECHECK_MS);
+    expect(result?.requeueAfterMs).toBe(10_000);
     const si = cluster.imports.get('shop/cart');
     expect(si?.spec.ips).toBeUndefined();
     expect(ready(cluster)).toMatchObject({ status: 'False', reason: 'NameCollision' });
@@ -233,7 +232,7 @@ describe('a user EndpointSlice with the name of one of ours', () => {
     };
     const { cluster, reconcile } = setup();
     cluster.slices.set(`shop/${sliceName ?? ''}`, structuredClone(theirs));
-    expect((await reconcile('shop/cart'))?.requeueAfterMs).toBe(COLLISION_RECHECK_MS);
+    expect((await reconcile('shop/cart'))?.requeueAfterMs).toBe(10_000);
     expect(cluster.slices.get(`shop/${sliceName ?? ''}`)).toEqual(theirs);
     expect(ready(cluster)).toMatchObject({ status: 'False', reason: 'NameCollision' });
     expect(ready(cluster)?.message).toContain(`EndpointSlice shop/${sliceName ?? ''}`);

@@ -2,7 +2,6 @@
 // policy, nor beyond the caps; every refusal is counted under one metric.
 import { createMemoryLogger } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
-import { CAP_RECHECK_MS } from '../src/reconcile/reconciler.js';
 import { endpoints, exportOf } from './cloudmap-fixtures.js';
 import { createFakeCluster } from './fake-cluster.js';
 import { reconcilerFor, staticSnapshot } from './reconciler-fixture.js';
@@ -95,9 +94,9 @@ describe('import caps in the reconciler', () => {
     for (const name of ['x', 'y']) publish('web', name);
     expect(await reconcile('shop/a')).toBeUndefined();
     expect(await reconcile('shop/b')).toBeUndefined();
-    expect(await reconcile('shop/c')).toEqual({ requeueAfterMs: CAP_RECHECK_MS });
+    expect(await reconcile('shop/c')).toEqual({ requeueAfterMs: 60_000 });
     expect(await reconcile('web/x')).toBeUndefined();
-    expect(await reconcile('web/y')).toEqual({ requeueAfterMs: CAP_RECHECK_MS });
+    expect(await reconcile('web/y')).toEqual({ requeueAfterMs: 60_000 });
     expect([...cluster.imports.keys()].sort()).toEqual(['shop/a', 'shop/b', 'web/x']);
     expect(cluster.services.size).toBe(3);
     expect(refused).toEqual(['import-cap', 'import-cap']);

@@ -257,13 +257,3 @@ function commonConfig(
 
 const nonEmpty = (v: string | undefined): string | undefined =>
   v === undefined || v === '' ? undefined : v;
-
-/** An agent's `parseConfig(argv, env, hostname?)` (its tests and deploy/test call it). */
-export const configParser =
-  <O extends Record<string, Options>, Own extends object>(spec: ConfigSpec<O, Own>) =>
-  (
-    argv: readonly string[],
-    env: Readonly<Record<string, string | undefined>>,
-    hostname: string = spec.name,
-  ): Promise<CommonConfig & Own> =>
-    parseAgentConfig(spec, argv, env, hostname);

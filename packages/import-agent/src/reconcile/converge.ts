@@ -28,7 +28,7 @@ const PENDING_RECHECK_MS = 1_000;
  * Service and slice informers only see our own objects, so the other's removal is not an
  * event here. Documented in docs/import-agent.md ("Name collisions").
  */
-export const COLLISION_RECHECK_MS = 10_000;
+const COLLISION_RECHECK_MS = 10_000;
 
 /** What the object steps left: the ServiceImport as stored, the derived Service, collisions. */
 export interface Converged {

@@ -38,7 +38,7 @@ export const contentHash = (value: unknown): string =>
   shortHash(JSON.stringify(canonical(value)), 16);
 
 /** Every key of `want` is in `have` with an equal value (arrays element-wise, same length). */
-export function subsetEqual(want: unknown, have: unknown): boolean {
+function subsetEqual(want: unknown, have: unknown): boolean {
   if (Array.isArray(want)) {
     return (
       Array.isArray(have) &&

@@ -75,10 +75,9 @@ export interface ImportReconcilerDeps {
 }
 
 export { SLICE_MANAGED_BY } from './shared.js';
-export { COLLISION_RECHECK_MS } from './converge.js';
 
 /** Re-check an import refused by a cap this often, to take a slot freed meanwhile. */
-export const CAP_RECHECK_MS = 60_000;
+const CAP_RECHECK_MS = 60_000;
 
 /**
  * One key, `<namespace>/<name>`: reads the Cloud Map snapshot and the informer caches, and
