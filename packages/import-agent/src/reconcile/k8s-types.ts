@@ -1,10 +1,20 @@
 /**
  * The Kubernetes objects the import agent reads and writes, as JSON (only the fields used).
  * The adapter converts from and to the API; the reconciler and the pure builders need no
- * @kubernetes/client-node types. Metadata and conditions are core's (one vocabulary for both
- * agents and the CLI).
+ * @kubernetes/client-node types. Metadata, conditions and the Service and EndpointSlice shapes
+ * are core's (one vocabulary for both agents and the CLI); here they are narrowed to what the
+ * import agent writes.
  */
-import type { Condition, ObjectMeta, ServiceImportApi } from '@cloudmap-mcs/core';
+import type {
+  Condition,
+  EndpointSliceObject as KubeEndpointSliceObject,
+  KubeServicePort,
+  KubeServiceSpec,
+  KubeSliceEndpoint,
+  ObjectMeta,
+  ServiceImportApi,
+  ServiceObject as KubeServiceObject,
+} from '@cloudmap-mcs/core';
 
 export type { ObjectMeta, OwnerReference } from '@cloudmap-mcs/core';
 
@@ -39,46 +49,23 @@ export interface ServiceImportObject {
   status?: ServiceImportStatus;
 }
 
-interface ServicePortSpec {
-  name?: string;
-  protocol: string;
-  port: number;
-  targetPort?: number | string;
-  appProtocol?: string;
-}
-
-export interface ServiceObject {
+/** The Service the import agent writes: core's shape with what it always sets. */
+export interface ServiceObject extends KubeServiceObject {
   apiVersion: 'v1';
   kind: 'Service';
-  metadata: ObjectMeta;
-  spec: {
+  spec: KubeServiceSpec & {
     type: 'ClusterIP';
-    clusterIP?: string;
-    clusterIPs?: string[];
-    ports: ServicePortSpec[];
-    ipFamilies?: string[];
-    ipFamilyPolicy?: string;
-    sessionAffinity?: string;
+    ports: (KubeServicePort & { protocol: string })[];
     sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
-    internalTrafficPolicy?: string;
-    trafficDistribution?: string;
-    publishNotReadyAddresses?: boolean;
   };
 }
 
-export interface EndpointSliceObject {
+/** The EndpointSlice the import agent writes: core's shape with what it always sets. */
+export interface EndpointSliceObject extends KubeEndpointSliceObject {
   apiVersion: 'discovery.k8s.io/v1';
   kind: 'EndpointSlice';
-  metadata: ObjectMeta;
   addressType: 'IPv4' | 'IPv6' | 'FQDN';
-  endpoints: {
-    addresses: string[];
-    conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
-    hostname?: string;
-    nodeName?: string;
-    zone?: string;
-  }[];
-  ports?: { name?: string; protocol?: string; port?: number; appProtocol?: string }[];
+  endpoints: KubeSliceEndpoint[];
 }
 
 /** Ownership marker on everything the import agent creates (GUIDE.md rule 7). */
