@@ -1,7 +1,10 @@
-import { ApiException } from '@kubernetes/client-node';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { createMemoryLogger } from '@cloudmap-mcs/core/testing';
-import { describe, expect, it } from 'vitest';
-import { translateWriteError } from '../src/kube/kube-writer.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createKubeWriter } from '../src/kube/kube-writer.js';
+import type { EndpointSliceObject } from '../src/reconcile/k8s-types.js';
 import { NamespaceTerminatingError } from '../src/reconcile/ports.js';
 import { endpoints, exportOf } from './cloudmap-fixtures.js';
 import { createFakeCluster } from './fake-cluster.js';
@@ -23,11 +26,66 @@ const terminating = (): ApiException<unknown> =>
     {},
   );
 
+/** An API server that serves discovery and answers every write with `status` and `body`. */
+async function refusingApiServer(status: number, body: unknown): Promise<Server> {
+  const server = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (req.method === 'GET') {
+      res.end(
+        JSON.stringify({
+          kind: 'APIResourceList',
+          groupVersion: 'discovery.k8s.io/v1',
+          resources: [{ name: 'endpointslices', kind: 'EndpointSlice', namespaced: true }],
+        }),
+      );
+      return;
+    }
+    res.statusCode = status;
+    res.end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  return server;
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+function kubeConfigFor(server: Server): KubeConfig {
+  const kc = new KubeConfig();
+  const { port } = server.address() as AddressInfo;
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${String(port)}`, skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
+const slice: EndpointSliceObject = {
+  apiVersion: 'discovery.k8s.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { name: 'x', namespace: 'shop' },
+  addressType: 'IPv4',
+  endpoints: [],
+};
+
 describe('writes into a terminating namespace', () => {
-  it('the writer turns the 403 into NamespaceTerminatingError and leaves other errors alone', () => {
-    expect(() => translateWriteError(terminating(), 'apply x')).toThrow(NamespaceTerminatingError);
-    const forbidden = new ApiException(403, 'Forbidden', { reason: 'Forbidden' }, {});
-    expect(() => translateWriteError(forbidden, 'apply x')).toThrow(forbidden);
+  it('the writer turns the 403 into NamespaceTerminatingError and leaves other errors alone', async () => {
+    const refusing = createKubeWriter(
+      kubeConfigFor(await refusingApiServer(403, terminating().body)),
+    );
+    await expect(refusing.applyEndpointSlice(slice)).rejects.toThrow(NamespaceTerminatingError);
+    const forbidding = createKubeWriter(
+      kubeConfigFor(await refusingApiServer(403, { kind: 'Status', reason: 'Forbidden' })),
+    );
+    const error: unknown = await forbidding.applyEndpointSlice(slice).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiException);
+    expect(error).not.toBeInstanceOf(NamespaceTerminatingError);
+    expect((error as ApiException<unknown>).code).toBe(403);
   });
 
   it('the reconcile ends quietly with a debug line, not an error', async () => {

@@ -28,7 +28,7 @@ const API_FOR_KIND = {
 const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
 
 /** Rethrows a write error, as NamespaceTerminatingError when the namespace is being deleted. */
-export function translateWriteError(error: unknown, what: string): never {
+function translateWriteError(error: unknown, what: string): never {
   if (isNamespaceTerminating(error)) {
     throw new NamespaceTerminatingError(`${what}: namespace is being terminated`, {
       cause: error,
