@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentKind, checkAgents } from '../src/doctor/agents.js';
+import { checkAgents } from '../src/doctor/agents.js';
 import type { DeploymentInfo } from '../src/kube/objects.js';
 
 const deploy = (
@@ -19,11 +19,17 @@ const deploy = (
 
 describe('checkAgents', () => {
   it('recognises agents by name or label', () => {
-    expect(agentKind(deploy('cloudmap-mcs-export-agent', 1))).toBe('export');
-    expect(agentKind(deploy('x', 1, 1, { 'app.kubernetes.io/component': 'import-agent' }))).toBe(
-      'import',
-    );
-    expect(agentKind(deploy('coredns', 1))).toBeUndefined();
+    // The kind found names the Deployment's check and the other kind's warning; no kind, no agent.
+    const seen = (d: DeploymentInfo) => checkAgents([d], []).map((x) => `${x.status} ${x.subject}`);
+    expect(seen(deploy('cloudmap-mcs-export-agent', 1))).toEqual([
+      'ok export agent Deployment cloudmap-mcs-system/cloudmap-mcs-export-agent',
+      'warn import agent',
+    ]);
+    expect(seen(deploy('x', 1, 1, { 'app.kubernetes.io/component': 'import-agent' }))).toEqual([
+      'ok import agent Deployment cloudmap-mcs-system/x',
+      'warn export agent',
+    ]);
+    expect(seen(deploy('coredns', 1))).toEqual(['fail agents']);
   });
 
   it('passes with both agents ready', () => {

@@ -15,7 +15,7 @@ export interface HealthProbe {
 }
 
 /** Which agent a Deployment runs, from its standard labels or its name. */
-export function agentKind(d: DeploymentInfo): AgentKind | undefined {
+function agentKind(d: DeploymentInfo): AgentKind | undefined {
   const text = [
     d.name,
     d.labels['app.kubernetes.io/name'] ?? '',
