@@ -2,7 +2,7 @@ import { CloudMapError, encodeClusterExport, encodeHeartbeat } from '@cloudmap-m
 import { createFakeCloudMap } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
 import { readClustersetRecords } from '../src/cloudmap/records.js';
-import { checkCloudMap, classify, probeCloudMap } from '../src/doctor/cloudmap.js';
+import { checkCloudMap, probeCloudMap } from '../src/doctor/cloudmap.js';
 import { c1, c2, clusterExport } from './fixtures.js';
 
 function seeded() {
@@ -126,7 +126,9 @@ describe('doctor: Cloud Map', () => {
     [new CloudMapError('AccessDeniedException', 'x', 'listServices'), 'denied'],
     [new CloudMapError('ThrottlingException', 'x', 'listServices'), 'error'],
     [new TypeError('fetch failed'), 'unreachable'],
-  ])('classify(%s) = %s', (error, kind) => {
-    expect(classify(error).kind).toBe(kind);
+  ])('a ListServices call throwing %s is probed as %s', async (error, kind) => {
+    const port = { ...createFakeCloudMap(), listServices: () => Promise.reject(error) };
+    const probes = await probeCloudMap(port);
+    expect(probes.find((p) => p.action === 'ListServices')?.outcome.kind).toBe(kind);
   });
 });

@@ -37,7 +37,7 @@ const NOT_FOUND = new Set([
   'InvalidInput',
 ]);
 
-export function classify(e: unknown): ProbeOutcome {
+function classify(e: unknown): ProbeOutcome {
   const message = e instanceof Error ? e.message : String(e);
   if (isCloudMapError(e)) {
     if (NOT_FOUND.has(e.code)) return { kind: 'ok' };
