@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkCoreDns,
-  checkCorefile,
-  coreDnsVersion,
-  parseCorefile,
-} from '../src/doctor/corefile.js';
+import { checkCoreDns } from '../src/doctor/corefile.js';
 
 const kubernetesForm = `.:53 {
     errors
@@ -54,7 +49,8 @@ const ownServer = `clusterset.local:53 {
 }
 `;
 
-describe('checkCorefile', () => {
+// Without a CoreDNS image, checkCoreDns is the Corefile check alone.
+describe('checkCoreDns: the Corefile', () => {
   it.each([
     ['kubernetes plugin with multicluster', kubernetesForm, 'ok', /kubernetes plugin serves/],
     ['external multicluster plugin', pluginForm, 'ok', /coredns\/multicluster plugin/],
@@ -63,25 +59,38 @@ describe('checkCorefile', () => {
     ['server block not serving the zone', wrongServer, 'fail', /does not serve clusterset.local/],
     ['a dedicated clusterset.local server block', ownServer, 'ok', /kubernetes plugin serves/],
   ])('%s', (_name, corefile, status, message) => {
-    const r = checkCorefile(corefile, 'ConfigMap kube-system/coredns');
+    const r = checkCoreDns(corefile, 'ConfigMap kube-system/coredns', undefined);
     expect(r.status).toBe(status);
     expect(r.message).toMatch(message);
     if (status !== 'ok') expect(r.fix).toContain('multicluster clusterset.local');
   });
 
   it('fails without a Corefile', () => {
-    expect(checkCorefile(undefined, 'no ConfigMap kube-system/coredns')).toMatchObject({
+    expect(checkCoreDns(undefined, 'no ConfigMap kube-system/coredns', undefined)).toMatchObject({
       status: 'fail',
       message: 'no Corefile found (no ConfigMap kube-system/coredns)',
     });
   });
 
   it('parses directives with their enclosing blocks', () => {
-    expect(parseCorefile(kubernetesForm).find((d) => d.name === 'multicluster')).toEqual({
-      name: 'multicluster',
-      args: ['clusterset.local'],
-      parents: ['.:53', 'kubernetes'],
+    // `multicluster clusterset.local` read inside `kubernetes` inside `.:53`: the plugin form.
+    expect(checkCoreDns(kubernetesForm, 'x', undefined)).toEqual({
+      group: 'coredns',
+      subject: 'CoreDNS clusterset.local',
+      status: 'ok',
+      message: 'kubernetes plugin serves clusterset.local with multicluster (x)',
     });
+    // After the kubernetes block closes, a multicluster line is the server block's own.
+    const afterBlock = `.:53 {
+    kubernetes cluster.local clusterset.local {
+        pods insecure
+    }
+    multicluster clusterset.local
+}
+`;
+    expect(checkCoreDns(afterBlock, 'x', undefined).message).toBe(
+      'coredns/multicluster plugin serves clusterset.local (x)',
+    );
   });
 });
 
@@ -112,12 +121,22 @@ describe('checkCoreDns', () => {
     expect(checkCoreDns(kubernetesForm, 'x', undefined)).toMatchObject({ status: 'ok' });
   });
 
+  // The version is read from the tag (after the last ':', v and a build suffix allowed). It
+  // shows only when older than 1.12.2, so the newer tags have an older twin of the same form;
+  // a tag that is no version (latest) is not judged.
   it.each([
-    ['a:v1.12.2', [1, 12, 2]],
-    ['a:1.11.3-eksbuild.1', [1, 11, 3]],
-    ['host:5000/a:v2.0.0', [2, 0, 0]],
-    ['a:latest', undefined],
-  ])('coreDnsVersion(%s)', (image, version) => {
-    expect(coreDnsVersion(image)).toEqual(version);
+    ['a:v1.12.2', 'no'],
+    ['a:v1.12.1', '1.12.1'],
+    ['a:1.11.3-eksbuild.1', '1.11.3'],
+    ['host:5000/a:v2.0.0', 'no'],
+    ['host:5000/a:v1.2.0', '1.2.0'],
+    ['a:latest', 'no'],
+  ])('reads the version of %s (older than 1.12.2: %s)', (image, older) => {
+    const r = checkCoreDns(kubernetesForm, 'x', image);
+    expect(r.message).toBe(
+      older === 'no'
+        ? `kubernetes plugin serves clusterset.local with multicluster (x), image ${image}`
+        : `CoreDNS ${older} (${image}) predates the kubernetes plugin's multicluster option (1.12.2); it will not load this Corefile`,
+    );
   });
 });

@@ -28,7 +28,7 @@ interface Directive {
 }
 
 /** Tokenises a Corefile into directives with their enclosing blocks; comments dropped. */
-export function parseCorefile(text: string): Directive[] {
+function parseCorefile(text: string): Directive[] {
   const out: Directive[] = [];
   const stack: string[] = [];
   for (const raw of text.split('\n')) {
@@ -57,7 +57,7 @@ const serverCovers = (key: string) =>
 const hasZone = (args: string[]) => args.some((a) => a === ZONE || a === `${ZONE}.`);
 
 /** `v1.12.2` / `1.11.3-eksbuild.1` → [1, 12, 2]; undefined when the tag is not a version. */
-export function coreDnsVersion(image: string): [number, number, number] | undefined {
+function coreDnsVersion(image: string): [number, number, number] | undefined {
   const tag = image.slice(image.lastIndexOf(':') + 1);
   const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(tag);
   return m === null ? undefined : [Number(m[1]), Number(m[2]), Number(m[3])];
@@ -97,7 +97,7 @@ export function checkCoreDns(
   );
 }
 
-export function checkCorefile(corefile: string | undefined, where: string): CheckResult {
+function checkCorefile(corefile: string | undefined, where: string): CheckResult {
   if (corefile === undefined)
     return problem('coredns', SUBJECT, 'fail', `no Corefile found (${where})`, COREFILE_FIX);
   const directives = parseCorefile(corefile);
