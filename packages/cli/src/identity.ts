@@ -17,7 +17,7 @@ export const CLUSTER_ID_PROPERTY = clusterIdProperty;
 export const CLUSTERSET_PROPERTY = clustersetIdProperty;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-export const isDnsLabel = (value: string): boolean => value.length <= 63 && DNS_LABEL.test(value);
+const isDnsLabel = (value: string): boolean => value.length <= 63 && DNS_LABEL.test(value);
 
 interface IdentityProblem {
   property: string;

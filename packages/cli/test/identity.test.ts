@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { identityFromProperties, isDnsLabel } from '../src/identity.js';
+import { identityFromProperties } from '../src/identity.js';
 
 const props = (cluster?: string, clusterset?: string) => [
   ...(cluster === undefined ? [] : [{ name: 'cluster.clusterset.k8s.io', value: cluster }]),
@@ -47,14 +47,26 @@ describe('identityFromProperties', () => {
     );
   });
 
+  const notALabel = (value: string) =>
+    `cluster.clusterset.k8s.io warn value "${value}" is not a single DNS label, so <host>.<clusterid>.<svc>.<ns>.svc.clusterset.local names cannot resolve`;
+  // A valid cluster id that is not a single DNS label (a dot, over 63 characters) is warned.
+  // '-a' and '' are no DNS subdomain: core's validation refuses them before the label check.
   it.each([
-    ['a', true],
-    ['a-1', true],
-    ['a.b', false],
-    ['-a', false],
-    ['x'.repeat(64), false],
-    ['', false],
-  ])('isDnsLabel(%j) = %s', (value, expected) => {
-    expect(isDnsLabel(value)).toBe(expected);
+    ['a', []],
+    ['a-1', []],
+    ['a.b', [notALabel('a.b')]],
+    [
+      '-a',
+      [
+        "cluster.clusterset.k8s.io fail value \"-a\" must be a lowercase RFC 1123 DNS subdomain: [a-z0-9] and '-' in '.'-separated labels, starting and ending with [a-z0-9]",
+      ],
+    ],
+    ['x'.repeat(64), [notALabel('x'.repeat(64))]],
+    ['', ['cluster.clusterset.k8s.io fail value "" must not be empty']],
+  ])('the cluster id %j as a DNS label', (value, problems) => {
+    const result = identityFromProperties(props(value, 'demo'));
+    expect(result.problems.map((p) => `${p.property} ${p.severity} ${p.problem}`)).toEqual(
+      problems,
+    );
   });
 });
