@@ -28,7 +28,7 @@ const CLASS_IN = 1;
 const CLASS_ANY = 255;
 
 /** The response bytes for one query message; never throws. */
-export function respond(engine: Engine, raw: Buffer, maxBytes: number): Buffer | undefined {
+function respond(engine: Engine, raw: Buffer, maxBytes: number): Buffer | undefined {
   let q: Query;
   try {
     q = parseQuery(raw);

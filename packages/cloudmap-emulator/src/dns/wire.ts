@@ -168,7 +168,7 @@ function encodeAddress(data: { type: 'A' | 'AAAA'; address: string }): Buffer {
 }
 
 /** RFC 4291 text → 16 bytes (`::` expansion, embedded IPv4 tail). */
-export function ipv6Bytes(address: string): Buffer {
+function ipv6Bytes(address: string): Buffer {
   let text = address;
   const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (v4) {
