@@ -2,7 +2,7 @@
 # Produces the production tree of one agent: its one-file ESM bundle (tools/bundle.mjs:
 # esbuild over the compiled JavaScript and its production dependencies), the bundle's source
 # map and the licence texts of the bundled packages — no node_modules. OUT holds:
-#   main.mjs                 run as `node --enable-source-maps --max-semi-space-size=4 --optimize-for-size --no-concurrent-sparkplug OUT/main.mjs` (the images do)
+#   main.mjs                 run as `node --enable-source-maps --max-semi-space-size=4 --optimize-for-size --single-threaded OUT/main.mjs` (the images do)
 #   main.mjs.map             positions in the TypeScript sources, for stack traces
 #   THIRD-PARTY-NOTICES.txt  the licences of everything bundled
 # Bundling removes the ~85 MiB of RSS the unbundled @kubernetes/client-node module graph costs
@@ -55,4 +55,4 @@ mkdir -p "$out"
 bundle="packages/$agent/dist/bundle"
 cp "$bundle/main.mjs" "$bundle/main.mjs.map" "$bundle/THIRD-PARTY-NOTICES.txt" "$out/"
 [[ -f $out/main.mjs ]] || { say "$out/main.mjs is missing (did packages/$agent bundle?)"; exit 1; }
-say "done: node --enable-source-maps --max-semi-space-size=4 --optimize-for-size --no-concurrent-sparkplug $out/main.mjs"
+say "done: node --enable-source-maps --max-semi-space-size=4 --optimize-for-size --single-threaded $out/main.mjs"

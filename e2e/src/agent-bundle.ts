@@ -54,19 +54,18 @@ export function ensureAgentBundle(agent: AgentPackage): string {
  *   MiB of live young objects;
  * - V8's `--optimize-for-size` (slower heap growth, smaller young generation): the agents
  *   wait on the network, and it kept the committed heap close to the live one.
- * - no background Sparkplug compilation (`--no-concurrent-sparkplug`): Node 24 can deadlock
- *   in process.exit when a background baseline-compile job waits for a GC that the exiting main
- *   thread never runs (NodePlatform::Shutdown joins that worker forever; seen here as export
- *   agents that never exited on SIGTERM, with gdb). The small young generation above makes such
- *   GC requests frequent. Baseline code is then compiled on the main thread, a cost the idle
- *   agents do not notice.
+ * - no V8 background tasks (`--single-threaded`): Node 24 can deadlock in process.exit when a
+ *   background compile job (Sparkplug or Maglev, both seen with gdb) waits for a GC that the
+ *   exiting main thread never runs: NodePlatform::Shutdown joins that worker forever, and the
+ *   agent never exits on SIGTERM. The small young generation above makes such GC requests
+ *   frequent. Compilation and GC then run on the main thread, which idle agents do not notice.
  * Measured in docs/adr/0016-agent-memory.md (decision 5) and docs/benchmarks.md.
  */
 export const agentNodeOptions: readonly string[] = [
   '--enable-source-maps',
   '--max-semi-space-size=4',
   '--optimize-for-size',
-  '--no-concurrent-sparkplug',
+  '--single-threaded',
 ];
 
 /**
