@@ -74,12 +74,14 @@ function familiesOf(e: ClusterExport): IPFamily[] {
 }
 
 /**
- * Whether a cluster's port `p` serves merged port `m`: same protocol and either the same
- * number or the same non-empty name (a name is a port's identity; an unnamed port has none).
- * Traffic to a conflicting port then only reaches clusters that actually expose it.
+ * Whether a cluster's port `p` serves merged port `m`: the same protocol and number. A port
+ * that only shares the name (`tcp` 4242 where the oldest export says `tcp` 42) does not: traffic
+ * to 42 must reach only the clusters that expose 42 (KEP-1645 "Service Port"; the upstream
+ * conformance test "same port name but different port numbers" sends ten requests in a row).
+ * Its endpoints stay in the import without that port, and the export reports PortConflict.
  */
 const serves = (m: ServicePort, p: ServicePort): boolean =>
-  m.protocol === p.protocol && (m.port === p.port || (m.name !== '' && m.name === p.name));
+  m.protocol === p.protocol && m.port === p.port;
 
 function serviceNames(ports: readonly ServicePort[]): ImportPort[] {
   const taken = new Set(ports.map((p) => p.name));

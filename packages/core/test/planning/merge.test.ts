@@ -236,6 +236,25 @@ describe('mergeExports', () => {
     expect(merged.conflicts).toEqual(detectConflicts(exports).reasons);
   });
 
+  it('a port that only shares the name (tcp 4242 vs the oldest tcp 42) does not serve it', () => {
+    // The upstream conformance test "same port name but different port numbers on each
+    // cluster": ten requests in a row to port 42 must all reach the cluster that exposes 42.
+    const merged = mergeExports([
+      clusterExport('c1', { ports: [tcp('tcp', 42)], exportCreatedAtMs: 1 }, [
+        endpoint('10.1.0.27', { ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }] }),
+      ]),
+      clusterExport('c2', { ports: [tcp('tcp', 4242)], exportCreatedAtMs: 2 }, [
+        endpoint('10.2.0.15', { ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }] }),
+      ]),
+    ]) as MergedImport;
+    expect(merged.spec.ports).toEqual([{ ...tcp('tcp', 42), serviceName: 'tcp' }]);
+    expect(merged.conflicts).toContain('PortConflict');
+    const ports = Object.fromEntries(
+      merged.sources.map((s) => [s.clusterId, s.endpoints[0]?.ports]),
+    );
+    expect(ports).toEqual({ c1: [{ name: 'tcp', protocol: 'TCP', port: 42 }], c2: [] });
+  });
+
   it('the session affinity timeout only applies to ClientIP', () => {
     const merged = mergeExports([clusterExport('c1', { sessionAffinityTimeoutSeconds: 10 })]);
     expect(merged?.spec).not.toHaveProperty('sessionAffinityTimeoutSeconds');
