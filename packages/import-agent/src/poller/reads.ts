@@ -46,24 +46,16 @@ function stamp(ctx: ReadContext, s: ServiceSnapshot): void {
 }
 
 /**
- * This successful read ends a blind period of `before`: its last read failed, or it was last
- * confirmed before the latest outage ended (not read at all while the poller only probed).
- * Then its `resumedAtMs` moves to `readAt`, and liveness gives the heartbeats it holds one
- * TTL to catch up (issue 11 item 1).
+ * Whether a successful read ends a blind period of `before`: its last read failed, or it was
+ * last confirmed before the latest outage ended (not read at all while the poller only
+ * probed). Then its `resumedAtMs` moves to the read's time, and liveness gives the heartbeats
+ * it holds one TTL to catch up (issue 11 item 1).
  */
-function blindUntil(
-  state: PollerState,
-  before: ServiceSnapshot,
-  readAt: number,
-): number | undefined {
+function endsBlindPeriod(state: PollerState, before: ServiceSnapshot): boolean {
   const ended = state.outageEndedAtMs;
   const missedOutage =
     ended !== undefined && before.confirmedAtMs !== undefined && before.confirmedAtMs < ended;
-  return before.error !== undefined || missedOutage ? readAt : before.resumedAtMs;
-}
-
-function withResumed(next: ServiceSnapshot, resumedAtMs: number | undefined): ServiceSnapshot {
-  return resumedAtMs === undefined ? next : { ...next, resumedAtMs };
+  return before.error !== undefined || missedOutage;
 }
 
 /** DiscoverInstances for one service; 'missing' when Cloud Map has no such service. */
@@ -90,7 +82,7 @@ async function read(ctx: ReadContext, s: ServiceSnapshot): Promise<'ok' | 'faile
       clustersFirstSeenMs: firstSeen(s.clustersFirstSeenMs, instances, readAt),
     };
     const before = services.get(key) ?? s;
-    const resumed = blindUntil(state, before, readAt);
+    const resumed = endsBlindPeriod(state, before) ? readAt : before.resumedAtMs;
     if (resumed !== undefined) next.resumedAtMs = resumed;
     delete next.error;
     services.set(key, next);
@@ -132,10 +124,11 @@ async function check(ctx: ReadContext, s: ServiceSnapshot): Promise<boolean> {
   if (current === undefined) return true;
   if (current.revision === revision && current.error === undefined) {
     const readAt = state.now();
-    services.set(
-      key,
-      withResumed({ ...current, confirmedAtMs: readAt }, blindUntil(state, current, readAt)),
-    );
+    services.set(key, {
+      ...current,
+      confirmedAtMs: readAt,
+      ...(endsBlindPeriod(state, current) ? { resumedAtMs: readAt } : {}),
+    });
     stamp(ctx, current);
     return true;
   }
