@@ -194,7 +194,7 @@ describe('import agent', () => {
       logLevel: 'info',
       logFormat: 'json',
       pollSlowMs: 60_000,
-      pollFeedMs: 1_500,
+      pollFeedMs: 1_200,
       pollFastMs: 5_000,
       pollHeartbeatMs: 30_000,
       pollResyncMs: 3_600_000,

@@ -6,6 +6,7 @@ import { cpus, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { stopClusterset } from '../clusterset.js';
 import { repoRoot } from '../paths.js';
 import { cellName, defaultMatrix, parseMatrix } from './matrix.js';
 import { runPhase } from './phase.js';
@@ -152,6 +153,18 @@ const report = (): BenchReport =>
   });
 const out = resolve(args.out ?? join(stateRoot, 'results.json'));
 mkdirSync(dirname(out), { recursive: true });
+
+// Interrupted (Ctrl-C, a CI timeout): stop every process the running phase started (their
+// pid files are under the state root) before exiting, so nothing is left running.
+let stopping = false;
+const onSignal = (sig: NodeJS.Signals): void => {
+  if (stopping) return;
+  stopping = true;
+  progress(`${sig}: stopping what the bench started under ${stateRoot}`);
+  void stopClusterset(stateRoot).finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
 
 for (const cell of cells) {
   for (const side of sides) {

@@ -144,6 +144,13 @@ async function measureIdle(
   const window = (toMs - fromMs) / 1000;
   const calls = (s: typeof statsBefore): Record<string, number> =>
     Object.fromEntries(Object.entries(s.operations).map(([op, o]) => [op, o.calls]));
+  const byCaller = (st: typeof statsBefore): Record<string, number> =>
+    Object.fromEntries(
+      Object.entries(st.callers).map(([c, ops]) => [
+        c,
+        Object.values(ops).reduce((a, n) => a + n, 0),
+      ]),
+    );
   const usernames = new Set(kindsOf(side).map(usernameOf));
   const k8s: Record<string, number> = {};
   for (const c of cs.clusters) {
@@ -169,6 +176,7 @@ async function measureIdle(
       seconds: window,
       cloudMapPerMinute: perMinute(calls(statsBefore), calls(statsAfter), window),
       cloudMapCallsPerMinute: ((statsAfter.totals.calls - statsBefore.totals.calls) * 60) / window,
+      cloudMapPerMinuteByCaller: perMinute(byCaller(statsBefore), byCaller(statsAfter), window),
       cloudMapWritesPerMinute:
         ((statsAfter.totals.writes - statsBefore.totals.writes) * 60) / window,
       k8sWritesPerMinute: k8sPerMinute,

@@ -46,6 +46,25 @@ const processHeader = [
 ];
 const maxOf = (xs: readonly number[]): number => (xs.length === 0 ? Number.NaN : Math.max(...xs));
 
+/**
+ * The largest per-cluster sum of the idle calls of the callers `pick` assigns to a cluster;
+ * NaN for reports without per-caller counts.
+ */
+function busiest(r: PhaseResult, pick: (caller: string, cluster: string) => boolean): number {
+  const byCaller = r.idle.cloudMapPerMinuteByCaller;
+  if (byCaller === undefined) return Number.NaN;
+  const clusters = [...new Set(r.processes.map((p) => p.cluster))];
+  return maxOf(
+    clusters.map((c) =>
+      sum(
+        Object.entries(byCaller)
+          .filter(([k]) => pick(k, c))
+          .map(([, n]) => n),
+      ),
+    ),
+  );
+}
+
 /** The figures compared for one cell, one row each. */
 export function rowsOf(ours: PhaseResult | undefined, peer: PhaseResult | undefined): Row[] {
   const both = <T>(f: (r: PhaseResult) => T): { ours?: T; peer?: T } => ({
@@ -57,10 +76,33 @@ export function rowsOf(ours: PhaseResult | undefined, peer: PhaseResult | undefi
     { metric: 'endpoint change p50 (s)', digits: 2, ...both((r) => r.propagation.p50) },
     { metric: 'endpoint change p99 (s)', digits: 2, ...both((r) => r.propagation.p99) },
     { metric: 'new service p50 (s)', digits: 1, ...both((r) => r.newService.p50) },
+    { metric: 'new service p99 (s)', digits: 1, ...both((r) => r.newService.p99) },
     {
       metric: 'idle Cloud Map calls/min',
       digits: 0,
       ...both((r) => r.idle.cloudMapCallsPerMinute),
+    },
+    // Every cluster imports (c1 also exports): the side's calls over its clusters, the
+    // cluster whose processes call most (c1: its exporter too), and the importing process
+    // that calls most (ours: an import agent; the AWS controller does both in one process).
+    {
+      metric: 'idle Cloud Map calls/min per cluster (mean)',
+      digits: 0,
+      ...both((r) => r.idle.cloudMapCallsPerMinute / r.clusters),
+    },
+    {
+      metric: 'idle Cloud Map calls/min, busiest cluster',
+      digits: 0,
+      ...both((r) => busiest(r, (caller, cluster) => caller.startsWith(`${cluster}-`))),
+    },
+    {
+      metric: 'idle Cloud Map calls/min, busiest importing process',
+      digits: 0,
+      ...both((r) =>
+        busiest(r, (caller, cluster) =>
+          ['import-agent', 'aws-controller'].some((k) => caller === `${cluster}-${k}`),
+        ),
+      ),
     },
     {
       metric: 'idle Cloud Map writes/min',

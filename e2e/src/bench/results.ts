@@ -25,6 +25,11 @@ export interface IdleFigures {
   /** Cloud Map calls per minute by operation, all clusters of the side together. */
   readonly cloudMapPerMinute: Record<string, number>;
   readonly cloudMapCallsPerMinute: number;
+  /**
+   * Calls per minute by caller, `<cluster>-<process kind>` (`cloudMapCallerOf`); absent in
+   * reports written before 2026-12-02.
+   */
+  readonly cloudMapPerMinuteByCaller?: Record<string, number>;
   readonly cloudMapWritesPerMinute: number;
   /** Kubernetes write requests per minute by resource (audit log), all clusters. */
   readonly k8sWritesPerMinute: Record<string, number>;

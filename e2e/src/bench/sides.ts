@@ -69,7 +69,7 @@ function oursArgs(
  * the gateway; both CA variables point at the gateway CA because the Go SDK prefers
  * AWS_CA_BUNDLE (which this machine may export) over SSL_CERT_FILE.
  */
-function peerEnv(kubeconfig: string, emu: BenchEmulator): Record<string, string> {
+function peerEnv(kubeconfig: string, emu: BenchEmulator, caller: string): Record<string, string> {
   return {
     KUBECONFIG: kubeconfig,
     HTTPS_PROXY: emu.proxyUrl,
@@ -79,16 +79,23 @@ function peerEnv(kubeconfig: string, emu: BenchEmulator): Record<string, string>
     SSL_CERT_FILE: emu.caFile,
     AWS_CA_BUNDLE: emu.caFile,
     AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'test',
+    AWS_ACCESS_KEY_ID: caller,
     AWS_SECRET_ACCESS_KEY: 'test',
     AWS_EC2_METADATA_DISABLED: 'true',
   };
 }
 
-const oursEnv = (): Record<string, string> => ({
+/**
+ * The access key id each process signs its Cloud Map calls with: the emulator counts calls
+ * per key id, so the report can say what one cluster, or one importing process, costs.
+ */
+export const cloudMapCallerOf = (cluster: string, kind: ProcessKind): string =>
+  `${cluster}-${kind}`;
+
+const oursEnv = (caller: string): Record<string, string> => ({
   ...agentEnvironment,
   AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'test',
+  AWS_ACCESS_KEY_ID: caller,
   AWS_SECRET_ACCESS_KEY: 'test',
 });
 
@@ -115,7 +122,7 @@ async function startOne(
       args: ['--metrics-bind-address=0', '--health-probe-bind-address=0'],
       logFile,
       pidFile,
-      env: peerEnv(kubeconfig, emu),
+      env: peerEnv(kubeconfig, emu, cloudMapCallerOf(cluster.name, kind)),
       cwd: dir,
       detached: false,
     });
@@ -131,7 +138,7 @@ async function startOne(
     ],
     logFile,
     pidFile,
-    env: oursEnv(),
+    env: oursEnv(cloudMapCallerOf(cluster.name, kind)),
     cwd: repoRoot(),
     detached: false,
   });

@@ -17,6 +17,14 @@ function result(side: 'ours' | 'peer', scale: number): PhaseResult {
       seconds: 60,
       cloudMapPerMinute: { DiscoverInstances: 100 * scale },
       cloudMapCallsPerMinute: 100 * scale,
+      cloudMapPerMinuteByCaller:
+        side === 'ours'
+          ? {
+              'c1-export-agent': 20 * scale,
+              'c1-import-agent': 45 * scale,
+              'c2-import-agent': 35 * scale,
+            }
+          : { 'c1-aws-controller': 55 * scale, 'c2-aws-controller': 45 * scale },
       cloudMapWritesPerMinute: 0,
       k8sWritesPerMinute: { leases: 30 },
       k8sWritesPerMinuteExclLeases: 0,
@@ -68,6 +76,25 @@ describe('bench report', () => {
     const rss = rows.find((r) => r.metric === 'RSS, all processes (MiB)')!;
     expect([rss.ours, rss.peer]).toEqual([180, 90]);
     expect(rows.find((r) => r.metric === 'RSS, largest process (MiB)')!.ours).toBe(100);
+    const row = (metric: string) => {
+      const r = rows.find((x) => x.metric === metric)!;
+      return [r.ours, r.peer];
+    };
+    expect(report.results.map((r) => r.side)).toEqual(['ours', 'peer']);
+    const [oursScale, peerScale] = report.results.map((r) => r.coldSyncSeconds / 10);
+    expect(row('idle Cloud Map calls/min per cluster (mean)')).toEqual([
+      50 * oursScale!,
+      50 * peerScale!,
+    ]);
+    // c1: its export agent and import agent; the AWS controller: one process per cluster.
+    expect(row('idle Cloud Map calls/min, busiest cluster')).toEqual([
+      65 * oursScale!,
+      55 * peerScale!,
+    ]);
+    expect(row('idle Cloud Map calls/min, busiest importing process')).toEqual([
+      45 * oursScale!,
+      55 * peerScale!,
+    ]);
   });
 
   it('the text table shows ratios, the load average and failures', () => {

@@ -46,6 +46,17 @@ function send(res: ServerResponse, status: number, body: unknown, requestId: str
 }
 
 /**
+ * Who made a call, for the per-caller counts (`Stats`): the access key id of the SigV4
+ * `Authorization` header (`AWS4-HMAC-SHA256 Credential=<key id>/<date>/...`); signatures are
+ * not checked, so this is what the caller says it is — enough to tell a benchmark's processes
+ * apart when each runs with its own key id.
+ */
+function callerOf(authorization: string | undefined): string {
+  const m = /Credential=([^/,\s]{1,128})\//.exec(authorization ?? '');
+  return m?.[1] ?? '(unsigned)';
+}
+
+/**
  * One AWS JSON 1.1 call: `POST /` with `X-Amz-Target: Route53AutoNaming_v20170314.<Op>`.
  * Signatures are not checked (any credentials work). Faults apply in the order a real outage
  * would show them: the whole service, then latency, then per-call throttling and 5xx.
@@ -56,6 +67,7 @@ export async function handleAwsCall(
   ctx: ProtocolContext,
 ): Promise<void> {
   const requestId = newRequestId();
+  const caller = callerOf(req.headers.authorization);
   const target = String(req.headers['x-amz-target'] ?? '');
   const op = target.startsWith(TARGET_PREFIX)
     ? target.slice(TARGET_PREFIX.length)
@@ -64,7 +76,7 @@ export async function handleAwsCall(
 
   const outage = ctx.faults.config.outage;
   if (outage === 'reset') {
-    ctx.stats.record(op, 'serverErrors');
+    ctx.stats.record(op, 'serverErrors', caller);
     req.socket.destroy();
     return;
   }
@@ -76,7 +88,7 @@ export async function handleAwsCall(
         : status >= 500
           ? 'serverErrors'
           : 'clientErrors';
-    ctx.stats.record(op, outcome);
+    ctx.stats.record(op, outcome, caller);
     send(res, status, err.body(), requestId);
   };
   if (outage === 'unavailable') return fail(new InjectedServerError(503));
@@ -110,7 +122,7 @@ export async function handleAwsCall(
         ? { code: 'INTERNAL_FAILURE', message: 'Failure injected by the emulator admin API' }
         : undefined;
     const output = handler(engine, input);
-    ctx.stats.record(op, 'succeeded');
+    ctx.stats.record(op, 'succeeded', caller);
     send(res, 200, output, requestId);
   } catch (err) {
     if (err instanceof CloudMapError) return fail(err);

@@ -13,6 +13,8 @@ export interface OperationStats {
 
 export interface StatsSnapshot {
   operations: Record<string, OperationStats>;
+  /** Calls per caller (the access key id a call was signed with) and operation. */
+  callers: Record<string, Record<string, number>>;
   totals: OperationStats & {
     /** Calls to read operations (Get*, List*, Discover*). */
     reads: number;
@@ -35,16 +37,21 @@ const zero = (): OperationStats => ({
 
 export class Stats {
   private ops = new Map<string, OperationStats>();
+  private callers = new Map<string, Map<string, number>>();
 
-  record(op: string, outcome: Outcome): void {
+  record(op: string, outcome: Outcome, caller = '(unsigned)'): void {
     const s = this.ops.get(op) ?? zero();
     s.calls += 1;
     s[outcome] += 1;
     this.ops.set(op, s);
+    const byOp = this.callers.get(caller) ?? new Map<string, number>();
+    byOp.set(op, (byOp.get(op) ?? 0) + 1);
+    this.callers.set(caller, byOp);
   }
 
   reset(): void {
     this.ops.clear();
+    this.callers.clear();
   }
 
   snapshot(): StatsSnapshot {
@@ -64,6 +71,9 @@ export class Stats {
         totals.reads += s.calls;
       }
     }
-    return { operations, totals };
+    const callers: Record<string, Record<string, number>> = {};
+    for (const [caller, byOp] of [...this.callers].sort(([a], [b]) => a.localeCompare(b)))
+      callers[caller] = Object.fromEntries([...byOp].sort(([a], [b]) => a.localeCompare(b)));
+    return { operations, callers, totals };
   }
 }

@@ -7,6 +7,7 @@ import {
   ListNamespacesCommand,
   ListServicesCommand,
   RegisterInstanceCommand,
+  ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, StateFileError, type RunningEmulator } from '../src/index.js';
@@ -45,6 +46,27 @@ describe('call counts, state persistence and configuration', () => {
     // Writes: CreateHttpNamespace, CreateService, RegisterInstance. Reads: GetOperation (1 poll), Discover, GetNamespace.
     expect(totals).toMatchObject({ writes: 3, writesSucceeded: 3, calls: totals.reads + 3 });
     expect(totals.reads).toBeGreaterThanOrEqual(3);
+  });
+
+  it('counts calls per caller: the access key id each call was signed with', async () => {
+    const emu = await start({ operationDelayMs: 0 });
+    const as = (accessKeyId: string) =>
+      new ServiceDiscoveryClient({
+        region: 'us-east-1',
+        endpoint: emu.url,
+        credentials: { accessKeyId, secretAccessKey: 'x' },
+        maxAttempts: 1,
+      });
+    await as('c1-import').send(new ListNamespacesCommand({}));
+    await as('c1-import').send(new ListNamespacesCommand({}));
+    await failure(as('c2-export').send(new GetNamespaceCommand({ Id: 'ns-nope' })));
+    const { callers } = await emu.admin.stats();
+    expect(callers).toEqual({
+      'c1-import': { ListNamespaces: 2 },
+      'c2-export': { GetNamespace: 1 },
+    });
+    await emu.admin.resetStats();
+    expect((await emu.admin.stats()).callers).toEqual({});
   });
 
   it('resetStats zeroes the counts without touching the state', async () => {

@@ -57,7 +57,7 @@ const OPTIONS = {
   },
   'poll-feed-seconds': {
     type: 'number',
-    default: 1.5,
+    default: 1.2,
     describe:
       'period of the DiscoverInstancesRevision of the clusterset change feed; when it moves, only the services it names are read (0: no feed, every service at --poll-fast-seconds)',
   },

@@ -15,7 +15,7 @@ describe('import agent config', () => {
     expect(c).toMatchObject({
       pollFastMs: 5_000,
       pollSlowMs: 60_000,
-      pollFeedMs: 1_500,
+      pollFeedMs: 1_200,
       pollHeartbeatMs: 30_000,
       pollResyncMs: 3_600_000,
       heartbeatTtlMs: 120_000,

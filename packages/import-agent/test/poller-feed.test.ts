@@ -128,6 +128,56 @@ describe('poller with the change feed', () => {
     await t.poller.stop();
   });
 
+  it('checks the feed at wall-clock multiples of its period, wherever it started (ADR 0018)', async () => {
+    // Importers started at different instants must check at the same instants, so a change
+    // is seen everywhere after one wait, not after the longest of several independent ones.
+    const cm = createFakeCloudMap();
+    const clock = new FakeClock();
+    await publish(cm, exportOf('c1', 'shop', 'a', endpoints(2, 1)));
+    writeFeed(cm, 'c1', { epoch: 'e1', seq: 1, changes: [['shop/a', 1]] });
+    const checks: { early: number[]; late: number[] } = { early: [], late: [] };
+    const start = (who: 'early' | 'late') =>
+      createPoller({
+        port: {
+          ...cm,
+          listNamespaces: () => cm.listNamespaces(),
+          listServices: (id) => cm.listServices(id),
+          discoverInstances: (ns, name, q) => cm.discoverInstances(ns, name, q),
+          discoverInstancesRevision: (ns, name) => {
+            if (ns === FEED_NAMESPACE_NAME) checks[who].push(clock.now());
+            return cm.discoverInstancesRevision(ns, name);
+          },
+        },
+        clock,
+        logger: createMemoryLogger(),
+        clustersetId: CLUSTERSET,
+        periods,
+        random: () => 0.5,
+        now: () => clock.now() + 1_700_000_000_123, // a wall clock not on a period boundary
+        isLocalNamespace: () => true,
+        onServiceChange: () => {},
+        onHeartbeatChange: () => {},
+      });
+    const tick = clockTicker(clock, 10, 6);
+    const early = start('early');
+    early.start();
+    await tick(370);
+    const late = start('late');
+    late.start();
+    await tick(4_000);
+    await early.stop();
+    await late.stop();
+    const wall = (ms: number) => ms + 1_700_000_000_123;
+    // The first feed check of each is the slow round's baseline; the rest are the fast rounds.
+    const fastRounds = (xs: number[]) => xs.slice(1);
+    expect(fastRounds(checks.early).length).toBeGreaterThanOrEqual(3);
+    for (const t of [...fastRounds(checks.early), ...fastRounds(checks.late)])
+      expect(wall(t) % periods.feedMs).toBe(0);
+    expect(fastRounds(checks.late)).toEqual(
+      fastRounds(checks.early).filter((t) => t > 370 && t >= fastRounds(checks.late)[0]!),
+    );
+  });
+
   it('after an outage the heartbeats are re-confirmed as resumed, though the feed kept them unread', async () => {
     // Issue 11 item 1 with the feed: while the poller only probes, the heartbeat service is not
     // read at all, so no failed read of it marks a blind period; the outage itself must.

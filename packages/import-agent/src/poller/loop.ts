@@ -147,7 +147,21 @@ function nextDelay(loop: RoundLoop, kind: RoundKind): number {
   // While unreachable the fast round is a single probe call: keep it at the fast period so
   // recovery is seen within one period, instead of backing off to maxBackoffMs.
   const failed = kind === 'fast' && state.unreachable ? 0 : failures[kind];
+  if (kind === 'fast' && loop.feedMs > 0 && failed === 0) return untilNextSlot(loop);
   return withJitter(backoff(first, failed, periods.maxBackoffMs), periods.jitter, loop.random());
+}
+
+/**
+ * The feed round runs at wall-clock multiples of its period, not at a jittered period: every
+ * importer of the clusterset then checks the feed at the same instants, so a change is seen
+ * everywhere after the same wait (on average half a period) instead of after the longest of
+ * K independent waits (3/4 of a period for 3 clusters, 10/11 for 10; ADR 0018). The few
+ * simultaneous calls are one per cluster, far below any Cloud Map limit.
+ */
+function untilNextSlot(loop: RoundLoop): number {
+  const period = loop.feedMs;
+  const into = ((loop.state.now() % period) + period) % period;
+  return period - into;
 }
 
 /** Schedules the first round of each kind: the slow one at once, the others jittered. */
@@ -156,8 +170,11 @@ export function startLoop(loop: RoundLoop): void {
   loop.stopped = false;
   const { periods, random } = loop;
   schedule(loop, 'slow', 0);
-  const fast = loop.feedMs > 0 ? loop.feedMs : periods.fastMs;
-  schedule(loop, 'fast', withJitter(fast, periods.jitter, random()));
+  schedule(
+    loop,
+    'fast',
+    loop.feedMs > 0 ? untilNextSlot(loop) : withJitter(periods.fastMs, periods.jitter, random()),
+  );
   schedule(loop, 'resync', withJitter(periods.resyncMs, periods.jitter, random()));
 }
 

@@ -188,7 +188,7 @@ for (const [services, changes, budget, feed] of [
   );
 }
 console.log(
-  'Poll cost, 10-minute average (no feed: fast 5 s, slow 60 s, resync 10 min; feed: the defaults, feed 1.5 s, heartbeats 30 s, slow 60 s, resync 1 h):',
+  'Poll cost, 10-minute average (no feed: fast 5 s, slow 60 s, resync 10 min; feed: the defaults, feed 1.2 s, heartbeats 30 s, slow 60 s, resync 1 h):',
 );
 for (const r of rows) console.log(`  ${r}`);
 console.log(
