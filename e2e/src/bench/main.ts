@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `make bench` / `make bench-smoke`: node e2e/dist/src/bench/main.js [options]. Every option
 // also reads a BENCH_* variable (--matrix ↔ BENCH_MATRIX). See docs/benchmarks.md.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import yargs from 'yargs';
@@ -85,10 +85,17 @@ const args = await yargs(hideBin(process.argv))
   .parseAsync();
 
 /** docs/benchmarks.md and the chart it shows. */
+/**
+ * Writes docs/benchmarks.{md,svg}. What people write about a run (which targets it meets, what
+ * it cannot show) lives in docs/benchmarks-notes.md, which the page includes after the header,
+ * so regenerating the page never loses it.
+ */
 function writeDocs(r: BenchReport): void {
   const docs = join(repoRoot(), 'docs');
+  const notesFile = join(docs, 'benchmarks-notes.md');
+  const notes = existsSync(notesFile) ? readFileSync(notesFile, 'utf8') : undefined;
   writeFileSync(join(docs, 'benchmarks.svg'), svgChart(r));
-  writeFileSync(join(docs, 'benchmarks.md'), markdown(r, 'benchmarks.svg'));
+  writeFileSync(join(docs, 'benchmarks.md'), markdown(r, 'benchmarks.svg', notes));
 }
 
 const readReport = (file: string): BenchReport =>

@@ -264,7 +264,7 @@ const runningIt = [
 ];
 
 /** The markdown of docs/benchmarks.md. */
-export function markdown(report: BenchReport, svgFile: string): string {
+export function markdown(report: BenchReport, svgFile: string, notes?: string): string {
   const out: string[] = [
     '# Benchmarks: our agents vs the AWS Cloud Map MCS controller',
     '',
@@ -290,6 +290,14 @@ export function markdown(report: BenchReport, svgFile: string): string {
     '',
     `![ours vs AWS controller](${svgFile})`,
     '',
+    ...(notes === undefined
+      ? []
+      : [
+          '<!-- From docs/benchmarks-notes.md (written by hand, kept across runs). -->',
+          '',
+          notes.trimEnd(),
+          '',
+        ]),
   ];
   for (const [cell, ours, peer] of cellsOf(report)) {
     out.push(`## ${cellTitle(ours ?? peer, cell)}`, '');

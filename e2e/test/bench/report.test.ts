@@ -113,6 +113,13 @@ describe('bench report', () => {
     expect(md).toContain('- 100x2x2 peer: peer did not converge (cold sync) within 600 s:');
   });
 
+  it('markdown includes the hand-written notes before the tables', () => {
+    const md = markdown(report, 'benchmarks.svg', '## What this run shows\n\nNotes.\n');
+    expect(md).toContain('## What this run shows\n\nNotes.');
+    expect(md.indexOf('## What this run shows')).toBeLessThan(md.indexOf('| cold sync (s) |'));
+    expect(markdown(report, 'benchmarks.svg')).not.toContain('benchmarks-notes.md');
+  });
+
   it('the SVG scales each panel to its largest bar', () => {
     const svg = svgChart(report);
     expect(svg.startsWith('<svg')).toBe(true);
