@@ -60,7 +60,10 @@ const args = await yargs(hideBin(process.argv))
     default: '.state/bench',
     describe: 'state directory (clusters, logs)',
   })
-  .option('out', { type: 'string', describe: 'JSON results (default <state>/results.json)' })
+  .option('out', {
+    type: 'string',
+    describe: 'JSON results (default <state>/results.json; with --render, the merged report)',
+  })
   .option('docs', {
     type: 'boolean',
     default: false,
@@ -116,6 +119,9 @@ if (args.render !== undefined) {
     ),
   );
   process.stdout.write(textTable(saved));
+  // --out: the merged report as JSON (docs/benchmarks.json is the one the page was made from).
+  if (args.out !== undefined)
+    writeFileSync(resolve(args.out), `${JSON.stringify(saved, null, 2)}\n`);
   if (args.docs) writeDocs(saved);
   process.exit(0);
 }

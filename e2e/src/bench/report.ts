@@ -235,7 +235,7 @@ const runningIt = [
   '|---|---|',
   '| `make bench` | the default matrix (below), both sides, writes `docs/benchmarks.md`, `docs/benchmarks.svg` and `.state/bench/results.json` |',
   '| `make bench-smoke` | 10 services × 2 endpoints × 2 clusters, 20 s idle, 5 changes (`.ci/run` runs it): figures only |',
-  '| `node e2e/dist/src/bench/main.js --render a.json[,b.json...] [--baseline before.json --baseline-label TEXT] --docs` | rewrites this page from saved runs (merged: the last run with a cell and side wins), optionally with our figures before a change |',
+  '| `node e2e/dist/src/bench/main.js --render a.json[,b.json...] [--baseline before.json --baseline-label TEXT] --docs` | rewrites this page from saved runs (merged: the last run with a cell and side wins), optionally with our figures before a change; `--out docs/benchmarks.json` keeps the merged JSON; `docs/benchmarks-notes.md` (by hand) is included at the top |',
   '| `make peer` | builds (or reuses) the AWS controller from the Go module proxy (`e2e/peer`), cached in `~/.cache/cloudmap-mcs/aws-mcs-controller/` |',
   '',
   'Options (flag of `node e2e/dist/src/bench/main.js`, or the `BENCH_*` variable):',

@@ -117,7 +117,7 @@ describe('bench report', () => {
     const md = markdown(report, 'benchmarks.svg', '## What this run shows\n\nNotes.\n');
     expect(md).toContain('## What this run shows\n\nNotes.');
     expect(md.indexOf('## What this run shows')).toBeLessThan(md.indexOf('| cold sync (s) |'));
-    expect(markdown(report, 'benchmarks.svg')).not.toContain('benchmarks-notes.md');
+    expect(markdown(report, 'benchmarks.svg')).not.toContain('From docs/benchmarks-notes.md');
   });
 
   it('the SVG scales each panel to its largest bar', () => {
