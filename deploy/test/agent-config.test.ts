@@ -204,7 +204,7 @@ describe('import agent', () => {
         allowed: [],
         denied: ['kube-system', 'kube-public', 'kube-node-lease', 'default'],
       },
-      caps: { perNamespace: 1000, total: 5000 },
+      caps: { perNamespace: 2000, total: 5000 },
     });
   });
 

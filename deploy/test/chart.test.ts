@@ -220,7 +220,7 @@ describe('values', () => {
       'kube-system,kube-public,kube-node-lease,default',
     );
     expect(impEnv.has('MCS_ALLOWED_NAMESPACES')).toBe(false);
-    expect(impEnv.get('MCS_MAX_IMPORTS_PER_NAMESPACE')?.value).toBe('1000');
+    expect(impEnv.get('MCS_MAX_IMPORTS_PER_NAMESPACE')?.value).toBe('2000');
     expect(impEnv.get('MCS_MAX_IMPORTS')?.value).toBe('5000');
     for (const name of [
       'MCS_ALLOWED_CIDRS',

@@ -30,7 +30,7 @@ describe('import agent config', () => {
       allowed: [],
       denied: ['kube-system', 'kube-public', 'kube-node-lease', 'default'],
     });
-    expect(c.caps).toEqual({ perNamespace: 1000, total: 5000 });
+    expect(c.caps).toEqual({ perNamespace: 2000, total: 5000 });
   });
 
   it('reads the namespace policy and caps from flags and MCS_* variables', async () => {

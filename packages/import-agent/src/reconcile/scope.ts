@@ -64,7 +64,7 @@ export interface ImportCaps {
   total: number;
 }
 
-export const DEFAULT_IMPORT_CAPS: ImportCaps = { perNamespace: 1000, total: 5000 };
+export const DEFAULT_IMPORT_CAPS: ImportCaps = { perNamespace: 2000, total: 5000 };
 
 type Admission = { admitted: true } | { admitted: false; why: string };
 
