@@ -469,6 +469,10 @@ describe('helm install on real nodes', () => {
     let seen: WatchResult;
     try {
       next = await leadingAndSynced(leader, 60_000);
+      // Keep sampling for a while after the new leader synced: its first reconciles come
+      // then, and a handover under a second (seen 0.6 s) would otherwise leave too few
+      // samples to say the import stayed.
+      await new Promise((r) => setTimeout(r, 3_000));
     } finally {
       seen = await watch.stop();
     }
