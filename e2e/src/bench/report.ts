@@ -3,7 +3,12 @@
  * `make bench`, the markdown of docs/benchmarks.md and a bar chart as SVG. Pure, unit-tested.
  */
 import { ratio } from './measure.js';
+import type { ProcessKind } from './identities.js';
 import type { BenchReport, PhaseResult } from './results.js';
+import { cloudMapCallerOf } from './sides.js';
+
+/** The processes that import: ours an import agent, the AWS controller does both. */
+const importingKinds: readonly ProcessKind[] = ['import-agent', 'aws-controller'];
 
 export interface Row {
   readonly metric: string;
@@ -100,7 +105,7 @@ export function rowsOf(ours: PhaseResult | undefined, peer: PhaseResult | undefi
       digits: 0,
       ...both((r) =>
         busiest(r, (caller, cluster) =>
-          ['import-agent', 'aws-controller'].some((k) => caller === `${cluster}-${k}`),
+          importingKinds.some((k) => caller === cloudMapCallerOf(cluster, k)),
         ),
       ),
     },
