@@ -19,6 +19,7 @@ import {
   type PollerMetrics,
   type PollerOptions,
 } from './poller/poller.js';
+import { createLivenessTracker, type LivenessTracker } from './liveness-tracker.js';
 import type { PollPeriods } from './poller/schedule.js';
 import type { SnapshotHealth } from './poller/snapshot.js';
 import type { ImportSources, ImportWriter } from './reconcile/ports.js';
@@ -94,6 +95,8 @@ interface ImportWiring {
   readonly poller: Poller;
   /** Whether the workers run (the first snapshot is complete). */
   started: boolean;
+  /** Which clusters were live per namespace when its imports last all re-ran. */
+  readonly liveness: LivenessTracker;
   workers?: Promise<void>;
   syncWaiter?: { resolve: () => void; timer?: ReturnType<Clock['setTimer']> };
 }
@@ -124,6 +127,11 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     // The poller's callbacks reach `w` only once it is running.
     poller: createPoller(pollerOptions(opts, () => w, inScope(opts, policy, refusals))),
     started: false,
+    liveness: createLivenessTracker({
+      clustersetId: opts.trust.clustersetId,
+      ttlMs: opts.heartbeatTtlMs,
+      now: opts.now,
+    }),
   };
   const reconcile = createImportReconciler(reconcilerOptions(opts, w.poller, policy, refusals));
   return {
@@ -185,7 +193,8 @@ function pollerOptions(
     },
     onHeartbeatChange: (ns) => {
       const w = wiring();
-      if (w.started) enqueueNamespace(w, ns);
+      if (w.started && w.liveness.changed(ns, w.poller.heartbeatService(ns)))
+        enqueueNamespace(w, ns);
     },
     onHealthChange: (health, synced) => {
       opts.metrics?.health?.(health, synced);
@@ -261,6 +270,10 @@ async function start(w: ImportWiring): Promise<void> {
     enqueueNamespace(w, ns);
   for (const key of allSnapshotKeys(poller)) queue.add(key);
   for (const key of opts.external?.keys() ?? []) queue.add(key);
+  // What every import is first reconciled with: later heartbeat changes compare with it.
+  const nsOf = (key: string): string => key.slice(0, key.indexOf('/'));
+  for (const ns of new Set([...keys, ...allSnapshotKeys(poller)].map(nsOf)))
+    w.liveness.changed(ns, w.poller.heartbeatService(ns));
   w.log.info('import controller started', { keys: queue.length, workers: opts.workers });
   w.workers = w.controller.run();
 }

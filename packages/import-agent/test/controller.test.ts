@@ -249,6 +249,38 @@ describe('import controller over the fake Cloud Map', () => {
     expect(addresses(cluster)).toHaveLength(4);
   });
 
+  it('a heartbeat renewal that keeps every cluster live re-runs no import; a cluster coming back does', async () => {
+    const cm = createFakeCloudMap();
+    for (const name of ['cart', 'pay', 'ship'])
+      await publish(cm, exportOf('c1', 'shop', name, endpoints(2, 1)));
+    await heartbeat(cm, 'shop', 'c1', 1_000_000);
+    await heartbeat(cm, 'shop', 'c2', 1_000_000);
+    const outcomes: string[] = [];
+    const { cluster, tick, state } = await setup(cm, createFakeCluster(), 1_000_000, {
+      reconciled: (outcome) => outcomes.push(outcome),
+    });
+    expect([...cluster.imports.keys()].sort()).toEqual(['shop/cart', 'shop/pay', 'shop/ship']);
+    outcomes.length = 0;
+    // Both clusters renew every 10 s for 40 s (TTL 60 s): every cluster stays live.
+    for (let i = 0; i < 4; i++) {
+      await heartbeat(cm, 'shop', 'c1', state.wall);
+      await heartbeat(cm, 'shop', 'c2', state.wall);
+      await tick(10_000);
+    }
+    expect(outcomes).toEqual([]);
+    // c2 stops renewing and goes stale (it exports nothing here), then comes back: that
+    // changes which clusters are live, so every import of the namespace is looked at again.
+    for (let i = 0; i < 8; i++) {
+      await heartbeat(cm, 'shop', 'c1', state.wall);
+      await tick(10_000);
+    }
+    outcomes.length = 0;
+    await heartbeat(cm, 'shop', 'c2', state.wall);
+    await tick(10_000);
+    expect(outcomes.length).toBeGreaterThanOrEqual(3);
+    expect(addresses(cluster)).toHaveLength(6);
+  });
+
   it('a Cloud Map outage keeps the imports and says so; nothing is deleted', async () => {
     const cm = createFakeCloudMap();
     await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(4, 1)));
@@ -386,8 +418,9 @@ describe('import controller over the fake Cloud Map', () => {
       logger,
       refused: (reason) => counted.push(reason),
     });
-    // Each heartbeat renewal re-reconciles every import of the namespace.
+    // Each change of the service re-reconciles it (its bad addresses stay).
     for (let i = 0; i < 10; i++) {
+      await publish(cm, exportOf('c1', 'shop', 'cart', [...endpoints(3 + i, 1), ...bad]));
       await heartbeat(cm, 'shop', 'c1', state.wall);
       await tick(3_000);
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyHeartbeats } from '../../src/planning/index.js';
+import { applyHeartbeats, heartbeatLivenessKey } from '../../src/planning/index.js';
 import { clusterExport, endpoint, frozen } from './fixtures.js';
 
 const hb = (clusterId: string, renewedAtMs: number) => ({
@@ -87,5 +87,22 @@ describe('applyHeartbeats: after the importer own outage', () => {
       resumedAtMs: 100_000,
     });
     expect(after.stale).toEqual(['c1']);
+  });
+});
+
+describe('heartbeatLivenessKey', () => {
+  it('is the same across renewals that keep every cluster live, and moves when one expires or returns', () => {
+    const steady = heartbeatLivenessKey([hb('a', 9_000), hb('b', 8_000)], 10_000, 5_000);
+    expect(steady).toBe('a=live,b=live');
+    // Both renewed later: same key (nothing an import reads changed).
+    expect(heartbeatLivenessKey([hb('b', 12_000), hb('a', 11_000)], 13_000, 5_000)).toBe(steady);
+    // b past the TTL (exactly at it is stale, as in applyHeartbeats).
+    expect(heartbeatLivenessKey([hb('a', 11_000), hb('b', 8_000)], 13_000, 5_000)).toBe(
+      'a=live,b=stale',
+    );
+    // A new cluster, or one gone, changes it too.
+    expect(heartbeatLivenessKey([hb('a', 11_000)], 13_000, 5_000)).toBe('a=live');
+    // During the grace after our own outage nobody is stale.
+    expect(heartbeatLivenessKey([hb('b', 1_000)], 13_000, 5_000, 10_000)).toBe('b=live');
   });
 });
