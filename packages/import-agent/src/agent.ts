@@ -219,6 +219,8 @@ function createController(
       feedMs: config.pollFeedMs,
       heartbeatMs: config.pollHeartbeatMs,
       resyncMs: config.pollResyncMs,
+      resyncBudgetPerMinute: config.pollBackgroundBudget / 2,
+      listingBudgetPerMinute: config.pollBackgroundBudget / 2,
       jitter: config.pollJitter,
       maxBackoffMs: config.pollMaxBackoffMs,
     },

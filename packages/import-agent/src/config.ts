@@ -27,6 +27,8 @@ export interface ImportOwnConfig {
   pollFeedMs: number;
   pollHeartbeatMs: number;
   pollResyncMs: number;
+  /** Calls a minute the backstop reads and (feed on) the listing may use, half each. */
+  pollBackgroundBudget: number;
   pollJitter: number;
   pollMaxBackoffMs: number;
   requestBudgetPerSecond?: number;
@@ -75,7 +77,14 @@ const OPTIONS = {
   'poll-resync-seconds': {
     type: 'number',
     default: 3600,
-    describe: 'period of the full DiscoverInstances backstop (every service read again)',
+    describe:
+      'every service is read again (DiscoverInstances) within this period, one at a time, as a backstop',
+  },
+  'poll-background-budget': {
+    type: 'number',
+    default: 6,
+    describe:
+      'Cloud Map calls a minute the backstop reads and, with the change feed, the listing may use (half each); more services stretch their periods instead of raising idle cost (0: no limit)',
   },
   'poll-jitter': { type: 'number', default: 0.1, describe: 'random extra fraction of each period' },
   'poll-max-backoff-seconds': {
@@ -182,6 +191,7 @@ export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
       pollFeedMs: nonNegative('poll-feed-seconds', args.pollFeedSeconds) * 1000,
       pollHeartbeatMs: positive('poll-heartbeat-seconds', args.pollHeartbeatSeconds) * 1000,
       pollResyncMs: positive('poll-resync-seconds', args.pollResyncSeconds) * 1000,
+      pollBackgroundBudget: nonNegative('poll-background-budget', args.pollBackgroundBudget),
       pollJitter: args.pollJitter,
       pollMaxBackoffMs: positive('poll-max-backoff-seconds', args.pollMaxBackoffSeconds) * 1000,
       heartbeatTtlMs: positive('heartbeat-ttl-seconds', args.heartbeatTtlSeconds) * 1000,

@@ -13,6 +13,7 @@ import {
   type FakeCloudMap,
 } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
+import type { PollPeriods } from '../src/poller/schedule.js';
 import { createPoller } from '../src/poller/index.js';
 import {
   CLUSTERSET,
@@ -82,7 +83,7 @@ function counted(port: CloudMapPort) {
   return { wrapped, calls, count };
 }
 
-function setup(local: string[] = ['shop']) {
+function setup(local: string[] = ['shop'], over: Partial<PollPeriods> = {}) {
   const cm = createFakeCloudMap();
   const clock = new FakeClock();
   const changes: string[] = [];
@@ -93,7 +94,7 @@ function setup(local: string[] = ['shop']) {
     clock,
     logger,
     clustersetId: CLUSTERSET,
-    periods,
+    periods: { ...periods, ...over },
     random: () => 0,
     now: () => clock.now(),
     isLocalNamespace: (n) => local.includes(n),
@@ -333,6 +334,26 @@ describe('poller with the change feed', () => {
     await t.poller.stop();
   });
 
+  it('with the feed on, a listing of many services is stretched to its budget; without one it is not', async () => {
+    const names = Array.from({ length: 250 }, (_, i) => `s${String(i)}`);
+    const listings = async (over: Partial<PollPeriods>): Promise<number> => {
+      const t = setup(['shop'], over);
+      await t.started(names);
+      let n = 0;
+      const list = t.cm.listNamespaces.bind(t.cm);
+      t.cm.listNamespaces = () => {
+        n++;
+        return list();
+      };
+      await t.tick(480_000);
+      await t.poller.stop();
+      return n;
+    };
+    // 250 services: ListNamespaces + 3 pages = 4 calls; at 2 a minute, one listing per 120 s.
+    expect(await listings({ listingBudgetPerMinute: 2 })).toBe(4);
+    expect(await listings({})).toBe(8); // every 60 s
+  });
+
   it('a hostile or broken feed instance is logged and ignored; its cluster stays per-service', async () => {
     const t = setup();
     await t.started();
@@ -356,11 +377,12 @@ describe('poller with the change feed', () => {
     });
     // c8's records in a service: c8 has no valid feed, so the service keeps its own check.
     await publish(t.cm, exportOf('c8', 'shop', 'foreign', endpoints(1, 8)));
-    await t.tick(61_000); // the listing finds it
+    await t.tick(2_000); // two feed rounds
+    expect(t.count('read shop/a')).toBe(0); // the forged entry read nothing
+    await t.tick(59_000); // the listing finds it
     expect(t.poller.get('shop', 'foreign')).toBeDefined();
     const warnings = t.logger.entries.filter((e) => e.message === 'change feed instance ignored');
     expect(warnings.map((w) => w.fields['instanceId']).sort()).toEqual(['c8-feed', 'c9-feed']);
-    expect(t.count('read shop/a')).toBe(0); // the forged entry read nothing
     t.calls.length = 0;
     await publish(t.cm, exportOf('c8', 'shop', 'foreign', endpoints(2, 8)));
     t.changes.length = 0;

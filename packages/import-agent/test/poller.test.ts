@@ -2,6 +2,7 @@ import { exportsDigest, noopLogger, type CloudMapPort } from '@cloudmap-mcs/core
 import { createFakeCloudMap, type FakeCloudMap, FakeClock } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createPoller, fastPeriodFor, type Poller } from '../src/poller/index.js';
+import { listingPeriodFor, refreshIntervalFor } from '../src/poller/schedule.js';
 import {
   CLUSTERSET,
   endpoints,
@@ -21,7 +22,11 @@ const periods = {
   maxBackoffMs: 120_000,
 };
 
-function setup(local: string[] = ['shop'], budget?: number) {
+function setup(
+  local: string[] = ['shop'],
+  budget?: number,
+  over: Partial<typeof periods> & { resyncBudgetPerMinute?: number } = {},
+) {
   const cm: FakeCloudMap = createFakeCloudMap();
   const clock = new FakeClock();
   const changes: string[] = [];
@@ -31,7 +36,7 @@ function setup(local: string[] = ['shop'], budget?: number) {
     clock,
     logger: noopLogger,
     clustersetId: CLUSTERSET,
-    periods,
+    periods: { ...periods, ...over },
     random: () => 0,
     now: () => clock.now(),
     ...(budget === undefined ? {} : { requestBudgetPerSecond: budget }),
@@ -85,10 +90,11 @@ describe('poller', () => {
     cm.resetCounters();
     await tick(5_000);
     expect(changes).toEqual(['shop/b']);
-    // one slow round (list) fell due as well
+    // one slow round (list) fell due as well, and the backstop's first read (one service,
+    // 60 s after the start; then one every 600 s / 4 services)
     expect(cm.snapshot()).toEqual({
       discoverInstancesRevision: 4,
-      discoverInstances: 1,
+      discoverInstances: 2,
       listNamespaces: 1,
       listServices: 1,
     });
@@ -272,6 +278,45 @@ describe('poller', () => {
     await tick(600_000);
     expect(cm.calls('discoverInstances')).toBe(1);
     expect(changes).toEqual([]);
+    await poller.stop();
+  });
+
+  it('the backstop and listing periods: the resync spread over the services, within the budgets', () => {
+    const p = { ...periods, resyncMs: 3_600_000, resyncBudgetPerMinute: 3 };
+    expect(refreshIntervalFor(p, 100)).toBe(36_000); // every service within the hour
+    expect(refreshIntervalFor(p, 1_000)).toBe(20_000); // 3 a minute: every service in 5.6 h
+    expect(refreshIntervalFor({ ...p, resyncBudgetPerMinute: 0 }, 1_000)).toBe(3_600);
+    expect(refreshIntervalFor(p, 0)).toBe(3_600_000);
+    const l = { ...periods, listingBudgetPerMinute: 3 };
+    expect(listingPeriodFor(l, 2)).toBe(60_000); // 100 services: one page, every minute
+    expect(listingPeriodFor(l, 11)).toBe(220_000); // 1,000 services: 10 pages + namespaces
+    expect(listingPeriodFor(periods, 11)).toBe(60_000); // no budget
+  });
+
+  it('the backstop reads one service at a time, each read longest ago, at a steady rate', async () => {
+    // 6 services, resync 600 s → one read every 100 s; budget 0.5/min floors it at 120 s.
+    const { cm, poller, changes, tick } = setup(['shop'], undefined, {
+      resyncBudgetPerMinute: 0.5,
+    });
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const name of names) await publish(cm, exportOf('c1', 'shop', name, endpoints(1, 1)));
+    const reads: string[] = [];
+    const read = cm.discoverInstances.bind(cm);
+    cm.discoverInstances = (ns, name, q) => {
+      reads.push(name);
+      return read(ns, name, q);
+    };
+    poller.start();
+    await tick(0);
+    expect(reads.sort()).toEqual(names); // the start reads everything
+    reads.length = 0;
+    changes.length = 0;
+    await tick(60_000 + 120_000 * 6); // the first backstop read at 60 s, then every 120 s
+    expect(reads).toHaveLength(7);
+    // Six distinct services first (each the one read longest ago), then the first again.
+    expect(new Set(reads.slice(0, 6)).size).toBe(6);
+    expect(reads[6]).toBe(reads[0]);
+    expect(changes).toEqual([]); // nothing changed, nothing enqueued
     await poller.stop();
   });
 

@@ -181,6 +181,8 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.poll.heartbeatSeconds | quote }}
 - name: MCS_POLL_RESYNC_SECONDS
   value: {{ .agent.poll.resyncSeconds | quote }}
+- name: MCS_POLL_BACKGROUND_BUDGET
+  value: {{ .agent.poll.backgroundBudget | quote }}
 - name: MCS_HEARTBEAT_TTL_SECONDS
   value: {{ .agent.heartbeatTtlSeconds | quote }}
 {{- with .agent.requestBudget }}

@@ -4,6 +4,9 @@ import type { ServiceSnapshot } from './snapshot.js';
 import type { ServiceReads } from './reads.js';
 import { describe, inPool, keyOf, type PollerState } from './state.js';
 
+/** ListServices returns at most 100 services a page (cloudmap-api.md). */
+const LIST_SERVICES_PAGE = 100;
+
 /**
  * The slow round: ListNamespaces, then ListServices of each Cloud Map namespace that exists
  * in this cluster (namespace sameness; public DNS namespaces never). Services not tracked yet
@@ -32,12 +35,15 @@ export async function listingRound(
     return false;
   }
   let ok = true;
+  let calls = 1;
   const listed = new Set<string>();
   const counts = new Map<string, number>();
   const unlisted = new Set<string>(); // namespaces whose services could not be listed
   await inPool(namespaces, state.concurrency, async (ns) => {
     try {
-      for (const svc of await port.listServices(ns.id)) {
+      const page = await port.listServices(ns.id);
+      calls += Math.max(1, Math.ceil(page.length / LIST_SERVICES_PAGE));
+      for (const svc of page) {
         listed.add(keyOf(ns.name, svc.name));
         if (svc.instanceCount !== undefined)
           counts.set(keyOf(ns.name, svc.name), svc.instanceCount);
@@ -53,6 +59,7 @@ export async function listingRound(
       });
     }
   });
+  state.lastListingCalls = calls;
   // A shard named by a tracked export record stays even if a listing that started before it
   // was created misses it (its reads fail, and keep the last good state, if it is gone).
   for (const s of services.values())

@@ -1,6 +1,13 @@
 import type { TimerHandle } from '@cloudmap-mcs/core';
 import type { RoundKind } from './options.js';
-import { backoff, fastPeriodFor, withJitter, type PollPeriods } from './schedule.js';
+import {
+  backoff,
+  fastPeriodFor,
+  listingPeriodFor,
+  refreshIntervalFor,
+  withJitter,
+  type PollPeriods,
+} from './schedule.js';
 import type { PollerState } from './state.js';
 
 /**
@@ -35,8 +42,8 @@ export function createRoundLoop(state: PollerState): RoundLoop {
     periods,
     random: state.opts.random ?? Math.random,
     feedMs: periods.feedMs ?? 0,
-    rounds: { slow: noRound, fast: noRound, resync: noRound },
-    failures: { slow: 0, fast: 0, resync: 0 },
+    rounds: { slow: noRound, fast: noRound, refresh: noRound, resync: noRound },
+    failures: { slow: 0, fast: 0, refresh: 0, resync: 0 },
     timers: {},
     running: {},
     inFlight: new Set(),
@@ -79,6 +86,7 @@ export function recovered(loop: RoundLoop): void {
   const slowFailed = failures.slow > 0;
   failures.slow = 0;
   failures.fast = 0;
+  failures.refresh = 0;
   failures.resync = 0;
   const waiting = timers.slow;
   if (slowFailed && waiting !== undefined) {
@@ -110,7 +118,7 @@ async function runOnce(loop: RoundLoop, kind: RoundKind): Promise<void> {
   failures[kind] = ok ? 0 : failures[kind] + 1;
   // A failed round in which no call succeeded: Cloud Map cannot be reached from here.
   if (!ok && state.successes === successesBefore) state.unreachable = true;
-  if (ok && kind !== 'fast') {
+  if (ok && (kind === 'slow' || kind === 'resync')) {
     state.lastGoodMs = state.now();
     const allRead = [...services.values()].every((s) => s.fetchedAtMs !== undefined);
     if (!state.synced && kind === 'slow' && allRead) {
@@ -141,7 +149,14 @@ function nextDelay(loop: RoundLoop, kind: RoundKind): number {
     loop.feedMs > 0
       ? loop.feedMs
       : fastPeriodFor(periods, state.services.size, state.opts.requestBudgetPerSecond);
-  const base = kind === 'slow' ? periods.slowMs : kind === 'fast' ? fast : periods.resyncMs;
+  const base =
+    kind === 'slow'
+      ? loop.feedMs > 0 && state.synced
+        ? listingPeriodFor(periods, state.lastListingCalls)
+        : periods.slowMs
+      : kind === 'fast'
+        ? fast
+        : refreshIntervalFor(periods, state.services.size);
   // Until the first complete snapshot, retry the slow round at the fast period.
   const first = kind === 'slow' && !state.synced ? Math.min(base, periods.fastMs) : base;
   // While unreachable the fast round is a single probe call: keep it at the fast period so
@@ -164,7 +179,10 @@ function untilNextSlot(loop: RoundLoop): number {
   return period - into;
 }
 
-/** Schedules the first round of each kind: the slow one at once, the others jittered. */
+/**
+ * Schedules the first round of each kind: the slow one at once, the feed at its slot, the
+ * backstop jittered. A full resync runs only when a sweep asks for one.
+ */
 export function startLoop(loop: RoundLoop): void {
   if (!loop.stopped) return;
   loop.stopped = false;
@@ -175,13 +193,15 @@ export function startLoop(loop: RoundLoop): void {
     'fast',
     loop.feedMs > 0 ? untilNextSlot(loop) : withJitter(periods.fastMs, periods.jitter, random()),
   );
-  schedule(loop, 'resync', withJitter(periods.resyncMs, periods.jitter, random()));
+  // The backstop trickles from the first listing period on (its interval needs the count of
+  // services, unknown before the first listing), so its cost shows in any minute measured.
+  schedule(loop, 'refresh', withJitter(periods.slowMs, periods.jitter, random()));
 }
 
 /** Stops scheduling and waits for every round in flight. */
 export async function stopLoop(loop: RoundLoop): Promise<void> {
   loop.stopped = true;
-  for (const kind of ['slow', 'fast', 'resync'] as const) {
+  for (const kind of ['slow', 'fast', 'refresh', 'resync'] as const) {
     const t = loop.timers[kind];
     if (t !== undefined) loop.state.clock.clearTimer(t);
     delete loop.timers[kind];

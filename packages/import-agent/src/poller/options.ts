@@ -2,7 +2,11 @@ import type { CloudMapPort, Clock, Logger } from '@cloudmap-mcs/core';
 import type { PollPeriods } from './schedule.js';
 import type { CloudMapSnapshot, SnapshotHealth } from './snapshot.js';
 
-export type RoundKind = 'slow' | 'fast' | 'resync';
+/**
+ * slow: the listing; fast: the feed and per-service revision checks; refresh: one backstop
+ * read of the service read longest ago; resync: every service read again (sweeps only).
+ */
+export type RoundKind = 'slow' | 'fast' | 'refresh' | 'resync';
 
 export interface PollerMetrics {
   round?(kind: RoundKind, ok: boolean, durationMs: number): void;

@@ -29,6 +29,7 @@ export function pollRounds(ctx: RoundContext): Record<RoundKind, () => Promise<b
   return {
     slow: () => slowRound(ctx),
     fast: () => fastRound(ctx),
+    refresh: () => refreshRound(ctx),
     resync: () => resyncRound(ctx),
   };
 }
@@ -113,4 +114,17 @@ async function resyncRound(ctx: RoundContext): Promise<boolean> {
     if (!(await ctx.reads.fetch(s))) ok = false;
   });
   return ok;
+}
+
+/**
+ * One backstop read: the service read longest ago (never read first). Spread this way, the
+ * backstop costs the same every minute instead of a burst of every service each period,
+ * and its cost shows in any minute measured.
+ */
+async function refreshRound(ctx: RoundContext): Promise<boolean> {
+  let oldest: ServiceSnapshot | undefined;
+  for (const s of ctx.state.services.values())
+    if (oldest === undefined || (s.fetchedAtMs ?? -Infinity) < (oldest.fetchedAtMs ?? -Infinity))
+      oldest = s;
+  return oldest === undefined ? true : ctx.reads.fetch(oldest);
 }

@@ -16,8 +16,21 @@ export interface PollPeriods {
   feedMs?: number;
   /** DiscoverInstancesRevision of each namespace's heartbeat service (default `fastMs`). */
   heartbeatMs?: number;
-  /** DiscoverInstances of every service regardless of revision (backstop). */
+  /**
+   * The backstop: every service is read again (DiscoverInstances, regardless of revision)
+   * within this period, one service at a time, oldest read first (refreshIntervalFor).
+   */
   resyncMs: number;
+  /**
+   * At most this many backstop reads a minute: more services stretch the backstop's period
+   * instead of raising idle cost (absent or 0: no limit).
+   */
+  resyncBudgetPerMinute?: number;
+  /**
+   * With the change feed on, the listing (ListNamespaces + ListServices pages) is stretched
+   * so it makes at most this many calls a minute (absent or 0: every `slowMs`).
+   */
+  listingBudgetPerMinute?: number;
   /** Fraction of a period added at random (0.1 = up to +10 %), so replicas and clusters spread out. */
   jitter: number;
   /** Ceiling of the error backoff. */
@@ -47,4 +60,25 @@ export function withJitter(base: number, jitter: number, random: number): number
 export function backoff(base: number, failures: number, maxMs: number): number {
   if (failures <= 0) return base;
   return Math.min(maxMs, base * 2 ** Math.min(failures, 20));
+}
+
+/**
+ * The interval between two backstop reads (one service each): the resync period spread over
+ * the services, but never more reads a minute than the budget. 100 services, 1 h, budget 3:
+ * one read every 36 s; 1,000 services: one every 20 s, every service within 5.6 h.
+ */
+export function refreshIntervalFor(periods: PollPeriods, services: number): number {
+  const spread = periods.resyncMs / Math.max(1, services);
+  const budget = periods.resyncBudgetPerMinute ?? 0;
+  return Math.ceil(budget > 0 ? Math.max(spread, 60_000 / budget) : spread);
+}
+
+/**
+ * The listing's period: `slowMs`, stretched so a listing of `calls` calls stays within the
+ * budget (1,000 services in one namespace: 11 calls, at 3 a minute every 220 s).
+ */
+export function listingPeriodFor(periods: PollPeriods, calls: number): number {
+  const budget = periods.listingBudgetPerMinute ?? 0;
+  if (budget <= 0) return periods.slowMs;
+  return Math.max(periods.slowMs, Math.ceil((calls / budget) * 60_000));
 }

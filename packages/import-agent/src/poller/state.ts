@@ -27,6 +27,8 @@ export interface PollerState {
   readonly services: Map<string, ServiceSnapshot>;
   /** ListServices' InstanceCount per tracked service at the last listing (listing.ts). */
   readonly instanceCounts: Map<string, number>;
+  /** Calls the last listing made (ListNamespaces + estimated ListServices pages). */
+  lastListingCalls: number;
   synced: boolean;
   /** Whether the latest calls all failed: then the fast round only probes. */
   unreachable: boolean;
@@ -89,21 +91,29 @@ export function firstSeen(
   return out;
 }
 
-export function createPollerState(opts: PollerOptions): PollerState {
-  const log = opts.logger.child({ [logFields.component]: 'poller' });
-  let lastHealth = '';
-  const state: PollerState = {
+/** The plain fields of a new state (createPollerState adds the behaviour). */
+function initialState(opts: PollerOptions, log: Logger) {
+  return {
     opts,
     port: opts.port,
     clock: opts.clock,
     log,
     now: opts.now ?? Date.now,
     concurrency: opts.concurrency ?? 8,
-    services: new Map(),
-    instanceCounts: new Map(),
+    services: new Map<string, ServiceSnapshot>(),
+    instanceCounts: new Map<string, number>(),
+    lastListingCalls: 1,
     synced: false,
     unreachable: false,
     successes: 0,
+  };
+}
+
+export function createPollerState(opts: PollerOptions): PollerState {
+  const log = opts.logger.child({ [logFields.component]: 'poller' });
+  let lastHealth = '';
+  const state: PollerState = {
+    ...initialState(opts, log),
     onRecovered: () => {},
     callSucceeded() {
       state.successes++;
