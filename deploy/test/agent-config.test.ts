@@ -86,6 +86,7 @@ const everything = {
   exportAgent: {
     workers: 3,
     resyncSeconds: 90,
+    backgroundBudget: 4,
     peerCheckSeconds: 3,
     peerCheckBudget: 40,
     heartbeatSeconds: 20,
@@ -100,7 +101,7 @@ const everything = {
   },
   importAgent: {
     workers: 2,
-    poll: { slowSeconds: 45, fastSeconds: 3, resyncSeconds: 900 },
+    poll: { slowSeconds: 45, fastSeconds: 3, resyncSeconds: 900, backgroundBudget: 10 },
     requestBudget: 25,
     heartbeatTtlSeconds: 180,
     allowedCidrs: ['10.0.0.0/8', 'fd00::/8'],
@@ -138,6 +139,7 @@ describe('export agent', () => {
       assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
       workers: 3,
       resyncSeconds: 90,
+      backgroundBudget: 4,
       peerCheckSeconds: 3,
       peerCheckBudget: 40,
       heartbeatSeconds: 20,
@@ -222,6 +224,7 @@ describe('import agent', () => {
       pollSlowMs: 45_000,
       pollFastMs: 3_000,
       pollResyncMs: 900_000,
+      pollBackgroundBudget: 10,
       requestBudgetPerSecond: 25,
       heartbeatTtlMs: 180_000,
       allowedCidrs: ['10.0.0.0/8', 'fd00::/8'],

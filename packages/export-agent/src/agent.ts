@@ -55,6 +55,7 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     logger: logger.child({ controller: 'serviceexport' }),
     workers: config.workers,
     resyncMs: config.resyncSeconds * 1000,
+    backgroundBudgetPerMinute: config.backgroundBudget,
     pendingRequeueMs: 1000,
     heartbeatPeriodMs: config.heartbeatSeconds * 1000,
     peerCheckMs: config.peerCheckSeconds * 1000,

@@ -14,7 +14,7 @@ import {
 import type { CloudMapTarget } from './cloudmap-target.js';
 import { fitInstancesToService } from './dns-attributes.js';
 import type { ServiceExportObject } from './k8s-types.js';
-import { discover, type ReconcilerState } from './reconciler-state.js';
+import { discover, resyncAfterMs, type ReconcilerState } from './reconciler-state.js';
 import { shardingCondition, shardsPhrase, withoutServiceCount } from './shard-status.js';
 import { writeShardedExport, type ShardedExportResult } from './shards.js';
 import { writeStatus } from './status-writer.js';
@@ -41,7 +41,7 @@ export async function exportToCloudMap(
     const failed = ensured.state === 'unsupported';
     const kind = failed ? 'failed' : 'pending';
     await writeStatus(state, se, { kind, message: ensured.message }, log);
-    return { requeueAfterMs: failed ? deps.resyncMs : deps.pendingRequeueMs };
+    return { requeueAfterMs: failed ? resyncAfterMs(state) : deps.pendingRequeueMs };
   }
   const { target } = ensured;
   state.serviceKeys.set(target.serviceId, key);
@@ -50,7 +50,7 @@ export async function exportToCloudMap(
     deps.onExportsChanged?.(namespace);
   }
   const fitted = await fitToService(state, se, target, encodedInstances, log);
-  if (fitted === undefined) return { requeueAfterMs: deps.resyncMs };
+  if (fitted === undefined) return { requeueAfterMs: resyncAfterMs(state) };
   const read = await discover(state, target, { [Attr.ClustersetId]: identity.clustersetId });
   const observed = read.instances;
   const others: CloudMapInstance[] = observed.filter((i) => !isOwnInstance(i, identity));
@@ -119,7 +119,7 @@ async function reportWritten(
   if (written.problem !== undefined) {
     const message = `Cannot export: ${written.problem}.`;
     await writeStatus(state, se, { kind: 'failed', message }, log);
-    return { requeueAfterMs: deps.resyncMs };
+    return { requeueAfterMs: resyncAfterMs(state) };
   }
   if (written.waiting !== undefined) {
     await writeStatus(state, se, { kind: 'pending', message: written.waiting }, log);
@@ -152,5 +152,5 @@ async function reportWritten(
   );
   // Moved instances keep their old copy until the new one is confirmed: look again soon.
   const settling = inFlight > 0 || (written.plan?.heldBack ?? 0) > 0;
-  return { requeueAfterMs: settling ? deps.pendingRequeueMs : deps.resyncMs };
+  return { requeueAfterMs: settling ? deps.pendingRequeueMs : resyncAfterMs(state) };
 }

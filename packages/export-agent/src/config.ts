@@ -15,6 +15,8 @@ import { isLabelKey, parseLabelKeyList } from './pod-label-attributes.js';
  */
 export interface ExportOwnConfig {
   resyncSeconds: number;
+  /** Calls a minute the resync and the peer watch's counts may use (half each; 0: no limit). */
+  backgroundBudget: number;
   /**
    * Period of the peer watch (others' changes): the change feed's revision, and each exported
    * service with records of clusters that do not write the feed; 0 turns it off.
@@ -45,6 +47,12 @@ const OPTIONS = {
     default: 1800,
     describe:
       'period to re-check each export (a backstop: repairs records changed outside the agent; other clusters are followed by the peer watch)',
+  },
+  'background-budget': {
+    type: 'number',
+    default: 6,
+    describe:
+      'Cloud Map calls a minute the resync reconciles and the peer watch’s instance counts may use (half each); more exports stretch their periods instead of raising idle cost (0: no limit)',
   },
   'peer-check-seconds': {
     type: 'number',
@@ -105,6 +113,7 @@ export const exportConfigSpec: ConfigSpec<typeof OPTIONS, ExportOwnConfig> = {
   build(args) {
     const config: ExportOwnConfig = {
       resyncSeconds: positive('resync-seconds', args.resyncSeconds),
+      backgroundBudget: nonNegative('background-budget', args.backgroundBudget),
       peerCheckSeconds: nonNegative('peer-check-seconds', args.peerCheckSeconds),
       peerCheckBudget: positive('peer-check-budget', args.peerCheckBudget),
       heartbeatSeconds: positive('heartbeat-seconds', args.heartbeatSeconds),

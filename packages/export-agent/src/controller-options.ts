@@ -31,6 +31,11 @@ export interface ExportControllerOptions {
   logger: Logger;
   workers: number;
   resyncMs: number;
+  /**
+   * Cloud Map calls a minute the resync reconciles and the peer watch's instance counts may
+   * use (half each); more exports stretch their periods (0/absent: no limit).
+   */
+  backgroundBudgetPerMinute?: number;
   pendingRequeueMs: number;
   heartbeatPeriodMs: number;
   /**

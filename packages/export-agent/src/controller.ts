@@ -145,6 +145,9 @@ function peerWatchFor(opts: ExportControllerOptions, queue: WorkQueue<string>): 
     identity: () => opts.sources.identity(),
     periodMs: opts.peerCheckMs,
     budgetPerSecond: opts.peerCheckBudgetPerSecond,
+    ...(opts.backgroundBudgetPerMinute === undefined
+      ? {}
+      : { countBudgetPerMinute: opts.backgroundBudgetPerMinute / 2 }),
     logger: opts.logger.child({ component: 'peer-watch' }),
     ...(opts.forgetReads === undefined ? {} : { forget: opts.forgetReads }),
     onChange: (key) => {
@@ -197,6 +200,9 @@ function reconcilerDeps(
     logger: opts.logger,
     now: () => new Date(opts.wallNow()),
     resyncMs: opts.resyncMs,
+    ...(opts.backgroundBudgetPerMinute === undefined
+      ? {}
+      : { resyncBudgetPerMinute: opts.backgroundBudgetPerMinute / 2 }),
     pendingRequeueMs: opts.pendingRequeueMs,
     onExportsChanged: () => {
       const w = wiring();

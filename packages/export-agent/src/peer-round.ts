@@ -34,6 +34,9 @@ export interface PeerState {
   /** Whether the last round had a failed call (one log line per outage). */
   failing: boolean;
   rounds: number;
+  /** Rounds since the last count check, and the ListServices pages that one took. */
+  sinceCount: number;
+  countCalls: number;
   cursors: Map<string, FeedCursor>;
   baselined: boolean;
   feedRevision: number | undefined;
@@ -53,6 +56,8 @@ export function createPeerState(opts: PeerWatchOptions): PeerState {
     running: false,
     failing: false,
     rounds: 0,
+    sinceCount: 0,
+    countCalls: 0,
     cursors: new Map(),
     baselined: false,
     feedRevision: undefined,
@@ -155,6 +160,21 @@ async function followFeed(s: PeerState): Promise<boolean> {
   }
 }
 
+/** ListServices returns at most 100 services a page (cloudmap-api.md). */
+const LIST_SERVICES_PAGE = 100;
+
+/**
+ * Rounds between count checks: `countEvery`, stretched so the ListServices pages of a check
+ * stay within the budget (1,000 exports in one namespace: 10 pages, at 3 a minute and a 3 s
+ * round every 67 rounds, 200 s, instead of every 36 s).
+ */
+export function countEveryRounds(s: PeerState): number {
+  const budget = s.opts.countBudgetPerMinute ?? 0;
+  if (budget <= 0 || s.opts.periodMs <= 0) return s.countEvery;
+  const needed = Math.ceil((s.countCalls * 60_000) / (budget * s.opts.periodMs));
+  return Math.max(s.countEvery, needed);
+}
+
 /** Requeues watched keys whose service's instance count moved since the last count. */
 async function checkCounts(s: PeerState): Promise<boolean> {
   const byNamespace = new Map<string, [string, PeerEntry][]>();
@@ -164,10 +184,11 @@ async function checkCounts(s: PeerState): Promise<boolean> {
     list.push([key, e]);
     byNamespace.set(e.service.namespaceId, list);
   }
+  s.countCalls = 0;
   for (const [namespaceId, list] of byNamespace) {
-    const counts = new Map(
-      (await s.opts.cloudMap.listServices(namespaceId)).map((x) => [x.name, x.instanceCount]),
-    );
+    const listed = await s.opts.cloudMap.listServices(namespaceId);
+    s.countCalls += Math.max(1, Math.ceil(listed.length / LIST_SERVICES_PAGE));
+    const counts = new Map(listed.map((x) => [x.name, x.instanceCount]));
     for (const [key, e] of list) {
       const count = counts.get(e.service.serviceName);
       if (count === undefined) continue;
@@ -193,7 +214,10 @@ export async function peerRound(s: PeerState): Promise<void> {
     }
   };
   await attempt(() => followFeed(s));
-  if (s.rounds % s.countEvery === 0) await attempt(() => checkCounts(s));
+  if (++s.sinceCount >= countEveryRounds(s)) {
+    s.sinceCount = 0;
+    await attempt(() => checkCounts(s));
+  }
   const work = [...s.entries].filter(([, e]) => foreign(s, e));
   const next = async (): Promise<void> => {
     for (let item = work.shift(); item !== undefined; item = work.shift())

@@ -45,6 +45,8 @@ export interface PeerWatchOptions {
   identity: () => { clusterId: string; clustersetId: string } | undefined;
   /** Every this many rounds, the instance counts of the watched services (default 12). */
   countEveryRounds?: number;
+  /** At most this many ListServices pages a minute for the counts (stretches them; 0: none). */
+  countBudgetPerMinute?: number;
   concurrency?: number;
   /** Up to this fraction of a period added at random, so clusters spread out. */
   jitter?: number;

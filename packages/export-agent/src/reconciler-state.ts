@@ -21,6 +21,11 @@ export interface ExportReconcilerDeps {
   now: () => Date;
   /** Re-check an exported key this often: other clusters' records change without a local event. */
   resyncMs: number;
+  /**
+   * At most this many resync reconciles a minute over all exports: more exports stretch the
+   * resync period (resyncAfterMs) instead of raising idle Cloud Map calls (absent/0: no limit).
+   */
+  resyncBudgetPerMinute?: number;
   /** Re-check while Cloud Map operations or a namespace creation are in flight. */
   pendingRequeueMs: number;
   /**
@@ -85,4 +90,19 @@ export async function discover(
     if (notFound(error)) return { instances: pending.overlay(target.serviceId, []) };
     throw error;
   }
+}
+
+/**
+ * When an exported key is re-checked: `resyncMs`, stretched so all exports together stay
+ * within the budget (1,000 exports at 3 a minute: every 5.6 h instead of 33 reconciles a
+ * minute at 30 min). The peer watch and the change feed follow other clusters meanwhile.
+ */
+export function resyncPeriodMs(resyncMs: number, exports: number, budgetPerMinute = 0): number {
+  if (budgetPerMinute <= 0) return resyncMs;
+  return Math.max(resyncMs, Math.ceil((exports / budgetPerMinute) * 60_000));
+}
+
+export function resyncAfterMs(state: ReconcilerState): number {
+  const { resyncMs, resyncBudgetPerMinute } = state.deps;
+  return resyncPeriodMs(resyncMs, state.exported.size, resyncBudgetPerMinute);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseAgentConfig } from '@cloudmap-mcs/core/agent';
 import { exportConfigSpec } from '../src/config.js';
+import { resyncPeriodMs } from '../src/reconciler-state.js';
 
 /** Flags and MCS_* env → the agent's config, as runAgent parses them. */
 const parseConfig = (
@@ -15,6 +16,7 @@ describe('parseConfig', () => {
     expect(c).toMatchObject({
       workers: 4,
       resyncSeconds: 1800,
+      backgroundBudget: 6,
       peerCheckSeconds: 3,
       peerCheckBudget: 100,
       heartbeatSeconds: 30,
@@ -91,5 +93,14 @@ describe('parseConfig', () => {
 
   it('refuses unknown flags', async () => {
     await expect(parseConfig(['--no-such-flag'], {})).rejects.toThrow(/Unknown argument/);
+  });
+});
+
+describe('resync period within the background budget', () => {
+  it('stays at --resync-seconds for few exports and stretches past budget x period', () => {
+    expect(resyncPeriodMs(1_800_000, 50, 3)).toBe(1_800_000); // 50 in 30 min: under 3/min
+    expect(resyncPeriodMs(1_800_000, 90, 3)).toBe(1_800_000); // exactly 3 a minute
+    expect(resyncPeriodMs(1_800_000, 1_000, 3)).toBe(20_000_000); // 5.6 h
+    expect(resyncPeriodMs(1_800_000, 1_000, 0)).toBe(1_800_000); // no limit
   });
 });

@@ -31,7 +31,13 @@ const feedOf = (
  * A revision per service name that the test moves, an optional feed (absent: no feed service)
  * and instance counts; every per-service revision call is recorded in `calls`.
  */
-function setup(over: { budgetPerSecond?: number; failWith?: () => Error | undefined } = {}) {
+function setup(
+  over: {
+    budgetPerSecond?: number;
+    countBudgetPerMinute?: number;
+    failWith?: () => Error | undefined;
+  } = {},
+) {
   const clock = new FakeClock();
   const revisions = new Map<string, number>();
   const counts = new Map<string, number>();
@@ -77,6 +83,9 @@ function setup(over: { budgetPerSecond?: number; failWith?: () => Error | undefi
     budgetPerSecond: over.budgetPerSecond ?? 100,
     identity: () => SELF,
     countEveryRounds: 3,
+    ...(over.countBudgetPerMinute === undefined
+      ? {}
+      : { countBudgetPerMinute: over.countBudgetPerMinute }),
     jitter: 0,
     onChange: (key) => changes.push(key),
     forget: (ns, name) => changes.push(`forget ${ns}/${name}`),
@@ -280,6 +289,25 @@ describe('peer watch over the change feed (ADR 0018)', () => {
     // One ListServices per namespace every third round, nothing per service.
     expect(t.feedCalls.filter((c) => c.startsWith('list'))).toEqual(['list ns-1', 'list ns-1']);
     expect(t.calls).toEqual([]);
+    await t.watch.stop();
+  });
+
+  it('instance counts of many services are stretched to the budget (ListServices pages a minute)', async () => {
+    const t = setup({ countBudgetPerMinute: 2 });
+    t.setFeed([feedOf('c1', 'a', 1, [])]);
+    // 450 services in the namespace: 5 pages a count; at 2 pages a minute and a 2 s round,
+    // one count every 75 rounds (150 s) instead of every third round.
+    for (let i = 0; i < 450; i++) t.counts.set(`s${String(i)}`, 1);
+    t.watch.watch('shop/s0', svc('s0'), 1, []);
+    t.watch.start();
+    for (let i = 0; i < 3 + 150; i++) await t.round();
+    const lists = () => t.feedCalls.filter((c) => c.startsWith('list')).length;
+    // The first count at round 3 (it learns the size), the next at round 3 + 75, then 153.
+    expect(lists()).toBe(3);
+    for (let i = 0; i < 74; i++) await t.round();
+    expect(lists()).toBe(3);
+    await t.round();
+    expect(lists()).toBe(4);
     await t.watch.stop();
   });
 

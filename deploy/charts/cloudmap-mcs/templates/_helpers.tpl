@@ -142,6 +142,8 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 {{- if $export }}
 - name: MCS_RESYNC_SECONDS
   value: {{ .agent.resyncSeconds | quote }}
+- name: MCS_BACKGROUND_BUDGET
+  value: {{ .agent.backgroundBudget | quote }}
 - name: MCS_PEER_CHECK_SECONDS
   value: {{ .agent.peerCheckSeconds | quote }}
 - name: MCS_PEER_CHECK_BUDGET
