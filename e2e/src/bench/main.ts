@@ -147,6 +147,7 @@ const command = [
   `BENCH_MATRIX=${args.matrix}`,
   ...(args.sides !== 'ours,peer' ? [`BENCH_SIDES=${args.sides}`] : []),
   `BENCH_IDLE_SECONDS=${args.idleSeconds}`,
+  `BENCH_SETTLE_SECONDS=${args.settleSeconds}`,
   `BENCH_CHANGES=${args.changes}`,
   `BENCH_NEW_SERVICES=${args.newServices}`,
   ...(args.unrelated > 0 ? [`BENCH_UNRELATED=${args.unrelated}`] : []),

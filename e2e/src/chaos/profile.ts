@@ -68,6 +68,7 @@ export const fastProfile: Profile = {
     args: [
       '--heartbeat-seconds=2',
       '--resync-seconds=5',
+      '--background-budget=0', // the 5 s resync is the profile's choice: not stretched
       '--register-rate=200',
       '--log-level=info',
     ],

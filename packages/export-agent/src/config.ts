@@ -52,7 +52,7 @@ const OPTIONS = {
     type: 'number',
     default: 6,
     describe:
-      'Cloud Map calls a minute the resync reconciles and the peer watch’s instance counts may use (half each); more exports stretch their periods instead of raising idle cost (0: no limit)',
+      'Cloud Map calls a minute the resync reconciles and the peer watch’s instance counts may use (half each); more exports stretch their periods instead of raising idle cost; it caps a short --resync-seconds too (0: no limit)',
   },
   'peer-check-seconds': {
     type: 'number',

@@ -84,7 +84,7 @@ const OPTIONS = {
     type: 'number',
     default: 6,
     describe:
-      'Cloud Map calls a minute the backstop reads and, with the change feed, the listing may use (half each); more services stretch their periods instead of raising idle cost (0: no limit)',
+      'Cloud Map calls a minute the backstop reads and, with the change feed, listings of more than one page per namespace may use (half each); more services stretch their periods instead of raising idle cost; it caps a short --poll-resync-seconds too (0: no limit)',
   },
   'poll-jitter': { type: 'number', default: 0.1, describe: 'random extra fraction of each period' },
   'poll-max-backoff-seconds': {

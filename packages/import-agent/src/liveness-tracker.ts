@@ -1,14 +1,15 @@
-import { decodeHeartbeats, heartbeatLivenessKey } from '@cloudmap-mcs/core';
+import { decodeHeartbeats, heartbeatsChangeLiveness, type Heartbeat } from '@cloudmap-mcs/core';
 import type { ServiceSnapshot } from './poller/snapshot.js';
 
 /**
- * Which clusters were live, per namespace, when its imports were last all re-run (core
- * `heartbeatLivenessKey`). A heartbeat renewal that keeps every cluster live changes nothing
- * an import reads, so the controller re-runs a namespace's imports only when this says the
- * live set moved; expiries are re-checked by each reconcile's own requeue (converge.ts).
+ * The heartbeats of each namespace as its imports last saw them. A heartbeat renewal that
+ * keeps every cluster live changes nothing an import reads, so the controller re-runs a
+ * namespace's imports only when this says which clusters are live moved (core
+ * `heartbeatsChangeLiveness`); expiries are re-checked by each reconcile's own requeue
+ * (converge.ts).
  */
 export interface LivenessTracker {
-  /** Records the live set of `namespace` from its heartbeat service; true when it moved. */
+  /** Records the heartbeats of `namespace`; true when they change which clusters are live. */
   changed(namespace: string, heartbeats: ServiceSnapshot | undefined): boolean;
 }
 
@@ -17,18 +18,22 @@ export function createLivenessTracker(opts: {
   ttlMs: number;
   now: () => number;
 }): LivenessTracker {
-  const last = new Map<string, string>();
+  const last = new Map<string, { heartbeats: Heartbeat[]; resumedAtMs: number | undefined }>();
   return {
     changed(namespace, hb) {
-      const key = heartbeatLivenessKey(
-        decodeHeartbeats(hb?.instances ?? [], { clustersetId: opts.clustersetId }).heartbeats,
+      const heartbeats = decodeHeartbeats(hb?.instances ?? [], {
+        clustersetId: opts.clustersetId,
+      }).heartbeats;
+      const before = last.get(namespace);
+      last.set(namespace, { heartbeats, resumedAtMs: hb?.resumedAtMs });
+      if (before === undefined || before.resumedAtMs !== hb?.resumedAtMs) return true;
+      return heartbeatsChangeLiveness(
+        before.heartbeats,
+        heartbeats,
         hb?.confirmedAtMs ?? opts.now(),
         opts.ttlMs,
         hb?.resumedAtMs,
       );
-      if (last.get(namespace) === key) return false;
-      last.set(namespace, key);
-      return true;
     },
   };
 }

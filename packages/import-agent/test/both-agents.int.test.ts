@@ -36,6 +36,8 @@ function exporter(c: E2eCluster): AgentProcess {
       '--leader-elect=false',
       '--resync-seconds',
       '2',
+      '--background-budget',
+      '0',
       '--heartbeat-seconds',
       '2',
     ],

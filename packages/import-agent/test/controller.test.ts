@@ -249,6 +249,19 @@ describe('import controller over the fake Cloud Map', () => {
     expect(addresses(cluster)).toHaveLength(4);
   });
 
+  it('the only cluster of a namespace goes stale with no other heartbeat moving, and comes back', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    await heartbeat(cm, 'shop', 'c1', 1_000_000);
+    const { cluster, tick, state } = await setup(cm);
+    expect(addresses(cluster)).toHaveLength(2);
+    await tick(90_000); // no renewal at all: past the TTL (60 s), dropped by the requeue
+    expect(addresses(cluster)).toEqual([]);
+    await heartbeat(cm, 'shop', 'c1', state.wall); // back: stale -> live is a change
+    await tick(5_000);
+    expect(addresses(cluster)).toHaveLength(2);
+  });
+
   it('a heartbeat renewal that keeps every cluster live re-runs no import; a cluster coming back does', async () => {
     const cm = createFakeCloudMap();
     for (const name of ['cart', 'pay', 'ship'])

@@ -153,6 +153,8 @@ beforeAll(async () => {
       '--leader-elect=false',
       '--resync-seconds',
       '2',
+      '--background-budget',
+      '0',
       '--heartbeat-seconds',
       '2',
       // 2,500 registrations at the default 20/s would take two minutes; the planner's

@@ -288,9 +288,11 @@ describe('poller', () => {
     expect(refreshIntervalFor({ ...p, resyncBudgetPerMinute: 0 }, 1_000)).toBe(3_600);
     expect(refreshIntervalFor(p, 0)).toBe(3_600_000);
     const l = { ...periods, listingBudgetPerMinute: 3 };
-    expect(listingPeriodFor(l, 2)).toBe(60_000); // 100 services: one page, every minute
-    expect(listingPeriodFor(l, 11)).toBe(220_000); // 1,000 services: 10 pages + namespaces
-    expect(listingPeriodFor(periods, 11)).toBe(60_000); // no budget
+    expect(listingPeriodFor(l, 2, false)).toBe(60_000); // 100 services: one page, every minute
+    expect(listingPeriodFor(l, 11, true)).toBe(220_000); // 1,000 services: 10 pages + namespaces
+    expect(listingPeriodFor(periods, 11, true)).toBe(60_000); // no budget
+    // A short --poll-slow-seconds with one page per namespace is kept (3 calls every 2 s).
+    expect(listingPeriodFor({ ...l, slowMs: 2_000 }, 3, false)).toBe(2_000);
   });
 
   it('the backstop reads one service at a time, each read longest ago, at a steady rate', async () => {

@@ -80,26 +80,33 @@ export function applyHeartbeats(
 }
 
 /**
- * Which clusters of one namespace's heartbeats are live as of `asOfMs`, as one comparable
- * string. An import depends on the heartbeats only through this (and through the expiry it
- * re-checks at on its own, `nextExpiryMs`): a renewal that leaves every cluster live, the
- * steady state, changes nothing, so the importer need not re-run every service of the
- * namespace on it (at 1,000 services and 3 clusters it did, every 10 s: most of its idle CPU).
+ * Whether new heartbeats of one namespace change which clusters are live, compared with the
+ * heartbeats read before, both judged at the new `asOfMs`. An import depends on heartbeats
+ * only through that (and through the expiry it re-checks at on its own, `nextExpiryMs`): a
+ * renewal that leaves every cluster live, the steady state, changes nothing, so the importer
+ * need not re-run every service of the namespace on it (at 1,000 services and 3 clusters it
+ * did, every 10 s: most of its idle CPU). Judging the old heartbeats at the new time counts a
+ * cluster that expired meanwhile as stale on both sides (its imports' own requeues dropped
+ * it), so its return is a change.
  */
-export function heartbeatLivenessKey(
-  heartbeats: readonly Heartbeat[],
+export function heartbeatsChangeLiveness(
+  before: readonly Heartbeat[],
+  after: readonly Heartbeat[],
   asOfMs: number,
   ttlMs: number,
   resumedAtMs?: number,
-): string {
+): boolean {
   const graceEnds = resumedAtMs === undefined ? -Infinity : resumedAtMs + ttlMs;
-  const renewed = new Map<string, number>();
-  for (const hb of heartbeats) {
-    const id = hb.cluster.clusterId;
-    renewed.set(id, Math.max(renewed.get(id) ?? -Infinity, hb.renewedAtMs));
-  }
-  return [...renewed]
-    .map(([id, last]) => `${id}=${Math.max(last + ttlMs, graceEnds) > asOfMs ? 'live' : 'stale'}`)
-    .sort()
-    .join(',');
+  const liveness = (hbs: readonly Heartbeat[]): string => {
+    const renewed = new Map<string, number>();
+    for (const hb of hbs) {
+      const id = hb.cluster.clusterId;
+      renewed.set(id, Math.max(renewed.get(id) ?? -Infinity, hb.renewedAtMs));
+    }
+    return [...renewed]
+      .map(([id, last]) => `${id}=${Math.max(last + ttlMs, graceEnds) > asOfMs ? 'live' : 'stale'}`)
+      .sort()
+      .join(',');
+  };
+  return liveness(before) !== liveness(after);
 }

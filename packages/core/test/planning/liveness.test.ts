@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyHeartbeats, heartbeatLivenessKey } from '../../src/planning/index.js';
+import { applyHeartbeats, heartbeatsChangeLiveness } from '../../src/planning/index.js';
 import { clusterExport, endpoint, frozen } from './fixtures.js';
 
 const hb = (clusterId: string, renewedAtMs: number) => ({
@@ -90,19 +90,34 @@ describe('applyHeartbeats: after the importer own outage', () => {
   });
 });
 
-describe('heartbeatLivenessKey', () => {
-  it('is the same across renewals that keep every cluster live, and moves when one expires or returns', () => {
-    const steady = heartbeatLivenessKey([hb('a', 9_000), hb('b', 8_000)], 10_000, 5_000);
-    expect(steady).toBe('a=live,b=live');
-    // Both renewed later: same key (nothing an import reads changed).
-    expect(heartbeatLivenessKey([hb('b', 12_000), hb('a', 11_000)], 13_000, 5_000)).toBe(steady);
-    // b past the TTL (exactly at it is stale, as in applyHeartbeats).
-    expect(heartbeatLivenessKey([hb('a', 11_000), hb('b', 8_000)], 13_000, 5_000)).toBe(
-      'a=live,b=stale',
-    );
-    // A new cluster, or one gone, changes it too.
-    expect(heartbeatLivenessKey([hb('a', 11_000)], 13_000, 5_000)).toBe('a=live');
-    // During the grace after our own outage nobody is stale.
-    expect(heartbeatLivenessKey([hb('b', 1_000)], 13_000, 5_000, 10_000)).toBe('b=live');
+describe('heartbeatsChangeLiveness', () => {
+  const change = (before: ReturnType<typeof hb>[], after: ReturnType<typeof hb>[], asOf: number) =>
+    heartbeatsChangeLiveness(before, after, asOf, 5_000);
+
+  it('a renewal that keeps every cluster live is no change', () => {
+    expect(
+      change([hb('a', 9_000), hb('b', 8_500)], [hb('b', 12_000), hb('a', 11_000)], 13_000),
+    ).toBe(false);
+  });
+
+  it('a cluster that expired meanwhile and renews again is a change (judged at the new time)', () => {
+    // b last renewed at 1 s (expired at 6 s, its imports dropped it then); at 13 s it is back.
+    expect(
+      change([hb('a', 9_000), hb('b', 1_000)], [hb('a', 11_000), hb('b', 12_000)], 13_000),
+    ).toBe(true);
+  });
+
+  it('a cluster expired on both sides is no change (its imports requeue on their own)', () => {
+    expect(
+      change([hb('a', 9_000), hb('b', 1_000)], [hb('a', 11_000), hb('b', 1_000)], 13_000),
+    ).toBe(false);
+  });
+
+  it('a cluster appearing or leaving is a change; the grace after our outage keeps clusters live', () => {
+    expect(change([hb('a', 9_000)], [hb('a', 11_000), hb('b', 12_000)], 13_000)).toBe(true);
+    expect(change([hb('a', 9_000), hb('b', 9_000)], [hb('a', 11_000)], 13_000)).toBe(true);
+    expect(
+      heartbeatsChangeLiveness([hb('b', 1_000)], [hb('b', 1_000)], 13_000, 5_000, 10_000),
+    ).toBe(false);
   });
 });

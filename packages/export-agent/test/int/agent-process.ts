@@ -23,7 +23,8 @@ export function startAgentProcess(
   timing: 'fast' | 'defaults' = 'fast',
 ): AgentProcess {
   const logs: string[] = [];
-  const fast = ['--resync-seconds', '2', '--heartbeat-seconds', '600'];
+  // A 2 s resync is a test's choice: no background budget stretches it.
+  const fast = ['--resync-seconds', '2', '--background-budget', '0', '--heartbeat-seconds', '600'];
   const child: ChildProcess = spawn(
     process.execPath,
     [

@@ -36,13 +36,16 @@ export async function listingRound(
   }
   let ok = true;
   let calls = 1;
+  let paged = false;
   const listed = new Set<string>();
   const counts = new Map<string, number>();
   const unlisted = new Set<string>(); // namespaces whose services could not be listed
   await inPool(namespaces, state.concurrency, async (ns) => {
     try {
       const page = await port.listServices(ns.id);
-      calls += Math.max(1, Math.ceil(page.length / LIST_SERVICES_PAGE));
+      const pages = Math.max(1, Math.ceil(page.length / LIST_SERVICES_PAGE));
+      calls += pages;
+      if (pages > 1) paged = true;
       for (const svc of page) {
         listed.add(keyOf(ns.name, svc.name));
         if (svc.instanceCount !== undefined)
@@ -59,7 +62,7 @@ export async function listingRound(
       });
     }
   });
-  state.lastListingCalls = calls;
+  state.lastListing = { calls, paged };
   // A shard named by a tracked export record stays even if a listing that started before it
   // was created misses it (its reads fail, and keep the last good state, if it is gone).
   for (const s of services.values())

@@ -152,7 +152,7 @@ function nextDelay(loop: RoundLoop, kind: RoundKind): number {
   const base =
     kind === 'slow'
       ? loop.feedMs > 0 && state.synced
-        ? listingPeriodFor(periods, state.lastListingCalls)
+        ? listingPeriodFor(periods, state.lastListing.calls, state.lastListing.paged)
         : periods.slowMs
       : kind === 'fast'
         ? fast

@@ -75,10 +75,12 @@ export function refreshIntervalFor(periods: PollPeriods, services: number): numb
 
 /**
  * The listing's period: `slowMs`, stretched so a listing of `calls` calls stays within the
- * budget (1,000 services in one namespace: 11 calls, at 3 a minute every 220 s).
+ * budget once some namespace needs more than one ListServices page (1,000 services in one
+ * namespace: 11 calls, at 3 a minute every 220 s). A listing of one page per namespace, what
+ * `--poll-slow-seconds` was chosen for, is never stretched.
  */
-export function listingPeriodFor(periods: PollPeriods, calls: number): number {
+export function listingPeriodFor(periods: PollPeriods, calls: number, paged: boolean): number {
   const budget = periods.listingBudgetPerMinute ?? 0;
-  if (budget <= 0) return periods.slowMs;
+  if (budget <= 0 || !paged) return periods.slowMs;
   return Math.max(periods.slowMs, Math.ceil((calls / budget) * 60_000));
 }

@@ -27,8 +27,11 @@ export interface PollerState {
   readonly services: Map<string, ServiceSnapshot>;
   /** ListServices' InstanceCount per tracked service at the last listing (listing.ts). */
   readonly instanceCounts: Map<string, number>;
-  /** Calls the last listing made (ListNamespaces + estimated ListServices pages). */
-  lastListingCalls: number;
+  /**
+   * The last listing: its calls (ListNamespaces + estimated ListServices pages), and whether
+   * some namespace took more than one page.
+   */
+  lastListing: { calls: number; paged: boolean };
   synced: boolean;
   /** Whether the latest calls all failed: then the fast round only probes. */
   unreachable: boolean;
@@ -102,7 +105,7 @@ function initialState(opts: PollerOptions, log: Logger) {
     concurrency: opts.concurrency ?? 8,
     services: new Map<string, ServiceSnapshot>(),
     instanceCounts: new Map<string, number>(),
-    lastListingCalls: 1,
+    lastListing: { calls: 1, paged: false },
     synced: false,
     unreachable: false,
     successes: 0,
