@@ -12,8 +12,15 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   /** The leader gives up if it cannot renew for this long. Default 10 s. */
   renewDeadlineMs?: number;
-  /** Time between attempts (acquire and renew). Default 2 s. */
+  /** Time between attempts to acquire, and between renewals after one failed. Default 2 s. */
   retryPeriodMs?: number;
+  /**
+   * Time between renewals while they succeed. Default half the renew deadline (5 s), at
+   * least the retry period: a held Lease is written 12 times a minute, not 30 (client-go
+   * renews every retry period). Safe because the leader still gives up after renewDeadline
+   * without a successful renewal, before the Lease can expire for another replica.
+   */
+  renewIntervalMs?: number;
   onStartedLeading: (signal: AbortSignal) => void;
   /** Called once when leadership is lost or released; agents normally exit then. */
   onStoppedLeading: () => void;
@@ -52,6 +59,10 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   const retryMs = options.retryPeriodMs ?? 2_000;
   if (!(leaseMs > renewDeadlineMs && renewDeadlineMs > retryMs && retryMs > 0))
     throw new RangeError('leader election needs leaseDuration > renewDeadline > retryPeriod > 0');
+  const renewMs = Math.min(
+    renewDeadlineMs - retryMs,
+    Math.max(retryMs, options.renewIntervalMs ?? Math.floor(renewDeadlineMs / 2)),
+  );
   const log = options.logger.child({ [logFields.lease]: options.store.description });
   const stopping = new AbortController();
   let leading = false;
@@ -165,9 +176,11 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     options.onStartedLeading(leadership.signal);
     // Renew: give up when no renewal succeeded within renewDeadline.
     let lastRenew = clock.now();
+    let renewed = true;
     while (!signal.aborted) {
-      if (!(await wait(retryMs, signal))) break;
-      if (await attempt()) lastRenew = clock.now();
+      if (!(await wait(renewed ? renewMs : retryMs, signal))) break;
+      renewed = await attempt();
+      if (renewed) lastRenew = clock.now();
       else if (clock.now() - lastRenew >= renewDeadlineMs) {
         log.error('leadership lost', {
           [logFields.holderIdentity]: observed?.holderIdentity ?? '',

@@ -46,7 +46,7 @@ describe('leader election', () => {
       leaseTransitions: 0,
     });
     const renewedBefore = lease.record?.renewTime?.getTime() ?? 0;
-    await advance(clock, 4_000, 500);
+    await advance(clock, 6_000, 500); // renewed at 5 s (half the renew deadline)
     expect(lease.record?.renewTime?.getTime()).toBeGreaterThan(renewedBefore);
     await a.elector.stop();
     await a.done;
@@ -113,6 +113,26 @@ describe('leader election', () => {
     await b.elector.stop();
   });
 
+  it('a failed renewal is retried every retry period; one success before the deadline keeps leading', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    let down = false;
+    const a = candidate(clock, lease, 'a', { failing: () => down });
+    await settle();
+    const attempts = () => lease.writes + lease.reads;
+    down = true;
+    await advance(clock, 5_000, 500); // the renewal at 5 s fails
+    const failedAt = attempts();
+    await advance(clock, 2_000, 500); // retried at 7 s (the retry period), not at 10 s
+    expect(attempts() - failedAt).toBeGreaterThanOrEqual(1);
+    down = false;
+    await advance(clock, 2_000, 500); // 9 s: renewed, within the 10 s renew deadline
+    expect(a.elector.isLeader()).toBe(true);
+    expect(a.log).toEqual(['started']);
+    await a.elector.stop();
+    await a.done;
+  });
+
   it('the leader steps down when it cannot renew within the renew deadline', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
@@ -128,14 +148,14 @@ describe('leader election', () => {
     await a.done;
   });
 
-  it('the leader renews with one write per period and no read (optimistic renewal)', async () => {
+  it('the leader renews with one write per renew interval and no read (optimistic renewal)', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
     const a = candidate(clock, lease, 'a');
     await settle();
     const [reads, writes] = [lease.reads, lease.writes];
-    await advance(clock, 10_000, 500); // five retry periods
-    expect(lease.writes - writes).toBe(5);
+    await advance(clock, 60_000, 500); // twelve renew intervals of 5 s (client-go: 30 of 2 s)
+    expect(lease.writes - writes).toBe(12);
     expect(lease.reads - reads).toBe(0);
     expect(a.elector.isLeader()).toBe(true);
     await a.elector.stop();
@@ -155,7 +175,7 @@ describe('leader election', () => {
       resourceVersion: 'other',
     };
     const reads = lease.reads;
-    await advance(clock, 2_000, 500);
+    await advance(clock, 5_000, 500);
     expect(lease.reads - reads).toBe(1); // the optimistic write conflicted: read, not retried blind
     expect(lease.record.holderIdentity).toBe('z');
     await advance(clock, 10_000, 500);
