@@ -47,7 +47,21 @@ export interface TargetResolver {
   ensure(namespace: string, name: string, dnsFamily?: IPFamily): Promise<EnsureResult>;
   /** Finds without creating; undefined when either does not exist. */
   find(namespace: string, name: string): Promise<CloudMapTarget | undefined>;
+  /**
+   * Forgets what `ensure` remembered of N/S: a call found the service or its namespace gone
+   * (deleted outside the agent), so the next `ensure` looks it up, or creates it, again.
+   */
+  forget(namespace: string, name: string): void;
 }
+
+/**
+ * How long `ensure` trusts a service it found or created without listing again. Service IDs
+ * never change; a service deleted outside the agent is forgotten at the first call that
+ * finds it gone (`forget`), and at the latest after this. Without it every resync of an
+ * export listed its whole namespace again once the client's 30 s listing cache had expired:
+ * 11 ListServices pages per export at 1,000 exports in one namespace.
+ */
+const KNOWN_TARGET_MS = 10 * 60_000;
 
 export interface TargetResolverOptions {
   cloudMap: CloudMapPort;
@@ -84,9 +98,20 @@ export function createTargetResolver(opts: TargetResolverOptions): TargetResolve
     opts,
     timeoutMs: opts.namespaceCreateTimeoutMs ?? 5 * 60_000,
     creating: new Map(),
+    known: new Map(),
   };
   return {
-    ensure: (namespace, name, dnsFamily) => ensure(r, namespace, name, dnsFamily),
+    async ensure(namespace, name, dnsFamily) {
+      const key = `${namespace}/${name}`;
+      const known = r.known.get(key);
+      if (known !== undefined && opts.now() - known.atMs < KNOWN_TARGET_MS)
+        return { state: 'ready', target: known.target };
+      const result = await ensure(r, namespace, name, dnsFamily);
+      if (result.state === 'ready') r.known.set(key, { target: result.target, atMs: opts.now() });
+      else r.known.delete(key);
+      return result;
+    },
+    forget: (namespace, name) => void r.known.delete(`${namespace}/${name}`),
     async find(namespace, name) {
       const ns = await findNamespace(r, namespace);
       if (ns === undefined) return undefined;
@@ -101,6 +126,8 @@ interface Resolver {
   readonly timeoutMs: number;
   /** When the creation of each namespace was submitted. */
   readonly creating: Map<string, number>;
+  /** Services found or created, by `namespace/name` (KNOWN_TARGET_MS). */
+  readonly known: Map<string, { target: CloudMapTarget; atMs: number }>;
 }
 
 async function findNamespace(r: Resolver, name: string): Promise<CloudMapNamespace | undefined> {

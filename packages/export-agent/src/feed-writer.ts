@@ -230,7 +230,10 @@ async function write(s: FeedWriterState): Promise<void> {
 
 function failed(s: FeedWriterState, error: unknown): void {
   const code = isCloudMapError(error) ? error.code : undefined;
-  if (code === 'ServiceNotFound' || code === 'NamespaceNotFound') s.target = undefined;
+  if (code === 'ServiceNotFound' || code === 'NamespaceNotFound') {
+    if (s.target !== undefined) s.opts.resolver.forget(FEED_NAMESPACE_NAME, s.target.serviceName);
+    s.target = undefined;
+  }
   const result: FeedWriteResult =
     code === 'DuplicateRequest'
       ? 'duplicate' // our previous feed write is still being applied: try again shortly

@@ -76,6 +76,9 @@ async function sync(
       else known.delete(ns);
     } catch (error) {
       written.delete(ns); // read it again next time: the write may or may not have happened
+      // The heartbeat service deleted outside the agent: look it up (or create it) again.
+      if (isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound'))
+        h.deps.resolver.forget(ns, HEARTBEAT_SERVICE_NAME);
       h.deps.logger.warn('heartbeat failed', { namespace: ns, err: error });
     }
   }

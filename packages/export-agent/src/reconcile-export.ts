@@ -81,6 +81,9 @@ export async function reconcileExport(
   try {
     return await exportToCloudMap(state, se, identity, desired.export, encoded.instances, log);
   } catch (error) {
+    // Deleted outside the agent: look the service up (or create it) again next time.
+    if (isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound'))
+      state.deps.resolver.forget(se.metadata.namespace, se.metadata.name);
     await reportPersistentError(state, se, error, log);
     throw error;
   }

@@ -87,7 +87,11 @@ export async function discover(
     );
     return { instances: pending.overlay(target.serviceId, instances), revision };
   } catch (error) {
-    if (notFound(error)) return { instances: pending.overlay(target.serviceId, []) };
+    if (notFound(error)) {
+      // Gone: the resolver must look it up (or create it) again, not trust what it found.
+      state.deps.resolver.forget(target.namespaceName, target.serviceName);
+      return { instances: pending.overlay(target.serviceId, []) };
+    }
     throw error;
   }
 }

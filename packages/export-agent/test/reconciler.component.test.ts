@@ -125,6 +125,24 @@ describe('export reconciler over the fake Cloud Map', () => {
     expect(fake.calls('deregisterInstance')).toBe(2);
   });
 
+  it('a resync does not list the namespace again; a service deleted outside the agent is created again', async () => {
+    const { fake, k8s } = setup({ resyncMs: 60_000 });
+    exportCart(k8s);
+    await converged(() => expect(ownIps(fake)).toEqual(['10.0.0.1:true', '10.0.0.2:true']));
+    await converged(() => expect(fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)).toHaveLength(1));
+    fake.resetCounters();
+    await elapse(180_000, 1_000); // three resyncs and heartbeat renewals, past the 30 s cache
+    expect(fake.calls('listServices')).toBe(0);
+    expect(fake.calls('discoverInstances')).toBeGreaterThanOrEqual(3); // the resyncs still read
+    // Someone deletes the service (its instances first, as Cloud Map requires).
+    const svc = fake.serviceByName('shop', 'cart')!;
+    for (const i of fake.instancesOf('shop', 'cart')) await fake.deregisterInstance(svc.id, i.id);
+    await fake.deleteService(svc.id);
+    await elapse(70_000, 1_000); // the next resync finds it gone, then the agent recreates it
+    await converged(() => expect(ownIps(fake)).toEqual(['10.0.0.1:true', '10.0.0.2:true']));
+    expect(fake.serviceByName('shop', 'cart')?.id).not.toBe(svc.id);
+  });
+
   it('keeps Ready=True through endpoint changes: no status write while in sync', async () => {
     const { fake, k8s } = setup();
     exportCart(k8s);

@@ -130,7 +130,10 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     liveness: createLivenessTracker({
       clustersetId: opts.trust.clustersetId,
       ttlMs: opts.heartbeatTtlMs,
+      clock: opts.clock,
       now: opts.now,
+      heartbeatService: (ns) => w.poller.heartbeatService(ns),
+      onChange: (ns) => enqueueNamespace(w, ns),
     }),
   };
   const reconcile = createImportReconciler(reconcilerOptions(opts, w.poller, policy, refusals));
@@ -193,8 +196,7 @@ function pollerOptions(
     },
     onHeartbeatChange: (ns) => {
       const w = wiring();
-      if (w.started && w.liveness.changed(ns, w.poller.heartbeatService(ns)))
-        enqueueNamespace(w, ns);
+      if (w.started) w.liveness.observe(ns);
     },
     onHealthChange: (health, synced) => {
       opts.metrics?.health?.(health, synced);
@@ -270,10 +272,11 @@ async function start(w: ImportWiring): Promise<void> {
     enqueueNamespace(w, ns);
   for (const key of allSnapshotKeys(poller)) queue.add(key);
   for (const key of opts.external?.keys() ?? []) queue.add(key);
-  // What every import is first reconciled with: later heartbeat changes compare with it.
+  // What every import is first reconciled with: later heartbeat changes and expiries compare
+  // with it.
   const nsOf = (key: string): string => key.slice(0, key.indexOf('/'));
   for (const ns of new Set([...keys, ...allSnapshotKeys(poller)].map(nsOf)))
-    w.liveness.changed(ns, w.poller.heartbeatService(ns));
+    w.liveness.observe(ns, true);
   w.log.info('import controller started', { keys: queue.length, workers: opts.workers });
   w.workers = w.controller.run();
 }
@@ -282,6 +285,7 @@ async function stop(w: ImportWiring): Promise<void> {
   if (w.syncWaiter?.timer !== undefined) w.opts.clock.clearTimer(w.syncWaiter.timer);
   w.syncWaiter?.resolve();
   await w.poller.stop();
+  w.liveness.stop();
   w.queue.shutdown();
   await w.workers;
 }

@@ -1,39 +1,80 @@
-import { decodeHeartbeats, heartbeatsChangeLiveness, type Heartbeat } from '@cloudmap-mcs/core';
+import {
+  decodeHeartbeats,
+  heartbeatLiveness,
+  type Clock,
+  type TimerHandle,
+} from '@cloudmap-mcs/core';
 import type { ServiceSnapshot } from './poller/snapshot.js';
 
 /**
- * The heartbeats of each namespace as its imports last saw them. A heartbeat renewal that
- * keeps every cluster live changes nothing an import reads, so the controller re-runs a
- * namespace's imports only when this says which clusters are live moved (core
- * `heartbeatsChangeLiveness`); expiries are re-checked by each reconcile's own requeue
- * (converge.ts).
+ * Which clusters are live in each namespace, as its imports were last run with (core
+ * `heartbeatLiveness`). The controller re-runs a namespace's imports only when that moves:
+ * a heartbeat change that makes a cluster live or stale, or the expiry of a live cluster's
+ * heartbeat, watched here once per namespace (in data time, like the reconciles: the check
+ * waits until heartbeats that old can have been read). A renewal that keeps every cluster
+ * live, the steady state, re-runs nothing.
  */
 export interface LivenessTracker {
-  /** Records the heartbeats of `namespace`; true when they change which clusters are live. */
-  changed(namespace: string, heartbeats: ServiceSnapshot | undefined): boolean;
+  /**
+   * Reads the namespace's heartbeats now (after a change, or at start with `initial`):
+   * calls `onChange` when the live set moved (never for `initial`), and watches the next
+   * expiry.
+   */
+  observe(namespace: string, initial?: boolean): void;
+  /** Clears the expiry timers. */
+  stop(): void;
 }
 
-export function createLivenessTracker(opts: {
+export interface LivenessTrackerOptions {
   clustersetId: string;
   ttlMs: number;
+  clock: Clock;
   now: () => number;
-}): LivenessTracker {
-  const last = new Map<string, { heartbeats: Heartbeat[]; resumedAtMs: number | undefined }>();
-  return {
-    changed(namespace, hb) {
-      const heartbeats = decodeHeartbeats(hb?.instances ?? [], {
-        clustersetId: opts.clustersetId,
-      }).heartbeats;
-      const before = last.get(namespace);
-      last.set(namespace, { heartbeats, resumedAtMs: hb?.resumedAtMs });
-      if (before === undefined || before.resumedAtMs !== hb?.resumedAtMs) return true;
-      return heartbeatsChangeLiveness(
-        before.heartbeats,
-        heartbeats,
-        hb?.confirmedAtMs ?? opts.now(),
-        opts.ttlMs,
-        hb?.resumedAtMs,
+  heartbeatService: (namespace: string) => ServiceSnapshot | undefined;
+  onChange: (namespace: string) => void;
+}
+
+/** Slack after an expiry, and the shortest re-check (as converge.ts had per service). */
+const EXPIRY_SLACK_MS = 500;
+const MIN_RECHECK_MS = 1_000;
+
+export function createLivenessTracker(opts: LivenessTrackerOptions): LivenessTracker {
+  const keys = new Map<string, string>();
+  const timers = new Map<string, TimerHandle>();
+  let stopped = false;
+  const observe = (namespace: string, initial = false): void => {
+    if (stopped) return;
+    const hb = opts.heartbeatService(namespace);
+    const asOfMs = hb?.confirmedAtMs ?? opts.now();
+    const { key, nextExpiryMs } = heartbeatLiveness(
+      decodeHeartbeats(hb?.instances ?? [], { clustersetId: opts.clustersetId }).heartbeats,
+      asOfMs,
+      opts.ttlMs,
+      hb?.resumedAtMs,
+    );
+    const moved = keys.has(namespace) ? keys.get(namespace) !== key : !initial;
+    keys.set(namespace, key);
+    const pending = timers.get(namespace);
+    if (pending !== undefined) opts.clock.clearTimer(pending);
+    timers.delete(namespace);
+    if (nextExpiryMs !== undefined) {
+      const wait = Math.max(MIN_RECHECK_MS, nextExpiryMs - asOfMs + EXPIRY_SLACK_MS);
+      timers.set(
+        namespace,
+        opts.clock.setTimer(() => {
+          timers.delete(namespace);
+          observe(namespace);
+        }, wait),
       );
+    }
+    if (moved) opts.onChange(namespace);
+  };
+  return {
+    observe,
+    stop() {
+      stopped = true;
+      for (const t of timers.values()) opts.clock.clearTimer(t);
+      timers.clear();
     },
   };
 }

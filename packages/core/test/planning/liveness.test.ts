@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyHeartbeats, heartbeatsChangeLiveness } from '../../src/planning/index.js';
+import { applyHeartbeats, heartbeatLiveness } from '../../src/planning/index.js';
 import { clusterExport, endpoint, frozen } from './fixtures.js';
 
 const hb = (clusterId: string, renewedAtMs: number) => ({
@@ -90,34 +90,47 @@ describe('applyHeartbeats: after the importer own outage', () => {
   });
 });
 
-describe('heartbeatsChangeLiveness', () => {
-  const change = (before: ReturnType<typeof hb>[], after: ReturnType<typeof hb>[], asOf: number) =>
-    heartbeatsChangeLiveness(before, after, asOf, 5_000);
-
-  it('a renewal that keeps every cluster live is no change', () => {
-    expect(
-      change([hb('a', 9_000), hb('b', 8_500)], [hb('b', 12_000), hb('a', 11_000)], 13_000),
-    ).toBe(false);
+describe('heartbeatLiveness', () => {
+  it('keys the live set (same across renewals that keep everyone live) and says the next expiry', () => {
+    const steady = heartbeatLiveness([hb('a', 9_000), hb('b', 8_500)], 10_000, 5_000);
+    expect(steady).toEqual({ key: 'a=live,b=live', nextExpiryMs: 13_500 });
+    expect(heartbeatLiveness([hb('b', 12_000), hb('a', 11_000)], 13_000, 5_000).key).toBe(
+      steady.key,
+    );
   });
 
-  it('a cluster that expired meanwhile and renews again is a change (judged at the new time)', () => {
-    // b last renewed at 1 s (expired at 6 s, its imports dropped it then); at 13 s it is back.
-    expect(
-      change([hb('a', 9_000), hb('b', 1_000)], [hb('a', 11_000), hb('b', 12_000)], 13_000),
-    ).toBe(true);
+  it('a cluster past the TTL is stale (exactly at it too) and has no expiry to wait for', () => {
+    expect(heartbeatLiveness([hb('a', 11_000), hb('b', 8_000)], 13_000, 5_000)).toEqual({
+      key: 'a=live,b=stale',
+      nextExpiryMs: 16_000,
+    });
+    expect(heartbeatLiveness([hb('b', 1_000)], 13_000, 5_000)).toEqual({ key: 'b=stale' });
   });
 
-  it('a cluster expired on both sides is no change (its imports requeue on their own)', () => {
-    expect(
-      change([hb('a', 9_000), hb('b', 1_000)], [hb('a', 11_000), hb('b', 1_000)], 13_000),
-    ).toBe(false);
+  it('during the grace after our own outage nobody is stale; a cluster gone changes the key', () => {
+    expect(heartbeatLiveness([hb('b', 1_000)], 13_000, 5_000, 10_000)).toEqual({
+      key: 'b=live',
+      nextExpiryMs: 15_000,
+    });
+    expect(heartbeatLiveness([hb('a', 11_000)], 13_000, 5_000).key).toBe('a=live');
   });
+});
 
-  it('a cluster appearing or leaving is a change; the grace after our outage keeps clusters live', () => {
-    expect(change([hb('a', 9_000)], [hb('a', 11_000), hb('b', 12_000)], 13_000)).toBe(true);
-    expect(change([hb('a', 9_000), hb('b', 9_000)], [hb('a', 11_000)], 13_000)).toBe(true);
-    expect(
-      heartbeatsChangeLiveness([hb('b', 1_000)], [hb('b', 1_000)], 13_000, 5_000, 10_000),
-    ).toBe(false);
+describe('applyHeartbeats first-seen expiry', () => {
+  it('reports the expiry of clusters judged by first-seen time apart from heartbeat expiries', () => {
+    const ours = frozen([
+      { ...clusterExport('beats', {}, [endpoint('10.0.0.1')]), hasExportRecord: true },
+      { ...clusterExport('ghost', {}, [endpoint('10.0.0.2')]), hasExportRecord: true },
+    ]);
+    const out = applyHeartbeats(ours, [hb('beats', 9_000)], 10_000, 5_000, {
+      firstSeenMs: { ghost: 8_000 },
+    });
+    expect(out.nextExpiryMs).toBe(13_000);
+    expect(out.nextFirstSeenExpiryMs).toBe(13_000);
+    const later = applyHeartbeats(ours, [hb('beats', 7_000)], 10_000, 5_000, {
+      firstSeenMs: { ghost: 9_500 },
+    });
+    expect(later.nextExpiryMs).toBe(12_000); // the heartbeat's
+    expect(later.nextFirstSeenExpiryMs).toBe(14_500); // the ghost's
   });
 });

@@ -144,9 +144,11 @@ export function nextCheck(
   ) {
     waits.push(PENDING_RECHECK_MS);
   }
-  // Expiry is in data time: look again once data that old can have been read.
-  if (live.nextExpiryMs !== undefined)
-    waits.push(Math.max(1_000, live.nextExpiryMs - live.asOfMs + 500));
+  // Expiry is in data time: look again once data that old can have been read. Only for
+  // clusters judged by first-seen time; heartbeat expiries are watched once per namespace
+  // (liveness-tracker.ts), which re-runs every import of it when a cluster goes stale.
+  if (live.nextFirstSeenExpiryMs !== undefined)
+    waits.push(Math.max(1_000, live.nextFirstSeenExpiryMs - live.asOfMs + 500));
   // We relied on our own recent writes: look again once the informer must have caught up.
   if (used.untilMs > 0) waits.push(Math.max(100, used.untilMs - s.clock.now() + 100));
   return waits.length === 0 ? undefined : { requeueAfterMs: Math.min(...waits) };
