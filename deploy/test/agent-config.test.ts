@@ -200,7 +200,7 @@ describe('import agent', () => {
       pollFastMs: 5_000,
       pollHeartbeatMs: 30_000,
       pollResyncMs: 3_600_000,
-      pollBackgroundBudget: 6,
+      pollBackgroundBudget: 4,
       heartbeatTtlMs: 120_000,
       allowedCidrs: [],
       namespaces: {

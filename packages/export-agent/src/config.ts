@@ -50,7 +50,7 @@ const OPTIONS = {
   },
   'background-budget': {
     type: 'number',
-    default: 6,
+    default: 4,
     describe:
       'Cloud Map calls a minute the resync reconciles and the peer watch’s instance counts may use (half each); more exports stretch their periods instead of raising idle cost; it caps a short --resync-seconds too (0: no limit)',
   },

@@ -16,7 +16,7 @@ describe('parseConfig', () => {
     expect(c).toMatchObject({
       workers: 4,
       resyncSeconds: 1800,
-      backgroundBudget: 6,
+      backgroundBudget: 4,
       peerCheckSeconds: 3,
       peerCheckBudget: 100,
       heartbeatSeconds: 30,

@@ -82,7 +82,7 @@ const OPTIONS = {
   },
   'poll-background-budget': {
     type: 'number',
-    default: 6,
+    default: 4,
     describe:
       'Cloud Map calls a minute the backstop reads and, with the change feed, listings of more than one page per namespace may use (half each); more services stretch their periods instead of raising idle cost; it caps a short --poll-resync-seconds too (0: no limit)',
   },

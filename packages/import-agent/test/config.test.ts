@@ -18,7 +18,7 @@ describe('import agent config', () => {
       pollFeedMs: 1_200,
       pollHeartbeatMs: 30_000,
       pollResyncMs: 3_600_000,
-      pollBackgroundBudget: 6,
+      pollBackgroundBudget: 4,
       heartbeatTtlMs: 120_000,
       leaderElect: true,
       allowedCidrs: [],
