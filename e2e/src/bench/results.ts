@@ -103,6 +103,7 @@ export function mergeReports(reports: readonly BenchReport[]): BenchReport {
     startedAt: reports.map((r) => r.startedAt).sort()[0]!,
     results: [...byKey.values()],
     failures: [...failures.values()],
-    runs: reports.map((r) => ({ startedAt: r.startedAt, command: r.command })),
+    // A merged report brings its own runs (its `command` is only its last run's).
+    runs: reports.flatMap((r) => r.runs ?? [{ startedAt: r.startedAt, command: r.command }]),
   };
 }

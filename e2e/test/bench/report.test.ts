@@ -159,6 +159,13 @@ describe('bench report', () => {
     expect(md).toContain('Put together from 2 runs');
     expect(md).toContain('make bench BENCH_MATRIX=100x2x2 BENCH_SIDES=peer');
     expect(md).toContain('AWS controller in the run started 2026-12-01T08:00:00Z');
+    // Merging the merged report again keeps every run's own command.
+    const third = { ...later, startedAt: '2026-12-01T09:00:00Z', command: 'make bench X=3' };
+    expect(mergeReports([merged, third]).runs?.map((r) => r.command)).toEqual([
+      report.command,
+      later.command,
+      'make bench X=3',
+    ]);
   });
 
   it('a baseline shows our figures before and now, per cell and per process', () => {
