@@ -36,9 +36,21 @@ export function createReadCache<V>(options: ReadCacheOptions): ReadCache<V> {
     e.inflight === undefined &&
     'value' in e &&
     e.expiresAt > options.clock.now();
+  // Expired entries are dropped once a TTL, not only when their key is read again: an agent
+  // reads each of 1,000 services now and then, and every result it ever read stayed in
+  // memory (11,000 instances at 1,000 services × 10 endpoints).
+  let nextSweepAt = options.clock.now() + options.ttlMs;
+  const sweep = (): void => {
+    const now = options.clock.now();
+    if (now < nextSweepAt) return;
+    nextSweepAt = now + options.ttlMs;
+    for (const [key, e] of entries)
+      if (e.inflight === undefined && e.expiresAt <= now) entries.delete(key);
+  };
 
   return {
     async get(key, load) {
+      sweep();
       const existing = entries.get(key);
       if (fresh(existing)) {
         options.onLookup?.('hit');

@@ -15,6 +15,16 @@ const setup = () => {
 };
 
 describe('Cloud Map client caches', () => {
+  it('drops expired entries once a TTL, not only when their key is read again', async () => {
+    const clock = new FakeClock();
+    const cache = createReadCache<number>({ name: 'discover', ttlMs: 5_000, clock });
+    for (let i = 0; i < 100; i++) await cache.get(`svc-${String(i)}`, () => Promise.resolve(i));
+    expect(cache.size).toBe(100);
+    clock.advance(5_001);
+    await cache.get('svc-0', () => Promise.resolve(0)); // any read sweeps what expired
+    expect(cache.size).toBe(1);
+  });
+
   it('serves repeated reads from cache until the TTL passes', async () => {
     const { clock, fake, ns, client } = setup();
     await client.listNamespaces();
