@@ -13,6 +13,7 @@ import {
 } from '@cloudmap-mcs/core';
 import type { TargetResolver } from './cloudmap-target.js';
 import type { PendingWrites } from './pending-writes.js';
+import { notFound } from './reconciler-state.js';
 
 export interface HeartbeatDeps {
   cloudMap: CloudMapPort;
@@ -77,8 +78,7 @@ async function sync(
     } catch (error) {
       written.delete(ns); // read it again next time: the write may or may not have happened
       // The heartbeat service deleted outside the agent: look it up (or create it) again.
-      if (isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound'))
-        h.deps.resolver.forget(ns, HEARTBEAT_SERVICE_NAME);
+      if (notFound(error)) h.deps.resolver.forget(ns, HEARTBEAT_SERVICE_NAME);
       h.deps.logger.warn('heartbeat failed', { namespace: ns, err: error });
     }
   }

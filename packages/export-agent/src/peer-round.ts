@@ -4,6 +4,7 @@ import {
   FEED_NAMESPACE_NAME,
   feedServiceName,
   isCloudMapError,
+  listServicesPages,
   logFields,
   planFeedRead,
   type FeedCursor,
@@ -160,9 +161,6 @@ async function followFeed(s: PeerState): Promise<boolean> {
   }
 }
 
-/** ListServices returns at most 100 services a page (cloudmap-api.md). */
-const LIST_SERVICES_PAGE = 100;
-
 /**
  * Rounds between count checks: `countEvery`, stretched so the ListServices pages of a check
  * stay within the budget (1,000 exports in one namespace: 10 pages, at 3 a minute and a 3 s
@@ -187,7 +185,7 @@ async function checkCounts(s: PeerState): Promise<boolean> {
   s.countCalls = 0;
   for (const [namespaceId, list] of byNamespace) {
     const listed = await s.opts.cloudMap.listServices(namespaceId);
-    s.countCalls += Math.max(1, Math.ceil(listed.length / LIST_SERVICES_PAGE));
+    s.countCalls += listServicesPages(listed.length);
     const counts = new Map(listed.map((x) => [x.name, x.instanceCount]));
     for (const [key, e] of list) {
       const count = counts.get(e.service.serviceName);

@@ -69,7 +69,8 @@ export function createReconcilerState(deps: ExportReconcilerDeps): ReconcilerSta
   };
 }
 
-const notFound = (e: unknown) =>
+/** The service or its namespace is gone (deleted outside the agent, or never created). */
+export const notFound = (e: unknown): boolean =>
   isCloudMapError(e, 'ServiceNotFound') || isCloudMapError(e, 'NamespaceNotFound');
 
 /** Instances (our in-flight writes laid over) and the revision read, if the service exists. */

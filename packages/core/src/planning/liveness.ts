@@ -49,6 +49,20 @@ export interface LivenessTimes {
   resumedAtMs?: number;
 }
 
+/** Nobody expires before one TTL of uninterrupted reading after our own outage. */
+const graceEndsAt = (resumedAtMs: number | undefined, ttlMs: number): number =>
+  resumedAtMs === undefined ? -Infinity : resumedAtMs + ttlMs;
+
+/** Each cluster's newest renewal. */
+function latestRenewals(heartbeats: readonly Heartbeat[]): Map<string, number> {
+  const renewed = new Map<string, number>();
+  for (const hb of heartbeats) {
+    const id = hb.cluster.clusterId;
+    renewed.set(id, Math.max(renewed.get(id) ?? -Infinity, hb.renewedAtMs));
+  }
+  return renewed;
+}
+
 export function applyHeartbeats(
   exports: readonly ClusterExport[],
   heartbeats: readonly Heartbeat[],
@@ -57,13 +71,8 @@ export function applyHeartbeats(
   times: LivenessTimes = {},
 ): Liveness {
   const { firstSeenMs, resumedAtMs } = times;
-  // Nobody expires before one TTL of uninterrupted reading after our own outage.
-  const graceEnds = resumedAtMs === undefined ? -Infinity : resumedAtMs + ttlMs;
-  const renewed = new Map<string, number>();
-  for (const hb of heartbeats) {
-    const id = hb.cluster.clusterId;
-    renewed.set(id, Math.max(renewed.get(id) ?? -Infinity, hb.renewedAtMs));
-  }
+  const graceEnds = graceEndsAt(resumedAtMs, ttlMs);
+  const renewed = latestRenewals(heartbeats);
   const stale = new Set<string>();
   let nextExpiryMs: number | undefined;
   let nextFirstSeenExpiryMs: number | undefined;
@@ -104,15 +113,10 @@ export function heartbeatLiveness(
   ttlMs: number,
   resumedAtMs?: number,
 ): { key: string; nextExpiryMs?: number } {
-  const graceEnds = resumedAtMs === undefined ? -Infinity : resumedAtMs + ttlMs;
-  const renewed = new Map<string, number>();
-  for (const hb of heartbeats) {
-    const id = hb.cluster.clusterId;
-    renewed.set(id, Math.max(renewed.get(id) ?? -Infinity, hb.renewedAtMs));
-  }
+  const graceEnds = graceEndsAt(resumedAtMs, ttlMs);
   let nextExpiryMs: number | undefined;
   const parts: string[] = [];
-  for (const [id, last] of renewed) {
+  for (const [id, last] of latestRenewals(heartbeats)) {
     const expires = Math.max(last + ttlMs, graceEnds);
     const live = expires > asOfMs;
     if (live) nextExpiryMs = Math.min(nextExpiryMs ?? Infinity, expires);

@@ -16,7 +16,12 @@ export const cloudMapLimits = {
   serviceNameMaxLength: 127,
   httpNamespaceNameMaxLength: 1024,
   discoverMaxResults: 1000,
+  listServicesPageSize: 100,
 } as const;
+
+/** ListServices calls a listing of `services` services takes (at least one). */
+export const listServicesPages = (services: number): number =>
+  Math.max(1, Math.ceil(services / cloudMapLimits.listServicesPageSize));
 
 export const instanceIdPattern = /^[0-9a-zA-Z_/:.@-]+$/;
 export const attributeKeyPattern = /^[!-~]+$/;

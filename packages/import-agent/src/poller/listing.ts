@@ -1,11 +1,8 @@
-import { logFields } from '@cloudmap-mcs/core';
+import { listServicesPages, logFields } from '@cloudmap-mcs/core';
 import { referencedShards } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
 import type { ServiceReads } from './reads.js';
 import { describe, inPool, keyOf, type PollerState } from './state.js';
-
-/** ListServices returns at most 100 services a page (cloudmap-api.md). */
-const LIST_SERVICES_PAGE = 100;
 
 /**
  * The slow round: ListNamespaces, then ListServices of each Cloud Map namespace that exists
@@ -43,7 +40,7 @@ export async function listingRound(
   await inPool(namespaces, state.concurrency, async (ns) => {
     try {
       const page = await port.listServices(ns.id);
-      const pages = Math.max(1, Math.ceil(page.length / LIST_SERVICES_PAGE));
+      const pages = listServicesPages(page.length);
       calls += pages;
       if (pages > 1) paged = true;
       for (const svc of page) {
