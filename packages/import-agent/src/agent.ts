@@ -12,7 +12,7 @@ import {
 } from '@cloudmap-mcs/core';
 import type { AgentContext, AgentRun } from '@cloudmap-mcs/core/agent';
 import { createEventRecorder, kubeEventSink } from '@cloudmap-mcs/core/runtime';
-import type { ImportAgentConfig } from './config.js';
+import { pollPeriodsOf, type ImportAgentConfig } from './config.js';
 import { createImportController, type ImportController } from './controller.js';
 import { startImportInformers, type ImportInformers } from './kube/informers.js';
 import { createKubeSources } from './kube/kube-sources.js';
@@ -213,17 +213,7 @@ function createController(
     clock: ctx.clock,
     logger: ctx.logger,
     trust,
-    periods: {
-      slowMs: config.pollSlowMs,
-      fastMs: config.pollFastMs,
-      feedMs: config.pollFeedMs,
-      heartbeatMs: config.pollHeartbeatMs,
-      resyncMs: config.pollResyncMs,
-      resyncBudgetPerMinute: config.pollBackgroundBudget / 2,
-      listingBudgetPerMinute: config.pollBackgroundBudget / 2,
-      jitter: config.pollJitter,
-      maxBackoffMs: config.pollMaxBackoffMs,
-    },
+    periods: pollPeriodsOf(config),
     ...(config.requestBudgetPerSecond === undefined
       ? {}
       : { requestBudgetPerSecond: config.requestBudgetPerSecond }),

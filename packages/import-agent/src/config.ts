@@ -1,5 +1,6 @@
 import type { Options } from 'yargs';
 import { parseCidr } from '@cloudmap-mcs/core';
+import type { PollPeriods } from './poller/schedule.js';
 import {
   ConfigError,
   list,
@@ -51,6 +52,21 @@ export interface ImportOwnConfig {
 
 export type ImportAgentConfig = CommonConfig & ImportOwnConfig;
 
+/** The poller's periods from the flags; the background budget is half backstop, half listing. */
+export function pollPeriodsOf(config: ImportOwnConfig): PollPeriods {
+  return {
+    slowMs: config.pollSlowMs,
+    fastMs: config.pollFastMs,
+    feedMs: config.pollFeedMs,
+    heartbeatMs: config.pollHeartbeatMs,
+    resyncMs: config.pollResyncMs,
+    resyncBudgetPerMinute: config.pollBackgroundBudget / 2,
+    listingBudgetPerMinute: config.pollBackgroundBudget / 2,
+    jitter: config.pollJitter,
+    maxBackoffMs: config.pollMaxBackoffMs,
+  };
+}
+
 const OPTIONS = {
   'poll-slow-seconds': {
     type: 'number',
@@ -72,7 +88,7 @@ const OPTIONS = {
   'poll-heartbeat-seconds': {
     type: 'number',
     default: 30,
-    describe: 'period of DiscoverInstancesRevision of each namespace’s heartbeat service',
+    describe: 'period of the DiscoverInstances of each namespace’s heartbeat service',
   },
   'poll-resync-seconds': {
     type: 'number',

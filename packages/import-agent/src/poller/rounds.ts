@@ -36,7 +36,7 @@ export function pollRounds(ctx: RoundContext): Record<RoundKind, () => Promise<b
 
 /** Whether the feed vouches for `s` (never for heartbeat services). */
 export function coveredByFeed(feed: FeedFollower | undefined, s: ServiceSnapshot): boolean {
-  return s.name !== HEARTBEAT_SERVICE_NAME && (feed?.covers(s) ?? false);
+  return !isHeartbeat(s) && (feed?.covers(s) ?? false);
 }
 
 /** While Cloud Map is unreachable a fast round is one call. True when it succeeded. */
@@ -44,7 +44,7 @@ async function probe(ctx: RoundContext): Promise<boolean> {
   const { state, feed } = ctx;
   const { port, log } = state;
   const all = [...state.services.values()];
-  const target = all.find((s) => s.name === HEARTBEAT_SERVICE_NAME) ?? all[0];
+  const target = all.find(isHeartbeat) ?? all[0];
   try {
     if (feed !== undefined)
       await port
@@ -65,12 +65,15 @@ async function probe(ctx: RoundContext): Promise<boolean> {
   }
 }
 
-/** The services whose own revision is due: not vouched for by the feed, period elapsed. */
+/**
+ * The services whose own check is due: heartbeat services every `heartbeatMs`, the others
+ * when the feed does not vouch for them, every (budgeted) fast period.
+ */
 function dueServices(ctx: RoundContext): ServiceSnapshot[] {
   const { state, feed, periods, feedMs, heartbeatMs } = ctx;
   const all = [...state.services.values()];
   if (feed === undefined) return all;
-  const uncovered = all.filter((s) => s.name !== HEARTBEAT_SERVICE_NAME && !coveredByFeed(feed, s));
+  const uncovered = all.filter((s) => !isHeartbeat(s) && !coveredByFeed(feed, s));
   const period = fastPeriodFor(periods, uncovered.length, state.opts.requestBudgetPerSecond);
   // Half a round of slack: a check falls in the round nearest its due time, not the next.
   const slack = feedMs / 2;
@@ -78,9 +81,20 @@ function dueServices(ctx: RoundContext): ServiceSnapshot[] {
   const due = (s: ServiceSnapshot, every: number): boolean =>
     now - (ctx.reads.checkedAt(keyOf(s.namespace, s.name)) ?? -Infinity) >= every - slack;
   return [
-    ...all.filter((s) => s.name === HEARTBEAT_SERVICE_NAME && due(s, heartbeatMs)),
+    ...all.filter((s) => isHeartbeat(s) && due(s, heartbeatMs)),
     ...uncovered.filter((s) => due(s, period)),
   ];
+}
+
+/**
+ * A heartbeat service is read, not revision-checked first: every exporting cluster renews its
+ * record each heartbeat period (30 s by default, the same as the check's), so its revision has
+ * almost always moved since the last check, and a check would cost a second call for the read
+ * that follows. One read is never more calls than a check, and the records are small (one per
+ * exporting cluster).
+ */
+function isHeartbeat(s: ServiceSnapshot): boolean {
+  return s.name === HEARTBEAT_SERVICE_NAME;
 }
 
 async function fastRound(ctx: RoundContext): Promise<boolean> {
@@ -95,7 +109,7 @@ async function fastRound(ctx: RoundContext): Promise<boolean> {
   const due = dueServices(ctx);
   attempts += due.length;
   await inPool(due, state.concurrency, async (s) => {
-    if (!(await ctx.reads.check(s))) failed++;
+    if (!(await (isHeartbeat(s) ? ctx.reads.fetch(s) : ctx.reads.check(s)))) failed++;
   });
   // A round fails only when nothing in it succeeded (issue 12).
   return failed === 0 || failed < attempts;

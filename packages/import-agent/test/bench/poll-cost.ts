@@ -14,6 +14,8 @@ import {
   createAddressPolicy,
 } from '@cloudmap-mcs/core';
 import { createFakeCloudMap, FakeClock, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
+import { parseAgentConfig } from '@cloudmap-mcs/core/agent';
+import { importConfigSpec, pollPeriodsOf } from '../../src/config.js';
 import { createPoller } from '../../src/poller/index.js';
 import {
   CLUSTERSET,
@@ -24,24 +26,13 @@ import {
   settle,
 } from '../cloudmap-fixtures.js';
 
-/** Without the change feed: the defaults before it (every service checked every 5 s). */
-const perServicePeriods = {
-  slowMs: 60_000,
-  fastMs: 5_000,
-  resyncMs: 600_000,
-  jitter: 0,
-  maxBackoffMs: 300_000,
-};
-/** The defaults with the change feed (docs/import-agent.md). */
-const feedPeriods = {
-  slowMs: 60_000,
-  fastMs: 5_000,
-  feedMs: 1_500,
-  heartbeatMs: 30_000,
-  resyncMs: 3_600_000,
-  jitter: 0,
-  maxBackoffMs: 300_000,
-};
+/** The production defaults (the flags' defaults), without jitter so runs repeat exactly. */
+const defaults = pollPeriodsOf(await parseAgentConfig(importConfigSpec, [], {}, 'bench'));
+const feedPeriods = { ...defaults, jitter: 0 };
+/** Without the change feed: every service's revision every fast period (`--poll-feed-seconds 0`). */
+const perServicePeriods = { ...feedPeriods, feedMs: 0 };
+/** The fake clock's step: fine enough for the 1.2 s feed period to count as itself. */
+const STEP_MS = 100;
 
 /** c1's feed instance as its export agent writes it: `changed` lists (name, seq), newest first. */
 function writeFeed(cm: FakeCloudMap, seq: number, changed: [string, number][]): void {
@@ -77,6 +68,8 @@ async function pollCost(
   const poller = createPoller({
     port: cm,
     clock,
+    // Feed slots are wall-clock multiples of the period: the fake clock is the wall clock here.
+    now: () => clock.now(),
     logger: noopLogger,
     clustersetId: CLUSTERSET,
     periods,
@@ -91,8 +84,8 @@ async function pollCost(
   await settle(50);
   // Warm up one slow period, then measure ten minutes.
   const step = async (ms: number): Promise<void> => {
-    for (let t = 0; t < ms; t += 1_000) {
-      clock.advance(1_000);
+    for (let t = 0; t < ms; t += STEP_MS) {
+      clock.advance(STEP_MS);
       await settle(8);
     }
   };
@@ -188,7 +181,7 @@ for (const [services, changes, budget, feed] of [
   );
 }
 console.log(
-  'Poll cost, 10-minute average (no feed: fast 5 s, slow 60 s, resync 10 min; feed: the defaults, feed 1.2 s, heartbeats 30 s, slow 60 s, resync 1 h):',
+  `Poll cost, 10-minute average, the defaults (feed ${String((feedPeriods.feedMs ?? 0) / 1000)} s, heartbeats ${String((feedPeriods.heartbeatMs ?? 0) / 1000)} s, listing ${String(feedPeriods.slowMs / 1000)} s, background budget ${String((feedPeriods.resyncBudgetPerMinute ?? 0) + (feedPeriods.listingBudgetPerMinute ?? 0))}/min; no feed: every service every ${String(feedPeriods.fastMs / 1000)} s):`,
 );
 for (const r of rows) console.log(`  ${r}`);
 console.log(
