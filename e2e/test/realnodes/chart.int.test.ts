@@ -639,6 +639,17 @@ describe('helm install on real nodes', () => {
     );
     const ip = (await serviceImport(c1.kc))?.spec?.ips?.[0];
     expect(ip).toMatch(/^10\.101\./);
+    // The export agent sees the import agent of its release (its Lease and ServiceImports,
+    // through the chart's RBAC) and leaves following other clusters to it (ADR 0018 decision 10).
+    const exportMetrics = `http://${agentFullname(RELEASE, 'export-agent')}-metrics.${releaseNamespace}.svc.cluster.local:8080/metrics`;
+    await waitFor(
+      'c1’s export agent sees its import agent live',
+      async () => {
+        const out = await sh(c1.kc, `curl -s -m 5 ${exportMetrics}`);
+        return /^mcs_export_import_agent_live 1$/m.test(out.stdout);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000 },
+    );
     await waitFor(
       'traffic from c1 through its clusterset IP',
       async () => {

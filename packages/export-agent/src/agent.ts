@@ -4,6 +4,7 @@ import { StartupError, type AgentContext, type AgentRun } from '@cloudmap-mcs/co
 import { isNotFound, waitForCacheSync } from '@cloudmap-mcs/core/runtime';
 import type { ExportAgentConfig } from './config.js';
 import { createExportController, type ExportController } from './controller.js';
+import { createImportHints } from './kube/import-hints.js';
 import { createKubeSources } from './kube/sources.js';
 import { createKubeWriter } from './kube/writer.js';
 import { createExportMetrics } from './metrics.js';
@@ -45,6 +46,22 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     // Events arrive only after sources.start(), below, once `controller` exists.
     enqueue: (key) => (key === undefined ? controller.enqueueAll() : controller.enqueue(key)),
   });
+  const hints =
+    config.importAgentLease === ''
+      ? undefined
+      : createImportHints({
+          kubeConfig: ctx.kubeConfig,
+          leaseNamespace: config.leaseNamespace,
+          leaseName: config.importAgentLease,
+          logger: logger.child({ component: 'import-hints' }),
+          clock: ctx.clock,
+          wallNow: Date.now,
+          onChange: (key) => {
+            metrics.importAgentHint();
+            controller.toldByImportAgent(key);
+          },
+          onLive: (live) => metrics.importAgentLive(live),
+        });
   const controller: ExportController = createExportController({
     sources,
     writer: createKubeWriter(ctx.kubeConfig, logger, config.identity),
@@ -60,7 +77,11 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     heartbeatPeriodMs: config.heartbeatSeconds * 1000,
     peerCheckMs: config.peerCheckSeconds * 1000,
     peerCheckBudgetPerSecond: config.peerCheckBudget,
+    ...(hints === undefined
+      ? {}
+      : { hints: { hinted: hints.hinted, hintedPeriodMs: config.peerCheckHintedSeconds * 1000 } }),
     onPeerChange: () => metrics.peerChange(),
+    onPeerRound: (outcome) => metrics.peerRound(outcome),
     forgetReads: (ns, svc) => ctx.cloudMap.invalidateDiscover(ns, svc),
     ...(config.changeFeed
       ? {
@@ -84,7 +105,10 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
   });
   shutdown.onShutdown('controller', 20, () => controller.stop());
   shutdown.onShutdown('informers', 30, () => sources.stop());
+  if (hints !== undefined) shutdown.onShutdown('import-hints', 30, () => hints.stop());
   sources.start();
+  // Not part of readiness: without an import agent the peer watch does the work.
+  hints?.start();
   await waitForCacheSync(sources.informers, shutdown.signal);
   logger.info('caches synced');
   return { lead: () => controller.run() };

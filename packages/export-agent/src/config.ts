@@ -24,6 +24,13 @@ export interface ExportOwnConfig {
   peerCheckSeconds: number;
   /** DiscoverInstancesRevision calls per second the per-service peer checks may use. */
   peerCheckBudget: number;
+  /**
+   * The Lease of this cluster's import agent, in the agent's lease namespace: while it is held,
+   * conflicts follow other clusters through its ServiceImports (import-hints.ts) and the peer
+   * watch runs every `peerCheckHintedSeconds`. Empty: never.
+   */
+  importAgentLease: string;
+  peerCheckHintedSeconds: number;
   heartbeatSeconds: number;
   /** Write the clusterset change feed (ADR 0018). */
   changeFeed: boolean;
@@ -66,6 +73,19 @@ const OPTIONS = {
     type: 'number',
     default: 100,
     describe: 'per-service peer checks per second at most; more such exports stretch the period',
+  },
+  'import-agent-lease': {
+    type: 'string',
+    default: 'cloudmap-mcs-import-agent',
+    describe:
+      'Lease of this cluster’s import agent (in --lease-namespace): while it is held, conflicts ' +
+      'follow other clusters through the import agent’s ServiceImports and the peer watch runs ' +
+      'every --peer-check-hinted-seconds ("": never)',
+  },
+  'peer-check-hinted-seconds': {
+    type: 'number',
+    default: 30,
+    describe: 'period of the peer watch while the import agent tells of other clusters’ changes',
   },
   'heartbeat-seconds': { type: 'number', default: 30, describe: 'heartbeat renewal period' },
   'change-feed': {
@@ -116,6 +136,8 @@ export const exportConfigSpec: ConfigSpec<typeof OPTIONS, ExportOwnConfig> = {
       backgroundBudget: nonNegative('background-budget', args.backgroundBudget),
       peerCheckSeconds: nonNegative('peer-check-seconds', args.peerCheckSeconds),
       peerCheckBudget: positive('peer-check-budget', args.peerCheckBudget),
+      importAgentLease: args.importAgentLease.trim(),
+      peerCheckHintedSeconds: positive('peer-check-hinted-seconds', args.peerCheckHintedSeconds),
       heartbeatSeconds: positive('heartbeat-seconds', args.heartbeatSeconds),
       changeFeed: args.changeFeed,
       feedIntervalSeconds: positive('feed-interval-seconds', args.feedIntervalSeconds),

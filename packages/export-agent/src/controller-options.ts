@@ -45,6 +45,14 @@ export interface ExportControllerOptions {
   peerCheckMs: number;
   /** At most this many per-service revision checks per second; more stretch the period. */
   peerCheckBudgetPerSecond: number;
+  /**
+   * Whether this cluster's import agent tells of other clusters' changes to `key`
+   * (import-hints.ts): while every watched key is, the peer watch runs every
+   * `hintedPeriodMs`; `ExportController.toldByImportAgent` is the path instead.
+   */
+  hints?: { hinted(key: string): boolean; hintedPeriodMs: number };
+  /** A peer watch round ran or was skipped (metrics). */
+  onPeerRound?: (outcome: 'ran' | 'skipped') => void;
   /** Another cluster changed an exported service (metrics). */
   onPeerChange?: () => void;
   /** Drops the client's cached reads of a service (CloudMapClient.invalidateDiscover). */
@@ -75,6 +83,8 @@ export interface ExportController {
   readonly feed: FeedWriter | undefined;
   enqueue(key: string): void;
   enqueueAll(): void;
+  /** The import agent saw another cluster change `key` (import-hints.ts). */
+  toldByImportAgent(key: string): void;
   /** Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats until `stop`. */
   run(): Promise<void>;
   stop(): Promise<void>;

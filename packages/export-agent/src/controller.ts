@@ -88,6 +88,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     enqueueAll: () => {
       for (const key of opts.sources.serviceExportKeys()) w.queue.add(key);
     },
+    toldByImportAgent: (key) => peers?.told(key),
     run: () => run(w),
     stop: () => stop(w),
   };
@@ -150,6 +151,13 @@ function peerWatchFor(opts: ExportControllerOptions, queue: WorkQueue<string>): 
       : { countBudgetPerMinute: opts.backgroundBudgetPerMinute / 2 }),
     logger: opts.logger.child({ component: 'peer-watch' }),
     ...(opts.forgetReads === undefined ? {} : { forget: opts.forgetReads }),
+    ...(opts.onPeerRound === undefined ? {} : { onRound: opts.onPeerRound }),
+    ...(opts.hints === undefined
+      ? {}
+      : {
+          hinted: (key: string) => opts.hints!.hinted(key),
+          hintedPeriodMs: opts.hints.hintedPeriodMs,
+        }),
     onChange: (key) => {
       opts.onPeerChange?.();
       queue.add(key);

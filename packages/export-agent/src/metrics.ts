@@ -6,6 +6,12 @@ export interface ExportMetrics {
   peerChange(): void;
   /** A change feed write ended (success, duplicate, throttled, error). */
   feedWrite(result: string): void;
+  /** A peer watch round ran, or was skipped while the import agent told of changes. */
+  peerRound(outcome: 'ran' | 'skipped'): void;
+  /** The import agent's ServiceImport told of another cluster's change to an export. */
+  importAgentHint(): void;
+  /** Whether the import agent's Lease is held and renewed (import-hints.ts). */
+  importAgentLive(live: boolean): void;
 }
 
 /**
@@ -29,7 +35,26 @@ export function createExportMetrics(registry: Registry): ExportMetrics {
     labelNames: ['result'],
     registers: [registry],
   });
+  const peerRounds = new Counter({
+    name: 'mcs_export_peer_rounds_total',
+    help: 'Peer watch rounds: ran, or skipped while the import agent tells of other clusters’ changes.',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const hints = new Counter({
+    name: 'mcs_export_import_agent_hints_total',
+    help: 'Exporters digest moves on ServiceImports of exported services (other clusters’ changes seen by the import agent).',
+    registers: [registry],
+  });
+  const live = new Gauge({
+    name: 'mcs_export_import_agent_live',
+    help: '1 while this cluster’s import agent holds and renews its Lease (the peer watch then runs at --peer-check-hinted-seconds).',
+    registers: [registry],
+  });
   return {
+    peerRound: (outcome) => peerRounds.inc({ outcome }),
+    importAgentHint: () => hints.inc(),
+    importAgentLive: (on) => live.set(on ? 1 : 0),
     peerChange: () => peerChanges.inc(),
     feedWrite: (result) => feedWrites.inc({ result }),
     exports: (n) => managed.set(n),

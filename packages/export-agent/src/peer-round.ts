@@ -35,6 +35,9 @@ export interface PeerState {
   /** Whether the last round had a failed call (one log line per outage). */
   failing: boolean;
   rounds: number;
+  /** Rounds skipped while every key was hinted (peer-watch.ts), and when the last one ran. */
+  skipped: number;
+  lastRoundAtMs: number | undefined;
   /** Rounds since the last count check, and the ListServices pages that one took. */
   sinceCount: number;
   countCalls: number;
@@ -57,6 +60,8 @@ export function createPeerState(opts: PeerWatchOptions): PeerState {
     running: false,
     failing: false,
     rounds: 0,
+    skipped: 0,
+    lastRoundAtMs: undefined,
     sinceCount: 0,
     countCalls: 0,
     cursors: new Map(),
@@ -75,7 +80,7 @@ export function foreign(s: PeerState, e: PeerEntry): boolean {
 }
 
 /** Requeues a watched key; its service's cached reads go first, so the reconcile sees news. */
-function changed(s: PeerState, key: string): void {
+export function changed(s: PeerState, key: string): void {
   const entry = s.entries.get(key);
   if (entry === undefined) return;
   s.opts.forget?.(entry.service.namespaceName, entry.service.serviceName);

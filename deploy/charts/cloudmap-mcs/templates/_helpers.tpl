@@ -65,6 +65,20 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (include "cloudmap-mcs.agent.fullname" .) .agent.leaderElection.leaseName }}
 {{- end }}
 
+{{- /*
+The import agent's Lease the export agent watches to know the import agent is alive:
+exportAgent.importAgentLease when set (an import agent installed apart, in the same
+namespace), else this release's import agent's when it runs with leader election, else ""
+(the export agent follows the change feed itself). Called with the root context.
+*/}}
+{{- define "cloudmap-mcs.importAgentLease" -}}
+{{- if .Values.exportAgent.importAgentLease }}
+{{- .Values.exportAgent.importAgentLease }}
+{{- else if and .Values.importAgent.enabled .Values.importAgent.leaderElection.enabled }}
+{{- include "cloudmap-mcs.agent.leaseName" (dict "root" . "component" "import-agent" "agent" .Values.importAgent) }}
+{{- end }}
+{{- end }}
+
 {{- define "cloudmap-mcs.agent.image" -}}
 {{- if .agent.image.digest }}
 {{- printf "%s@%s" .agent.image.repository .agent.image.digest }}
@@ -120,11 +134,12 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 {{- end }}
 - name: MCS_LEADER_ELECT
   value: {{ .agent.leaderElection.enabled | quote }}
-{{- if .agent.leaderElection.enabled }}
+{{- /* Also without election: the export agent finds the import agent's Lease there. */}}
 - name: MCS_LEASE_NAMESPACE
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
+{{- if .agent.leaderElection.enabled }}
 - name: MCS_LEASE_NAME
   value: {{ include "cloudmap-mcs.agent.leaseName" . | quote }}
 - name: MCS_LEASE_DURATION_SECONDS
@@ -148,6 +163,11 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.peerCheckSeconds | quote }}
 - name: MCS_PEER_CHECK_BUDGET
   value: {{ .agent.peerCheckBudget | quote }}
+{{- /* The import agent of this release tells of other clusters' changes (ADR 0018 decision 10). */}}
+- name: MCS_IMPORT_AGENT_LEASE
+  value: {{ include "cloudmap-mcs.importAgentLease" .root | quote }}
+- name: MCS_PEER_CHECK_HINTED_SECONDS
+  value: {{ .agent.peerCheckHintedSeconds | quote }}
 - name: MCS_HEARTBEAT_SECONDS
   value: {{ .agent.heartbeatSeconds | quote }}
 - name: MCS_CHANGE_FEED

@@ -10,6 +10,7 @@ import type {
   SessionAffinity,
 } from '../model/types.js';
 import { detectConflicts, type ConflictReason } from './conflicts.js';
+import { shortHash } from './naming.js';
 import { compareStrings, oldestPerCluster, unionPorts } from './ordering.js';
 
 /**
@@ -64,6 +65,35 @@ export interface MergedImport {
   winner: string;
   sources: SourceEndpoints[];
   conflicts: ImportConflict[];
+  /**
+   * A digest of what every exporting cluster declares besides its endpoints (the inputs of
+   * the Conflict condition): it moves when a cluster starts or stops exporting or changes its
+   * export, and not on endpoint changes. The import agent stamps it on the ServiceImport, so
+   * the export agent of the same cluster learns that another cluster changed a service it
+   * exports without polling Cloud Map itself (ADR 0018 decision 10).
+   */
+  exportersDigest: string;
+}
+
+/** Object keys sorted at every level, so equal content serializes to equal text. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => compareStrings(a, b))
+        .map(([k, v]) => [k, sortedKeys(v)]),
+    );
+  return value;
+}
+
+/** `MergedImport.exportersDigest` of `exports` (order does not matter). */
+export function exportersDigest(exports: readonly ClusterExport[]): string {
+  const declared = oldestPerCluster(exports)
+    .map((e) => [e.cluster.clusterId, e.hasExportRecord, sortedKeys(e.properties)] as const)
+    .sort((a, b) => compareStrings(a[0], b[0]));
+  return shortHash(JSON.stringify(declared), 16);
 }
 
 /** Families an export declares, or (AWS Go controller records) those of its endpoints. */
@@ -160,5 +190,6 @@ export function mergeExports(exports: readonly ClusterExport[]): MergedImport | 
     winner: oldest.cluster.clusterId,
     sources,
     conflicts: [...conflicts].sort(compareStrings),
+    exportersDigest: exportersDigest(exports),
   };
 }

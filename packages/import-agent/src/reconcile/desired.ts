@@ -1,4 +1,5 @@
 import {
+  ANNOTATION_EXPORTERS_DIGEST,
   LABEL_MCS_SERVICE_NAME,
   ServiceImportApi,
   shortHash,
@@ -119,7 +120,11 @@ export function desiredServiceImport(
       namespace: m.namespace,
       // Exported labels/annotations of the oldest export; ours last so they cannot be spoofed.
       labels: { ...m.labels, [LABEL_MANAGED_BY]: MANAGED_BY },
-      annotations: { ...m.annotations, [ANNOTATION_DERIVED_SERVICE]: derivedName },
+      annotations: {
+        ...m.annotations,
+        [ANNOTATION_DERIVED_SERVICE]: derivedName,
+        [ANNOTATION_EXPORTERS_DIGEST]: m.exportersDigest,
+      },
     },
     spec: {
       type: m.spec.type,

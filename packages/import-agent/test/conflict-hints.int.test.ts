@@ -1,0 +1,183 @@
+// The export agent learns other clusters' changes from its own cluster's import agent (ADR 0018
+// decision 10): real processes on harness clusters + the emulator. c1 runs both agents with
+// leader election (the import agent's Lease is how the export agent knows it is alive), c2 an
+// export agent only. With the peer watch's hinted period far beyond the test, c1's Conflict
+// condition can only follow c2 through the exporters digest on c1's ServiceImport.
+import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { ANNOTATION_EXPORTERS_DIGEST } from '@cloudmap-mcs/core';
+import { waitFor, type TestNamespace } from '@cloudmap-mcs/e2e';
+import { e2eClusters, e2eContext, e2eNamespace, type E2eCluster } from '@cloudmap-mcs/e2e/vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentProcess } from './int-helpers.js';
+
+let c1: E2eCluster;
+let c2: E2eCluster;
+let ns: TestNamespace;
+const agents: AgentProcess[] = [];
+let exportC1: AgentProcess;
+
+const SE = { group: 'multicluster.x-k8s.io', version: 'v1beta1', plural: 'serviceexports' };
+const SI = { group: 'multicluster.x-k8s.io', version: 'v1beta1', plural: 'serviceimports' };
+const NAME = 'hinted';
+
+async function exportService(c: E2eCluster, port: number): Promise<void> {
+  const labels = { app: NAME };
+  await c.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+    namespace: ns.name,
+    body: {
+      metadata: { name: NAME },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            containers: [{ name: 'app', image: 'example/app', ports: [{ containerPort: port }] }],
+          },
+        },
+      },
+    },
+  });
+  await c.kc.makeApiClient(CoreV1Api).createNamespacedService({
+    namespace: ns.name,
+    body: {
+      metadata: { name: NAME },
+      spec: {
+        selector: labels,
+        ports: [{ name: 'http', protocol: 'TCP', port, targetPort: port }],
+      },
+    },
+  });
+  await c.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+    ...SE,
+    namespace: ns.name,
+    body: {
+      apiVersion: 'multicluster.x-k8s.io/v1beta1',
+      kind: 'ServiceExport',
+      metadata: { name: NAME },
+    },
+  });
+}
+
+async function conflict(c: E2eCluster): Promise<{ status: string; reason: string } | undefined> {
+  try {
+    const se = (await c.kc
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...SE, namespace: ns.name, name: NAME })) as {
+      status?: { conditions?: { type: string; status: string; reason: string }[] };
+    };
+    return se.status?.conditions?.find((x) => x.type === 'Conflict');
+  } catch {
+    return undefined;
+  }
+}
+
+async function digestOnC1(): Promise<string | undefined> {
+  try {
+    const si = (await c1.kc
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...SI, namespace: ns.name, name: NAME })) as {
+      metadata?: { annotations?: Record<string, string> };
+    };
+    return si.metadata?.annotations?.[ANNOTATION_EXPORTERS_DIGEST];
+  } catch {
+    return undefined;
+  }
+}
+
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>) =>
+  waitFor(what, probe, { timeoutMs: 60_000, intervalMs: 250 });
+
+async function secondsUntil(what: string, probe: () => Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  await until(what, probe);
+  return (Date.now() - started) / 1000;
+}
+
+beforeAll(async () => {
+  const clusters = e2eClusters();
+  expect(clusters.length).toBeGreaterThanOrEqual(2);
+  [c1, c2] = [clusters[0]!, clusters[1]!];
+  const env = e2eContext().cloudMapEnv;
+  if (env === null) throw new Error('these suites need the Cloud Map emulator');
+  ns = await e2eNamespace('hints');
+  const lease = ['--lease-namespace', ns.name];
+  const importC1 = new AgentProcess(
+    'hints-import-c1',
+    ['--kubeconfig', c1.kubeconfigPath, ...lease, '--lease-name', 'import-c1'],
+    env,
+  );
+  exportC1 = new AgentProcess(
+    'hints-export-c1',
+    [
+      '--kubeconfig',
+      c1.kubeconfigPath,
+      ...lease,
+      '--lease-name',
+      'export-c1',
+      '--import-agent-lease',
+      'import-c1',
+      // Far beyond this test: only the import agent's hints can move c1's Conflict condition.
+      '--peer-check-hinted-seconds',
+      '600',
+    ],
+    env,
+    'export',
+  );
+  const exportC2 = new AgentProcess(
+    'hints-export-c2',
+    ['--kubeconfig', c2.kubeconfigPath, '--leader-elect=false', '--import-agent-lease', ''],
+    env,
+    'export',
+  );
+  for (const a of [importC1, exportC1, exportC2]) {
+    await a.start();
+    agents.push(a);
+  }
+}, 180_000);
+
+afterAll(async () => {
+  for (const a of agents) await a.stop();
+  await ns?.delete({ wait: false });
+});
+
+describe('conflicts through the import agent of the same cluster', () => {
+  it('c1 raises and clears Conflict when c2 exports other ports and un-exports, with its own peer watch idle', async () => {
+    await exportService(c1, 80);
+    await until('c1 Conflict=False', async () => (await conflict(c1))?.reason === 'NoConflicts');
+    const alone = await until('the exporters digest on c1’s ServiceImport', digestOnC1);
+    await until(
+      'c1’s export agent sees the import agent live and skips peer rounds',
+      async () =>
+        (await exportC1.metric('mcs_export_import_agent_live')) === 1 &&
+        (await exportC1.metric('mcs_export_peer_rounds_total', 'outcome="skipped"')) > 0,
+    );
+    const ran = await exportC1.metric('mcs_export_peer_rounds_total', 'outcome="ran"');
+    // creationTimestamp has second resolution: c1's export is strictly the oldest.
+    await new Promise((r) => setTimeout(r, 1100));
+
+    await exportService(c2, 81);
+    const raised = await secondsUntil(
+      'c1 Conflict=True',
+      async () => (await conflict(c1))?.status === 'True',
+    );
+    expect((await conflict(c1))?.reason).toContain('PortConflict');
+    expect(await digestOnC1()).not.toBe(alone);
+
+    await c2.kc
+      .makeApiClient(CustomObjectsApi)
+      .deleteNamespacedCustomObject({ ...SE, namespace: ns.name, name: NAME });
+    const cleared = await secondsUntil(
+      'c1 Conflict=False again',
+      async () => (await conflict(c1))?.reason === 'NoConflicts',
+    );
+    expect(await digestOnC1()).toBe(alone);
+    // The peer watch ran no round meanwhile: the hints moved the condition.
+    expect(await exportC1.metric('mcs_export_peer_rounds_total', 'outcome="ran"')).toBe(ran);
+    expect(await exportC1.metric('mcs_export_import_agent_hints_total')).toBeGreaterThanOrEqual(2);
+    console.log(
+      `[import hints] c1 Conflict=True ${raised.toFixed(1)} s after c2 exported, ` +
+        `False again ${cleared.toFixed(1)} s after c2 un-exported (c1's peer watch: no round)`,
+    );
+  });
+});
