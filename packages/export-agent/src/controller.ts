@@ -155,7 +155,7 @@ function peerWatchFor(opts: ExportControllerOptions, queue: WorkQueue<string>): 
     ...(opts.hints === undefined
       ? {}
       : {
-          hinted: (key: string) => opts.hints!.hinted(key),
+          hinted: opts.hints.hinted,
           hintedPeriodMs: opts.hints.hintedPeriodMs,
         }),
     onChange: (key) => {

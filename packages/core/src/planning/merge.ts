@@ -75,8 +75,11 @@ export interface MergedImport {
   exportersDigest: string;
 }
 
-/** Object keys sorted at every level, so equal content serializes to equal text. */
-function sortedKeys(value: unknown): unknown {
+/**
+ * Object keys sorted at every level and undefined values dropped, so equal content serializes
+ * to equal text (the digests here and the import agent's applied-content hash).
+ */
+export function sortedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeys);
   if (value !== null && typeof value === 'object')
     return Object.fromEntries(

@@ -3,6 +3,7 @@ import {
   LABEL_MCS_SERVICE_NAME,
   ServiceImportApi,
   shortHash,
+  sortedKeys,
   type MergedImport,
   type SliceState,
 } from '@cloudmap-mcs/core';
@@ -21,22 +22,9 @@ import {
  * whether an apply is needed at all (GUIDE.md rule 8). Never mutate their inputs.
  */
 
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([, v]) => v !== undefined)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([k, v]) => [k, canonical(v)]),
-    );
-  }
-  return value;
-}
-
 /** A short digest of an object's content (key order does not matter). */
 export const contentHash = (value: unknown): string =>
-  shortHash(JSON.stringify(canonical(value)), 16);
+  shortHash(JSON.stringify(sortedKeys(value)), 16);
 
 /** Every key of `want` is in `have` with an equal value (arrays element-wise, same length). */
 function subsetEqual(want: unknown, have: unknown): boolean {
