@@ -52,6 +52,12 @@ export const LABEL_SOURCE_CLUSTER = 'multicluster.kubernetes.io/source-cluster';
  * to learn that another cluster changed a service it exports (ADR 0018 decision 10).
  */
 export const ANNOTATION_EXPORTERS_DIGEST = 'multicluster.cloudmap-mcs.io/exporters';
+/**
+ * On the import agent's leader Lease, written by the leader: where it takes nudges
+ * (`host:port`, records/nudge.ts). The export agent of the same cluster publishes it in its
+ * change-feed record so other clusters' export agents nudge it (ADR 0018 decision 11).
+ */
+export const ANNOTATION_NUDGE_ADDRESS = 'multicluster.cloudmap-mcs.io/nudge-address';
 
 /** The ClusterProperty resource in one served version. */
 export const clusterPropertyApi = (version: ClusterPropertyVersion): CustomResourceApi => ({
