@@ -31,6 +31,7 @@ async function agentParseConfig(agent: 'export-agent' | 'import-agent'): Promise
 }
 
 const POD = 'agent-7d9f-abcde';
+const POD_IP = '10.244.1.17';
 
 /** The container env as the process sees it: downward-API fields resolved. */
 function processEnv(d: V1Deployment): Env {
@@ -39,6 +40,7 @@ function processEnv(d: V1Deployment): Env {
     const field = e.valueFrom?.fieldRef?.fieldPath;
     if (field === 'metadata.name') env[e.name] = POD;
     else if (field === 'metadata.namespace') env[e.name] = d.metadata?.namespace ?? '';
+    else if (field === 'status.podIP') env[e.name] = POD_IP;
     else if (e.value !== undefined) env[e.name] = e.value;
     else throw new Error(`unexpected env source for ${e.name}`);
   }

@@ -4,10 +4,11 @@ import { StartupError, type AgentContext, type AgentRun } from '@cloudmap-mcs/co
 import { isNotFound, waitForCacheSync } from '@cloudmap-mcs/core/runtime';
 import type { ExportAgentConfig } from './config.js';
 import { createExportController, type ExportController } from './controller.js';
-import { createImportHints } from './kube/import-hints.js';
+import { createImportHints, type ImportHints } from './kube/import-hints.js';
 import { createKubeSources } from './kube/sources.js';
 import { createKubeWriter } from './kube/writer.js';
-import { createExportMetrics } from './metrics.js';
+import { createExportMetrics, type ExportMetrics } from './metrics.js';
+import { createNudgeSender, type NudgeSender } from './nudge-sender.js';
 
 const CRD_HINT =
   'Install the CRDs first: kubectl apply -f deploy/crds/ (or the Helm chart with crds enabled).';
@@ -46,22 +47,8 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     // Events arrive only after sources.start(), below, once `controller` exists.
     enqueue: (key) => (key === undefined ? controller.enqueueAll() : controller.enqueue(key)),
   });
-  const hints =
-    config.importAgentLease === ''
-      ? undefined
-      : createImportHints({
-          kubeConfig: ctx.kubeConfig,
-          leaseNamespace: config.leaseNamespace,
-          leaseName: config.importAgentLease,
-          logger: logger.child({ component: 'import-hints' }),
-          clock: ctx.clock,
-          wallNow: Date.now,
-          onChange: (key) => {
-            metrics.importAgentHint();
-            controller.toldByImportAgent(key);
-          },
-          onLive: (live) => metrics.importAgentLive(live),
-        });
+  // Both reach `controller` only after it exists (events start with hints.start(), below).
+  const { hints, nudges } = importAgentLinks(ctx, metrics, () => controller);
   const controller: ExportController = createExportController({
     sources,
     writer: createKubeWriter(ctx.kubeConfig, logger, config.identity),
@@ -88,6 +75,12 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
           feed: {
             minIntervalMs: config.feedIntervalSeconds * 1000,
             onWrite: (result) => metrics.feedWrite(result),
+            ...(nudges === undefined
+              ? {}
+              : {
+                  nudgeAddress: () => hints?.nudgeAddress(),
+                  onWritten: (position: { epoch: string; seq: number }) => nudges.written(position),
+                }),
           },
         }
       : {}),
@@ -104,6 +97,7 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
       : { ok: false, message: `waiting for ${waiting.join(', ')}` };
   });
   shutdown.onShutdown('controller', 20, () => controller.stop());
+  if (nudges !== undefined) shutdown.onShutdown('nudges', 21, () => nudges.stop());
   shutdown.onShutdown('informers', 30, () => sources.stop());
   if (hints !== undefined) shutdown.onShutdown('import-hints', 30, () => hints.stop());
   sources.start();
@@ -112,4 +106,46 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
   await waitForCacheSync(sources.informers, shutdown.signal);
   logger.info('caches synced');
   return { lead: () => controller.run() };
+}
+
+/**
+ * What ties the export agent to its cluster's import agent: the hints (ADR 0018 decision 10)
+ * and the nudges it sends after each feed write (decision 11).
+ */
+function importAgentLinks(
+  ctx: AgentContext<ExportAgentConfig>,
+  metrics: ExportMetrics,
+  controllerOf: () => ExportController,
+): { hints: ImportHints | undefined; nudges: NudgeSender | undefined } {
+  const { config, logger } = ctx;
+  const hints =
+    config.importAgentLease === ''
+      ? undefined
+      : createImportHints({
+          kubeConfig: ctx.kubeConfig,
+          leaseNamespace: config.leaseNamespace,
+          leaseName: config.importAgentLease,
+          logger: logger.child({ component: 'import-hints' }),
+          clock: ctx.clock,
+          wallNow: Date.now,
+          onChange: (key) => {
+            metrics.importAgentHint();
+            controllerOf().toldByImportAgent(key);
+          },
+          onLive: (live) => metrics.importAgentLive(live),
+          onNudgeAddress: () => controllerOf().feed?.refresh(),
+        });
+  const nudges =
+    config.changeFeed && config.nudge
+      ? createNudgeSender({
+          cloudMap: ctx.cloudMap,
+          identity: () => ctx.identity.current(),
+          ownImporter: () => hints?.nudgeAddress(),
+          forgetReads: (ns, svc) => ctx.cloudMap.invalidateDiscover(ns, svc),
+          clock: ctx.clock,
+          logger: logger.child({ component: 'nudges' }),
+          onResult: (result) => metrics.nudge(result),
+        })
+      : undefined;
+  return { hints, nudges };
 }

@@ -36,6 +36,8 @@ export interface ExportOwnConfig {
   changeFeed: boolean;
   /** At most one feed write per this many seconds. */
   feedIntervalSeconds: number;
+  /** Nudge import agents after each feed write (ADR 0018 decision 11). */
+  nudge: boolean;
   registerRatePerSecond: number;
   /**
    * DNS namespaces (`--dns-records`, ADR 0010): services created in DNS_PRIVATE namespaces get
@@ -94,6 +96,12 @@ const OPTIONS = {
     describe:
       'write this cluster’s entry of the clusterset change feed (Cloud Map namespace _mcs-feed), so importers read only the services that changed',
   },
+  nudge: {
+    type: 'boolean',
+    default: true,
+    describe:
+      'after each change feed write, POST a nudge to every import agent of the clusterset that publishes an address, so it checks the feed at once (needs the change feed)',
+  },
   'feed-interval-seconds': {
     type: 'number',
     default: 1,
@@ -140,6 +148,7 @@ export const exportConfigSpec: ConfigSpec<typeof OPTIONS, ExportOwnConfig> = {
       peerCheckHintedSeconds: positive('peer-check-hinted-seconds', args.peerCheckHintedSeconds),
       heartbeatSeconds: positive('heartbeat-seconds', args.heartbeatSeconds),
       changeFeed: args.changeFeed,
+      nudge: args.nudge,
       feedIntervalSeconds: positive('feed-interval-seconds', args.feedIntervalSeconds),
       registerRatePerSecond: positive('register-rate', args.registerRate),
       podLabelAttributes: parseLabelKeyList(args.podLabelAttributes),

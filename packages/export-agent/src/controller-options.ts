@@ -62,7 +62,13 @@ export interface ExportControllerOptions {
    * once per `minIntervalMs` after its records change. Absent: no feed (importers fall back to
    * per-service revision checks for this cluster's services).
    */
-  feed?: { minIntervalMs: number; onWrite?: (result: FeedWriteResult) => void };
+  feed?: {
+    minIntervalMs: number;
+    onWrite?: (result: FeedWriteResult) => void;
+    /** Nudges (ADR 0018 decision 11): see FeedWriterOptions. */
+    nudgeAddress?: () => string | undefined;
+    onWritten?: (written: { epoch: string; seq: number }) => void;
+  };
   tags: Record<string, string>;
   /** DNS namespaces (ADR 0010); absent: HTTP namespaces, services without DnsConfig. */
   dns?: DnsOptions;

@@ -185,6 +185,8 @@ function feedWriterFor(
     logger: logger.child({ component: 'feed-writer' }),
     minIntervalMs: feed.minIntervalMs,
     ...(feed.onWrite === undefined ? {} : { onWrite: feed.onWrite }),
+    ...(feed.nudgeAddress === undefined ? {} : { nudgeAddress: feed.nudgeAddress }),
+    ...(feed.onWritten === undefined ? {} : { onWritten: feed.onWritten }),
   });
 }
 

@@ -12,6 +12,8 @@ export interface ExportMetrics {
   importAgentHint(): void;
   /** Whether the import agent's Lease is held and renewed (import-hints.ts). */
   importAgentLive(live: boolean): void;
+  /** A nudge to an import agent: sent (2xx), failed, or refused (an address never contacted). */
+  nudge(result: 'sent' | 'failed' | 'refused'): void;
 }
 
 /**
@@ -51,7 +53,14 @@ export function createExportMetrics(registry: Registry): ExportMetrics {
     help: '1 while this cluster’s import agent holds and renews its Lease (the peer watch then runs at --peer-check-hinted-seconds).',
     registers: [registry],
   });
+  const nudges = new Counter({
+    name: 'mcs_export_nudges_total',
+    help: 'Nudges to import agents after change feed writes, by result: sent (answered 2xx), failed (no answer in 1 s, or refused by the agent), refused (an address this agent never contacts).',
+    labelNames: ['result'],
+    registers: [registry],
+  });
   return {
+    nudge: (result) => nudges.inc({ result }),
     peerRound: (outcome) => peerRounds.inc({ outcome }),
     importAgentHint: () => hints.inc(),
     importAgentLive: (on) => live.set(on ? 1 : 0),

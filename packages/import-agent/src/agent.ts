@@ -20,6 +20,7 @@ import { createKubeWriter } from './kube/kube-writer.js';
 import { createKubeLocalAddressReader, createLocalAddressWatch } from './kube/local-addresses.js';
 import { startExternalImports } from './external/wire.js';
 import { createImportMetrics } from './metrics.js';
+import { serveNudges, type NudgeEndpoint } from './nudge-endpoint.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from './reconcile/k8s-types.js';
 import { SLICE_MANAGED_BY } from './reconcile/reconciler.js';
 
@@ -43,7 +44,24 @@ export async function startImportAgent(ctx: Ctx): Promise<AgentRun> {
     agent: createImportMetrics(ctx.registry),
     controllers: createControllerMetrics(ctx.registry),
   };
-  return { lead: () => runImport(ctx, identity, metrics) };
+  // The route exists before the election: a standby answers 503 until it leads.
+  const ref: ControllerRef = {};
+  const endpoint = serveNudges(
+    ctx,
+    identity.clustersetId,
+    metrics.agent,
+    () => ref.controller?.poller,
+  );
+  return {
+    lead: () => runImport(ctx, identity, metrics, ref, endpoint),
+    ...(endpoint.leaseAnnotations === undefined
+      ? {}
+      : { leaseAnnotations: endpoint.leaseAnnotations }),
+  };
+}
+
+interface ControllerRef {
+  controller?: ImportController;
 }
 
 /** The first usable identity; a later change restarts the process (imports follow the id). */
@@ -69,13 +87,26 @@ async function usableIdentity(ctx: Ctx): Promise<ClusterIdentity> {
   return first;
 }
 
-async function runImport(ctx: Ctx, identity: ClusterIdentity, metrics: Metrics): Promise<void> {
+async function runImport(
+  ctx: Ctx,
+  identity: ClusterIdentity,
+  metrics: Metrics,
+  ref: ControllerRef,
+  endpoint: NudgeEndpoint,
+): Promise<void> {
   // Informer and address events before the controller exists are dropped: its start replays.
-  const ref: { controller?: ImportController } = {};
   const informers = await syncedInformers(ctx, () => ref.controller);
   const local = createLocalAddresses();
   if (!(await readLocalAddresses(ctx, local, () => ref.controller?.enqueueAll()))) return;
-  const ctl = createController(ctx, identity, metrics, informers, local, () => ref.controller);
+  const ctl = createController(
+    ctx,
+    identity,
+    metrics,
+    informers,
+    local,
+    endpoint,
+    () => ref.controller,
+  );
   ref.controller = ctl;
   ctx.readiness.add('cloud-map', () => {
     if (!ctl.poller.synced)
@@ -181,6 +212,7 @@ function createController(
   metrics: Metrics,
   informers: ImportInformers,
   local: LocalAddresses,
+  endpoint: NudgeEndpoint,
   controller: () => ImportController | undefined,
 ): ImportController {
   const { config } = ctx;
@@ -214,6 +246,16 @@ function createController(
     logger: ctx.logger,
     trust,
     periods: pollPeriodsOf(config),
+    ...(config.nudge
+      ? {
+          nudges: {
+            nudgedFeedMs: config.pollFeedNudgedMs,
+            settleMs: config.nudgeSettleMs,
+            ownAddress: endpoint.address,
+            localClusterId: identity.clusterId,
+          },
+        }
+      : {}),
     ...(config.requestBudgetPerSecond === undefined
       ? {}
       : { requestBudgetPerSecond: config.requestBudgetPerSecond }),

@@ -17,6 +17,7 @@ import {
   createPoller,
   type Poller,
   type PollerMetrics,
+  type PollerNudgeOptions,
   type PollerOptions,
 } from './poller/poller.js';
 import { createLivenessTracker, type LivenessTracker } from './liveness-tracker.js';
@@ -48,6 +49,8 @@ export interface ImportControllerOptions {
   logger: Logger;
   trust: TrustPolicy;
   periods: PollPeriods;
+  /** Nudges (ADR 0018 decision 11); absent: off. */
+  nudges?: PollerNudgeOptions;
   requestBudgetPerSecond?: number;
   heartbeatTtlMs: number;
   workers: number;
@@ -186,6 +189,7 @@ function pollerOptions(
     logger: opts.logger,
     clustersetId: opts.trust.clustersetId,
     periods: opts.periods,
+    ...(opts.nudges === undefined ? {} : { nudges: opts.nudges }),
     ...(opts.requestBudgetPerSecond === undefined
       ? {}
       : { requestBudgetPerSecond: opts.requestBudgetPerSecond }),

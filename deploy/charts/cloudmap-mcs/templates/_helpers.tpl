@@ -174,6 +174,8 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.changeFeed | quote }}
 - name: MCS_FEED_INTERVAL_SECONDS
   value: {{ .agent.feedIntervalSeconds | quote }}
+- name: MCS_NUDGE
+  value: {{ .agent.nudges | quote }}
 - name: MCS_REGISTER_RATE
   value: {{ .agent.registerRate | quote }}
 {{- with .agent.podLabelAttributes }}
@@ -197,6 +199,17 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.poll.slowSeconds | quote }}
 - name: MCS_POLL_FEED_SECONDS
   value: {{ .agent.poll.feedSeconds | quote }}
+- name: MCS_POLL_FEED_NUDGED_SECONDS
+  value: {{ .agent.poll.feedNudgedSeconds | quote }}
+- name: MCS_NUDGE
+  value: {{ .agent.nudges | quote }}
+{{- if .agent.nudges }}
+{{- /* Where other clusters' export agents nudge this agent (ADR 0018 decision 11). */}}
+- name: MCS_NUDGE_HOST
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP
+{{- end }}
 - name: MCS_POLL_FAST_SECONDS
   value: {{ .agent.poll.fastSeconds | quote }}
 - name: MCS_POLL_HEARTBEAT_SECONDS

@@ -17,7 +17,13 @@ import {
   kubeClusterPropertySource,
   type ClusterIdentityWatcher,
 } from '../runtime/cluster-identity.js';
-import { createChecks, startHealthServer, type Checks } from '../runtime/health.js';
+import {
+  createChecks,
+  startHealthServer,
+  type Checks,
+  type HealthServer,
+  type PostRoute,
+} from '../runtime/health.js';
 import { createLeaderElector } from '../runtime/leader-election.js';
 import { loadKubeConfig } from '../runtime/kubeconfig.js';
 import { createKubeLeaseStore } from '../runtime/lease-store.js';
@@ -45,11 +51,22 @@ export interface AgentContext<C extends CommonConfig> {
   identity: ClusterIdentityWatcher;
   /** The one Cloud Map client (rate limits, retries, metrics), with assume-role if asked. */
   cloudMap: CloudMapClient;
+  /** The health port as bound (--health-port 0 picks one) and the address it listens on. */
+  health: AgentHealthPort;
+}
+
+export interface AgentHealthPort {
+  readonly port: number;
+  readonly bindAddress: string;
+  /** Serves a POST route on the health port (the import agent's /nudge). */
+  route(path: string, route: PostRoute): void;
 }
 
 /** What an agent does once it leads (or at once without leader election). */
 export interface AgentRun {
   lead(): Promise<void>;
+  /** Written on the leader's Lease while it leads (with leader election only). */
+  leaseAnnotations?: Record<string, string>;
 }
 
 export interface AgentSpec<
@@ -125,7 +142,7 @@ async function startAgent<O extends Record<string, Options>, Own extends object>
   const liveness = createChecks();
   liveness.set('process', true);
   const readiness = createChecks();
-  await startServers(config, registry, liveness, readiness, logger, shutdown);
+  const healthServer = await startServers(config, registry, liveness, readiness, logger, shutdown);
   const identity = createClusterIdentityWatcher({
     source: kubeClusterPropertySource(kubeConfig, logger),
     flags: { clusterId: config.clusterId, clustersetId: config.clustersetId },
@@ -147,11 +164,19 @@ async function startAgent<O extends Record<string, Options>, Own extends object>
     readiness,
     identity,
     cloudMap,
+    health: {
+      port: healthServer.port,
+      bindAddress: config.bindAddress,
+      route: (path, route) => healthServer.route(path, route),
+    },
   });
   await lead(config, kubeConfig, run, logger, readiness, shutdown);
 }
 
-/** /healthz, /readyz and /metrics on the health port; /metrics also on its own port if set. */
+/**
+ * /healthz, /readyz and /metrics on the health port; /metrics also on its own port if set.
+ * Returns the health port's server.
+ */
 async function startServers(
   config: CommonConfig,
   registry: Registry,
@@ -159,8 +184,9 @@ async function startServers(
   readiness: Checks,
   logger: Logger,
   shutdown: Shutdown,
-): Promise<void> {
+): Promise<HealthServer> {
   const ports = [...new Set([config.healthPort, config.metricsPort])];
+  let health: HealthServer | undefined;
   for (const port of ports) {
     const server = await startHealthServer({
       port,
@@ -171,7 +197,9 @@ async function startServers(
       logger,
     });
     shutdown.onShutdown(`http server :${String(server.port)}`, 50, () => server.close());
+    health ??= server;
   }
+  return health!;
 }
 
 function cloudMapClient<O extends Record<string, Options>, Own extends object>(
@@ -231,6 +259,7 @@ async function lead(
     leaseDurationMs: config.leaseDurationSeconds * 1000,
     renewDeadlineMs: config.renewDeadlineSeconds * 1000,
     retryPeriodMs: config.retryPeriodSeconds * 1000,
+    ...(run.leaseAnnotations === undefined ? {} : { annotations: run.leaseAnnotations }),
     logger,
     onStartedLeading: () => void run.lead().catch(failed),
     onStoppedLeading: () => {

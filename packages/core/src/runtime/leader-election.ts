@@ -21,6 +21,8 @@ export interface LeaderElectionOptions {
    * without a successful renewal, before the Lease can expire for another replica.
    */
   renewIntervalMs?: number;
+  /** Annotations the holder writes on the Lease with every acquire and renewal. */
+  annotations?: Record<string, string>;
   onStartedLeading: (signal: AbortSignal) => void;
   /** Called once when leadership is lost or released; agents normally exit then. */
   onStoppedLeading: () => void;
@@ -108,6 +110,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
             ? prev.leaseTransitions
             : prev.leaseTransitions + 1,
       ...(prev?.resourceVersion === undefined ? {} : { resourceVersion: prev.resourceVersion }),
+      ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
     });
     // Fast path (client-go's optimistic renew): the leader writes on top of the record it
     // wrote last, one request instead of a GET and a PUT. Any failure (409 when someone else
@@ -209,8 +212,10 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       try {
         const current = await options.store.get();
         if (current?.holderIdentity === options.identity) {
+          // Without the holder's annotations: they describe a leader that is going away.
+          const { annotations: _dropped, ...released } = current;
           await options.store.update({
-            ...current,
+            ...released,
             holderIdentity: '',
             leaseDurationSeconds: 1,
             renewTime: wallNow(),

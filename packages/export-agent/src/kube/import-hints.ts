@@ -8,6 +8,8 @@ import {
 } from '@kubernetes/client-node';
 import {
   ANNOTATION_EXPORTERS_DIGEST,
+  ANNOTATION_NUDGE_ADDRESS,
+  nudgeAddressProblem,
   ServiceImportApi,
   type Clock,
   type Logger,
@@ -32,6 +34,12 @@ export interface ImportHints {
   hinted(key: string): boolean;
   /** Whether the import agent's Lease is held and renewed now, and its imports are watched. */
   live(): boolean;
+  /**
+   * Where the import agent's leader takes nudges (ADR 0018 decision 11): its Lease's
+   * `ANNOTATION_NUDGE_ADDRESS` while the Lease is held and renewed; undefined otherwise or
+   * when the annotation is not an `<ip>:<port>`.
+   */
+  nudgeAddress(): string | undefined;
   start(): void;
   stop(): Promise<void>;
 }
@@ -49,6 +57,8 @@ export interface ImportHintsOptions {
   onChange: (key: string) => void;
   /** The import agent became live or stopped being live (a gauge). */
   onLive?: (live: boolean) => void;
+  /** The Lease's nudge address changed (the feed record is written again with it). */
+  onNudgeAddress?: (address: string | undefined) => void;
 }
 
 /** Renewals may arrive this much later than the Lease's duration before it counts as lapsed. */
@@ -102,6 +112,18 @@ export function createImportHints(opts: ImportHintsOptions): ImportHints {
   const liveness = createLeaseLiveness(clock, opts.wallNow);
   let imports: SupervisedInformer<ImportStub> | undefined;
   let wasLive = false;
+  let address: string | undefined;
+  const nudgeAddress = (): string | undefined => (liveness.live() ? address : undefined);
+  const noteAddress = (event: string, lease: LeaseObject): void => {
+    const before = nudgeAddress();
+    const annotated =
+      event === 'delete' ? undefined : lease.metadata?.annotations?.[ANNOTATION_NUDGE_ADDRESS];
+    const problem = annotated === undefined ? undefined : nudgeAddressProblem(annotated);
+    if (problem !== undefined && annotated !== address)
+      logger.warn('import agent Lease has an unusable nudge address; ignored', { problem });
+    address = problem === undefined ? annotated : undefined;
+    if (nudgeAddress() !== before) opts.onNudgeAddress?.(nudgeAddress());
+  };
 
   const leases = createKubeInformer<LeaseObject>({
     name: 'import-agent-lease',
@@ -116,6 +138,7 @@ export function createImportHints(opts: ImportHintsOptions): ImportHints {
       }) as Promise<KubernetesListObject<LeaseObject>>,
     onEvent: (event, lease) => {
       liveness.observe(event, lease);
+      noteAddress(event, lease);
       // Started once an import agent was seen: that agent needs the ServiceImport CRD, so an
       // export-only cluster without it never gets a failing watch.
       if (imports === undefined && liveness.live()) {
@@ -158,6 +181,7 @@ export function createImportHints(opts: ImportHintsOptions): ImportHints {
 
   return {
     live,
+    nudgeAddress,
     hinted: (key) => live() && digests.has(key),
     start: () => leases.start(),
     async stop() {

@@ -20,6 +20,11 @@ export interface RoundLoop {
   readonly random: () => number;
   /** The fast round's period when the feed is on (0: no feed). */
   readonly feedMs: number;
+  /**
+   * The feed round's period now: `feedMs`, or the slower nudged period while nudges are
+   * trusted (nudges.ts).
+   */
+  feedPeriod: () => number;
   /** The rounds (rounds.ts); set once the feed follower exists. */
   rounds: Record<RoundKind, () => Promise<boolean>>;
   /** Consecutive failed rounds per kind. */
@@ -42,6 +47,7 @@ export function createRoundLoop(state: PollerState): RoundLoop {
     periods,
     random: state.opts.random ?? Math.random,
     feedMs: periods.feedMs ?? 0,
+    feedPeriod: () => periods.feedMs ?? 0,
     rounds: { slow: noRound, fast: noRound, refresh: noRound, resync: noRound },
     failures: { slow: 0, fast: 0, refresh: 0, resync: 0 },
     timers: {},
@@ -147,7 +153,7 @@ function nextDelay(loop: RoundLoop, kind: RoundKind): number {
   const { state, periods, failures } = loop;
   const fast =
     loop.feedMs > 0
-      ? loop.feedMs
+      ? loop.feedPeriod()
       : fastPeriodFor(periods, state.services.size, state.opts.requestBudgetPerSecond);
   const base =
     kind === 'slow'
@@ -174,7 +180,7 @@ function nextDelay(loop: RoundLoop, kind: RoundKind): number {
  * simultaneous calls are one per cluster, far below any Cloud Map limit.
  */
 function untilNextSlot(loop: RoundLoop): number {
-  const period = loop.feedMs;
+  const period = loop.feedPeriod();
   const into = ((loop.state.now() % period) + period) % period;
   return period - into;
 }

@@ -19,8 +19,8 @@ export interface RoundContext {
   readonly reads: ServiceReads;
   readonly feed: FeedFollower | undefined;
   readonly periods: PollPeriods;
-  /** The fast round's period when the feed is on (0: no feed). */
-  readonly feedMs: number;
+  /** The fast round's period now when the feed is on (0: no feed). */
+  readonly feedPeriod: () => number;
   readonly heartbeatMs: number;
 }
 
@@ -70,13 +70,13 @@ async function probe(ctx: RoundContext): Promise<boolean> {
  * when the feed does not vouch for them, every (budgeted) fast period.
  */
 function dueServices(ctx: RoundContext): ServiceSnapshot[] {
-  const { state, feed, periods, feedMs, heartbeatMs } = ctx;
+  const { state, feed, periods, heartbeatMs } = ctx;
   const all = [...state.services.values()];
   if (feed === undefined) return all;
   const uncovered = all.filter((s) => !isHeartbeat(s) && !coveredByFeed(feed, s));
   const period = fastPeriodFor(periods, uncovered.length, state.opts.requestBudgetPerSecond);
   // Half a round of slack: a check falls in the round nearest its due time, not the next.
-  const slack = feedMs / 2;
+  const slack = ctx.feedPeriod() / 2;
   const now = state.clock.now();
   const due = (s: ServiceSnapshot, every: number): boolean =>
     now - (ctx.reads.checkedAt(keyOf(s.namespace, s.name)) ?? -Infinity) >= every - slack;
