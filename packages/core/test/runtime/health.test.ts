@@ -70,4 +70,37 @@ describe('health server', () => {
     expect(m.text).toContain('demo_total 3');
     expect((await get('/nope')).status).toBe(404);
   });
+
+  it('serves POST routes with a body limit: 413 past it, 405 for other methods on the path', async () => {
+    await start();
+    const bodies: string[] = [];
+    server?.route('/nudge', {
+      maxBodyBytes: 16,
+      handle: (body) => {
+        bodies.push(body);
+        return body === 'bad' ? { status: 400, body: 'refused' } : { status: 202 };
+      },
+    });
+    const post = async (body: string) => {
+      const res = await fetch(`http://127.0.0.1:${server?.port ?? 0}/nudge`, {
+        method: 'POST',
+        body,
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    expect((await post('{"a":1}')).status).toBe(202);
+    expect(await post('bad')).toEqual({ status: 400, text: 'refused\n' });
+    expect((await post('x'.repeat(17))).status).toBe(413);
+    // A body past the limit without a declared length (chunked) is refused too.
+    const chunked = await fetch(`http://127.0.0.1:${server?.port ?? 0}/nudge`, {
+      method: 'POST',
+      body: new Blob(['y'.repeat(40)]).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    expect(bodies).toEqual(['{"a":1}', 'bad']);
+    const get = await fetch(`http://127.0.0.1:${server?.port ?? 0}/nudge`);
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+  });
 });

@@ -239,4 +239,22 @@ describe('leader election', () => {
       }),
     ).toThrow(RangeError);
   });
+
+  it('writes the annotations on acquire and every renewal, and drops them on release', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const a = candidate(clock, lease, 'a', {
+      annotations: { 'example.io/address': '10.0.0.1:8081' },
+    });
+    await settle();
+    expect(lease.record?.annotations).toEqual({ 'example.io/address': '10.0.0.1:8081' });
+    const writes = lease.writes;
+    await advance(clock, 6_000, 500);
+    expect(lease.writes).toBeGreaterThan(writes);
+    expect(lease.record?.annotations).toEqual({ 'example.io/address': '10.0.0.1:8081' });
+    await a.elector.stop();
+    await a.done;
+    expect(lease.record?.holderIdentity).toBe('');
+    expect(lease.record?.annotations).toBeUndefined();
+  });
 });

@@ -124,6 +124,7 @@ export interface PollerNudges {
 }
 
 const DISTRUST_MS = 600_000;
+const MISS_WINDOW_MS = 2_000;
 
 export function createPollerNudges(
   state: PollerState,
@@ -137,6 +138,7 @@ export function createPollerNudges(
     ownAddress: opts.ownAddress,
     settleMs: opts.settleMs,
     distrustMs: DISTRUST_MS,
+    missWindowMs: MISS_WINDOW_MS,
   });
   const runFeedRound = (): Promise<void> => {
     if (loop.stopped) return Promise.resolve();
@@ -175,10 +177,16 @@ export function createPollerNudges(
   };
   metrics?.nudgesTrusted?.(false);
   loop.feedPeriod = () => (evaluate() ? opts.nudgedFeedMs : loop.feedMs);
+  // A miss is judged when its window closes, not at the next (slow) round.
+  let missCheck: TimerHandle | undefined;
   return {
     observed: (records) => {
       trust.observed(records, clock.now());
       evaluate();
+      missCheck ??= clock.setTimer(() => {
+        missCheck = undefined;
+        evaluate();
+      }, MISS_WINDOW_MS + 1);
     },
     nudge: (nudge) => {
       metrics?.nudge?.('accepted');
@@ -187,6 +195,10 @@ export function createPollerNudges(
     get trusted() {
       return trusted;
     },
-    stop: () => driver.stop(),
+    stop: () => {
+      if (missCheck !== undefined) clock.clearTimer(missCheck);
+      missCheck = undefined;
+      driver.stop();
+    },
   };
 }
