@@ -53,7 +53,11 @@ export function serveNudges(
     config.nudge && config.nudgeHost !== undefined
       ? nudgeAddressOf(config.nudgeHost, ctx.health.port)
       : undefined;
-  if (config.nudge && address === undefined)
+  if (address !== undefined && !config.leaderElect)
+    ctx.logger.info(
+      'nudges taken, but without leader election there is no Lease to publish this agent’s address on: writers do not know it and the change feed is polled at --poll-feed-seconds',
+    );
+  else if (config.nudge && address === undefined)
     ctx.logger.warn(
       'nudges on but no address to take them at (set --nudge-host to this pod’s IP); the change feed is polled at --poll-feed-seconds',
     );
