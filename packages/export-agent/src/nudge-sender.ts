@@ -32,8 +32,6 @@ import {
  */
 export interface NudgeSender {
   written(position: { epoch: string; seq: number }): void;
-  /** Targets known now (tests, debugging). */
-  readonly targets: readonly string[];
   stop(): void;
 }
 
@@ -171,9 +169,6 @@ export function createNudgeSender(opts: NudgeSenderOptions): NudgeSender {
       if (clock.now() - readAtMs < maxAgeMs) return fanOut(cluster, position);
       reading ??= readTargets(cluster).finally(() => (reading = undefined));
       void reading.then(() => fanOut(cluster, position));
-    },
-    get targets() {
-      return [...fromFeed];
     },
     stop() {
       stopped = true;

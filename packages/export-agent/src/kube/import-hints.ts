@@ -113,14 +113,17 @@ export function createImportHints(opts: ImportHintsOptions): ImportHints {
   let imports: SupervisedInformer<ImportStub> | undefined;
   let wasLive = false;
   let address: string | undefined;
+  let refused: string | undefined;
   const nudgeAddress = (): string | undefined => (liveness.live() ? address : undefined);
   const noteAddress = (event: string, lease: LeaseObject): void => {
     const before = nudgeAddress();
     const annotated =
       event === 'delete' ? undefined : lease.metadata?.annotations?.[ANNOTATION_NUDGE_ADDRESS];
     const problem = annotated === undefined ? undefined : nudgeAddressProblem(annotated);
-    if (problem !== undefined && annotated !== address)
+    // Once per value, not on every renewal of the Lease.
+    if (problem !== undefined && annotated !== refused)
       logger.warn('import agent Lease has an unusable nudge address; ignored', { problem });
+    refused = problem === undefined ? undefined : annotated;
     address = problem === undefined ? annotated : undefined;
     if (nudgeAddress() !== before) opts.onNudgeAddress?.(nudgeAddress());
   };
