@@ -64,6 +64,9 @@ export function createNudgeTrust(opts: NudgeTrustOptions): NudgeTrust {
 
   return {
     nudged(nudge) {
+      // Only writers the feed shows: anyone can send a nudge, and one per made-up cluster id
+      // must not grow this map. A writer's first write is expected by nobody (see observed).
+      if (!seen.has(nudge.clusterId)) return;
       const prev = nudgedAt.get(nudge.clusterId);
       if (prev === undefined || prev.epoch !== nudge.epoch || prev.seq < nudge.seq)
         nudgedAt.set(nudge.clusterId, { epoch: nudge.epoch, seq: nudge.seq });
@@ -84,7 +87,11 @@ export function createNudgeTrust(opts: NudgeTrustOptions): NudgeTrust {
           expected.push({ clusterId: id, ...position, deadlineMs: nowMs + missWindowMs });
         seen.set(id, position);
       }
-      for (const id of [...seen.keys()]) if (!writers.has(id)) seen.delete(id);
+      for (const id of [...seen.keys()])
+        if (!writers.has(id)) {
+          seen.delete(id);
+          nudgedAt.delete(id);
+        }
       expected = expected.filter((e) => writers.has(e.clusterId));
       allNudge = records.length > 0 && records.every((r) => r.nudge !== undefined);
       const own = records.find((r) => r.cluster.clusterId === opts.localClusterId);

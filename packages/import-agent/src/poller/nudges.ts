@@ -28,6 +28,8 @@ export interface NudgeDriver {
   stop(): void;
 }
 
+const MAX_PENDING = 64;
+
 interface Pending {
   nudge: Nudge;
   atMs: number;
@@ -39,7 +41,9 @@ export function createNudgeDriver(opts: NudgeDriverOptions): NudgeDriver {
   const minGapMs = opts.minGapMs ?? 250;
   const retryMs = opts.retryMs ?? [100, 200, 400, 800];
   const confirmMs = opts.confirmMs ?? 3_000;
-  let pending: Pending[] = [];
+  // One waiting nudge per writer (the newest): a flood of nudges, forged or not, keeps this
+  // to the writers that sent them, and forged cluster ids past MAX_PENDING are not tracked.
+  const pending = new Map<string, Pending>();
   let timer: TimerHandle | undefined;
   let running = false;
   let lastStartMs = -Infinity;
@@ -61,16 +65,17 @@ export function createNudgeDriver(opts: NudgeDriverOptions): NudgeDriver {
 
   const settle = (): void => {
     const now = clock.now();
-    pending = pending.filter((p) => {
-      if (trust.shows(p.nudge)) return false;
-      if (now - p.atMs < confirmMs) return true;
-      state.opts.metrics?.nudge?.('unconfirmed');
-      state.log.debug('nudged write not seen in the change feed in time', {
-        clusterId: p.nudge.clusterId,
-        seq: p.nudge.seq,
-      });
-      return false;
-    });
+    for (const [clusterId, p] of pending) {
+      if (trust.shows(p.nudge)) pending.delete(clusterId);
+      else if (now - p.atMs >= confirmMs) {
+        pending.delete(clusterId);
+        state.opts.metrics?.nudge?.('unconfirmed');
+        state.log.debug('nudged write not seen in the change feed in time', {
+          clusterId,
+          seq: p.nudge.seq,
+        });
+      }
+    }
   };
 
   const round = async (): Promise<void> => {
@@ -87,7 +92,7 @@ export function createNudgeDriver(opts: NudgeDriverOptions): NudgeDriver {
       arm(0);
       return;
     }
-    if (pending.length === 0) {
+    if (pending.size === 0) {
       retries = 0;
       return;
     }
@@ -100,7 +105,8 @@ export function createNudgeDriver(opts: NudgeDriverOptions): NudgeDriver {
       if (stopped) return;
       trust.nudged(nudge, clock.now());
       if (trust.shows(nudge)) return;
-      pending.push({ nudge, atMs: clock.now() });
+      if (pending.has(nudge.clusterId) || pending.size < MAX_PENDING)
+        pending.set(nudge.clusterId, { nudge, atMs: clock.now() });
       retries = 0;
       if (running) again = true;
       else arm(0);
@@ -109,7 +115,7 @@ export function createNudgeDriver(opts: NudgeDriverOptions): NudgeDriver {
       stopped = true;
       if (timer !== undefined) clock.clearTimer(timer);
       timer = undefined;
-      pending = [];
+      pending.clear();
     },
   };
 }
