@@ -20,8 +20,12 @@ export type InformerEvent = 'add' | 'update' | 'delete';
 export interface SupervisedInformerOptions<T extends KubernetesObject> {
   /** For logs and metrics, e.g. `serviceexports`. */
   name: string;
-  /** Builds the underlying informer once; its cache survives restarts (deletes are seen on relist). */
-  create: (list: () => void) => InformerLike<T>;
+  /**
+   * Builds the underlying informer once; its cache survives restarts (deletes are seen on
+   * relist). `listed` is called when a list completes; `alive` whenever the watch shows it is
+   * open without delivering an object (a BOOKMARK), so the watchdog does not restart it.
+   */
+  create: (listed: () => void, alive: () => void) => InformerLike<T>;
   /** Must only enqueue (GUIDE.md rule 3); a throw is logged and swallowed. */
   onEvent: (event: InformerEvent, obj: T) => void;
   logger: Logger;
@@ -30,9 +34,10 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
   /** Restart delay after an error (full jitter). Default 1 s doubling to 60 s. */
   backoff?: BackoffPolicy;
   /**
-   * Restart if nothing (no event, no reconnect) was seen for this long. client-node 2.0.1
-   * re-watches an idle resource every 30 s (#3022), so silence for minutes means a dead
-   * informer (#364, #596, #958, #1496). Default 5 minutes; 0 disables.
+   * Restart if nothing (no event, no bookmark, no reconnect) was seen for this long. Our
+   * watches ask the server for bookmarks and to end them within minutes (kube-informer.ts),
+   * so silence for longer means a dead informer (client-node #364, #596, #958, #1496).
+   * Default 5 minutes; 0 disables.
    */
   watchdogMs?: number;
   onRestart?: (reason: 'error' | 'watchdog') => void;
@@ -75,12 +80,12 @@ export function superviseInformer<T extends KubernetesObject>(
   let resolveSynced!: () => void;
   const syncedPromise = new Promise<void>((r) => (resolveSynced = r));
 
-  const informer = options.create(() => {
-    listed = true;
-  });
   const activity = (): void => {
     lastActivity = clock.now();
   };
+  const informer = options.create(() => {
+    listed = true;
+  }, activity);
   const deliver = (event: InformerEvent) => (obj: T) => {
     activity();
     failures = 0;

@@ -131,27 +131,73 @@ export function metadataStub<T extends KubernetesObject>(
 export const isMetadataStub = (obj: object | undefined): boolean =>
   obj !== undefined && stubs.has(obj);
 
+/** What a watch request asks of the server, and how long the client waits in silence. */
+export interface WatchTimeouts {
+  /** The server ends the watch after this long (`timeoutSeconds`); the client re-watches. */
+  serverTimeoutSeconds: number;
+  /** The client gives up on a watch silent for this long (client-node's `requestTimeoutMs`). */
+  clientIdleTimeoutMs: number;
+}
+
 /**
- * A supervised client-node informer on a real API server whose cache holds what `transform`
- * keeps (client-node's ListWatch, fed through a Watch that transforms each event first).
+ * The server ends each watch after 3 to 4.5 minutes (jittered so a restart of the API server
+ * does not bring every watch back at once, as client-go's reflector does with 5 to 10), before
+ * the supervisor's 5-minute watchdog; the client waits 30 s longer than that before it gives
+ * up on a silent watch. client-node 2.0.1's own default aborts any watch silent for 30 s: on
+ * an idle cluster every watch of every agent was torn down and re-opened twice a minute, each
+ * abort an Error and a new TLS connection (idle CPU, issue 14).
  */
-export function createKubeInformer<T extends KubernetesObject>(
-  options: KubeInformerOptions<T>,
-): SupervisedInformer<T> {
-  const transform = options.transform ?? stripUnread;
-  const inner = new Watch(options.kubeConfig);
-  const watch = {
+export function watchTimeouts(random: () => number = Math.random): WatchTimeouts {
+  const serverTimeoutSeconds = 180 + Math.floor(random() * 90);
+  return { serverTimeoutSeconds, clientIdleTimeoutMs: (serverTimeoutSeconds + 30) * 1000 };
+}
+
+type WatchCallback = (
+  phase: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- client-node's callback type
+  apiObj: any,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- client-node's callback type
+  watchObj?: any,
+) => void;
+
+/** The part of client-node's `Watch` the wrapper drives (tests pass a fake). */
+export interface WatchLike {
+  requestTimeoutMs: number;
+  watch(
+    path: string,
+    params: Record<string, string | number | boolean | undefined>,
+    callback: WatchCallback,
+    done: (err: unknown) => void,
+  ): Promise<AbortController>;
+}
+
+/**
+ * A Watch for client-node's ListWatch that asks for bookmarks (they keep an idle watch's
+ * resourceVersion recent, so a re-watch after minutes of quiet resumes instead of failing
+ * with 410 Gone and listing again) and a server-side timeout (`watchTimeouts`), transforms
+ * each object before ListWatch caches it, and calls `alive` on every line the server sends.
+ */
+export function transformingWatch<T extends KubernetesObject>(
+  inner: WatchLike,
+  transform: (obj: T) => T,
+  alive: () => void,
+  timeouts: () => WatchTimeouts = watchTimeouts,
+): Watch {
+  return {
     watch: (
       path: string,
       params: Record<string, string | number | boolean | undefined>,
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- client-node's callback type
-      callback: (phase: string, apiObj: any, watchObj?: any) => void,
+      callback: WatchCallback,
       done: (err: unknown) => void,
-    ) =>
-      inner.watch(
+    ) => {
+      const { serverTimeoutSeconds, clientIdleTimeoutMs } = timeouts();
+      // ListWatch runs one watch at a time on this Watch: setting it per call is safe.
+      inner.requestTimeoutMs = clientIdleTimeoutMs;
+      return inner.watch(
         path,
-        params,
-        (phase, obj, raw) =>
+        { ...params, allowWatchBookmarks: true, timeoutSeconds: serverTimeoutSeconds },
+        (phase, obj, raw) => {
+          alive();
           // BOOKMARK and ERROR carry no object to cache; pass them as they are.
           callback(
             phase,
@@ -159,10 +205,25 @@ export function createKubeInformer<T extends KubernetesObject>(
               ? transform(obj as T)
               : obj,
             raw,
-          ),
+          );
+        },
         done,
-      ),
+      );
+    },
   } as unknown as Watch;
+}
+
+/**
+ * A supervised client-node informer on a real API server whose cache holds what `transform`
+ * keeps (client-node's ListWatch, fed through `transformingWatch`).
+ */
+export function createKubeInformer<T extends KubernetesObject>(
+  options: KubeInformerOptions<T>,
+): SupervisedInformer<T> {
+  const transform = options.transform ?? stripUnread;
+  // client-node declares requestTimeoutMs private but reads it on every watch call: setting
+  // it is the only way to change its 30 s inactivity abort.
+  const inner = new Watch(options.kubeConfig) as unknown as WatchLike;
   return superviseInformer<T>({
     name: options.name,
     onEvent: options.onEvent,
@@ -170,10 +231,10 @@ export function createKubeInformer<T extends KubernetesObject>(
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.watchdogMs === undefined ? {} : { watchdogMs: options.watchdogMs }),
     ...(options.onRestart === undefined ? {} : { onRestart: options.onRestart }),
-    create: (listed) =>
+    create: (listed, alive) =>
       new ListWatch<T>(
         options.path,
-        watch,
+        transformingWatch(inner, transform, alive),
         async () => {
           const result = await listInPages(
             options.list,

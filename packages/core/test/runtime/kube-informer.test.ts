@@ -6,7 +6,10 @@ import {
   listInPages,
   metadataStub,
   stripUnread,
+  transformingWatch,
+  watchTimeouts,
   type ListPage,
+  type WatchLike,
 } from '../../src/runtime/kube-informer.js';
 
 const service = (): KubernetesObject & { spec: { ports: { port: number }[] } } => ({
@@ -146,5 +149,113 @@ describe('listInPages', () => {
     const result = await listInPages(() => list({ limit: 1_000_000 }), 2, stripUnread);
     expect(result.items).toHaveLength(3);
     expect(result.metadata).toEqual({ resourceVersion: '77' });
+  });
+});
+
+describe('watchTimeouts', () => {
+  it('ends watches server-side within 3 to 4.5 minutes, before the 5-minute watchdog', () => {
+    expect(watchTimeouts(() => 0)).toEqual({
+      serverTimeoutSeconds: 180,
+      clientIdleTimeoutMs: 210_000,
+    });
+    const last = watchTimeouts(() => 0.999_999);
+    expect(last.serverTimeoutSeconds).toBe(269);
+    expect(last.clientIdleTimeoutMs).toBe(299_000);
+    // The client never gives up on a watch before the server was due to end it.
+    for (const r of [0, 0.25, 0.5, 0.75, 0.99]) {
+      const t = watchTimeouts(() => r);
+      expect(t.clientIdleTimeoutMs).toBeGreaterThan(t.serverTimeoutSeconds * 1000);
+    }
+  });
+});
+
+describe('transformingWatch', () => {
+  type Call = {
+    params: Record<string, unknown>;
+    timeoutMs: number;
+    callback: (...a: unknown[]) => void;
+  };
+  const fakeWatch = (): WatchLike & { calls: Call[] } => {
+    const calls: Call[] = [];
+    const fake = {
+      requestTimeoutMs: 30_000,
+      calls,
+      watch(
+        _path: string,
+        params: Record<string, unknown>,
+        callback: (...a: unknown[]) => void,
+      ): Promise<AbortController> {
+        calls.push({ params, timeoutMs: fake.requestTimeoutMs, callback });
+        return Promise.resolve(new AbortController());
+      },
+    };
+    return fake as WatchLike & { calls: Call[] };
+  };
+
+  it('asks for bookmarks and a server-side timeout, and waits longer than it in silence', async () => {
+    const inner = fakeWatch();
+    let n = 0;
+    const watch = transformingWatch(
+      inner,
+      (o) => o,
+      () => undefined,
+      () => ({
+        serverTimeoutSeconds: 200 + n,
+        clientIdleTimeoutMs: 230_000 + 1000 * n++,
+      }),
+    );
+    await watch.watch(
+      '/api/v1/services',
+      { resourceVersion: '7', labelSelector: 'a=b' },
+      () => undefined,
+      () => undefined,
+    );
+    await watch.watch(
+      '/api/v1/services',
+      { resourceVersion: '9' },
+      () => undefined,
+      () => undefined,
+    );
+    expect(inner.calls.map((c) => [c.params, c.timeoutMs])).toEqual([
+      [
+        {
+          resourceVersion: '7',
+          labelSelector: 'a=b',
+          allowWatchBookmarks: true,
+          timeoutSeconds: 200,
+        },
+        230_000,
+      ],
+      [{ resourceVersion: '9', allowWatchBookmarks: true, timeoutSeconds: 201 }, 231_000],
+    ]);
+  });
+
+  it('transforms objects of ADDED/MODIFIED/DELETED, passes BOOKMARK and ERROR as they are, and reports each line alive', async () => {
+    const inner = fakeWatch();
+    let alive = 0;
+    const seen: [string, unknown][] = [];
+    const watch = transformingWatch<KubernetesObject>(
+      inner,
+      (o) => metadataStub(o),
+      () => (alive += 1),
+    );
+    await watch.watch(
+      '/p',
+      {},
+      (phase: string, obj: unknown) => seen.push([phase, obj]),
+      () => undefined,
+    );
+    const cb = inner.calls[0]!.callback;
+    const bookmark = { kind: 'Service', metadata: { resourceVersion: '12' } };
+    const status = { kind: 'Status', code: 410 };
+    cb('ADDED', service(), {});
+    cb('BOOKMARK', bookmark, {});
+    cb('ERROR', status, {});
+    expect(alive).toBe(3);
+    expect(seen[0]![0]).toBe('ADDED');
+    expect(isMetadataStub(seen[0]![1] as object)).toBe(true);
+    expect(seen[1]).toEqual(['BOOKMARK', bookmark]);
+    expect(seen[1]![1]).toBe(bookmark);
+    expect(seen[2]![1]).toBe(status);
   });
 });
