@@ -129,6 +129,15 @@ export async function runAgent<O extends Record<string, Options>, Own extends ob
   }
 }
 
+/**
+ * How often the event-loop delay histogram (`nodejs_eventloop_lag_*`) takes a sample.
+ * prom-client's default, 10 ms, is a libuv timer waking the process 100 times a second for
+ * good: on an idle agent that was most of its CPU (about 0.45 s a minute, strace: 200
+ * epoll_pwait a second, issue 14). Once a second still catches every stall that matters to a
+ * controller (a stall shows up in the sample taken after it).
+ */
+export const EVENT_LOOP_SAMPLE_MS = 1000;
+
 async function startAgent<O extends Record<string, Options>, Own extends object>(
   spec: AgentSpec<O, Own>,
   config: CommonConfig & Own,
@@ -138,7 +147,10 @@ async function startAgent<O extends Record<string, Options>, Own extends object>
   const kubeConfig = loadKubeConfig(config.kubeconfig);
   await spec.preflight?.(kubeConfig);
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({
+    register: registry,
+    eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS,
+  });
   const liveness = createChecks();
   liveness.set('process', true);
   const readiness = createChecks();
