@@ -13,6 +13,12 @@ export interface ReadCache<V> {
   evict(key: string): void;
   evictWhere(predicate: (key: string) => boolean): void;
   clear(): void;
+  /**
+   * Drops expired entries, at most once a TTL (cheap to call often). `get` does it too; the
+   * client also calls it before every Cloud Map call, so what an agent read once (1,000
+   * services' instances at cold sync) does not stay while it only writes (issue 14).
+   */
+  sweepExpired(): void;
   readonly size: number;
 }
 
@@ -92,6 +98,7 @@ export function createReadCache<V>(options: ReadCacheOptions): ReadCache<V> {
       for (const key of [...entries.keys()]) if (predicate(key)) entries.delete(key);
     },
     clear: () => entries.clear(),
+    sweepExpired: sweep,
     get size() {
       return entries.size;
     },

@@ -76,7 +76,12 @@ export function createCloudMapClient(
   const metrics = options.metrics ?? noopCloudMapMetrics;
   const limiter = options.limiter ?? createTokenBucketLimiter(options.rateLimits, clock);
   const closing = new AbortController();
-  const caller = createCaller({
+  const caches = createReadCaches({
+    ttl: { ...defaultCacheTtls, ...options.cacheTtlMs },
+    clock,
+    metrics,
+  });
+  const limitedCaller = createCaller({
     limiter,
     metrics,
     retry: { ...defaultRetryPolicy, ...options.retry },
@@ -85,11 +90,12 @@ export function createCloudMapClient(
     log,
     signal: closing.signal,
   });
-  const caches = createReadCaches({
-    ttl: { ...defaultCacheTtls, ...options.cacheTtlMs },
-    clock,
-    metrics,
-  });
+  // Every call, read or write, drops what expired from the read caches (at most once a TTL):
+  // an agent that only writes at idle (heartbeats) would otherwise keep its last reads.
+  const caller: Caller = {
+    attempt: (op, fn) => (caches.sweepExpired(), limitedCaller.attempt(op, fn)),
+    call: (op, fn) => (caches.sweepExpired(), limitedCaller.call(op, fn)),
+  };
   const tracker = createOperationTracker({
     ...options.operations,
     clock,

@@ -42,6 +42,8 @@ export interface ReadCaches {
   /** Drops `ns/svc`'s discover results whatever their revision (it was announced changed). */
   forgetDiscover(ns: string, svc: string): void;
   clearAll(): void;
+  /** `sweepExpired` of every cache. */
+  sweepExpired(): void;
 }
 
 export const discoverKey = (ns: string, svc: string, q?: Record<string, string>): string =>
@@ -110,6 +112,9 @@ export function createReadCaches(opts: {
     },
     clearAll() {
       for (const c of [namespaces, services, instances, discover]) c.clear();
+    },
+    sweepExpired() {
+      for (const c of [namespaces, services, instances, discover]) c.sweepExpired();
     },
   };
 }

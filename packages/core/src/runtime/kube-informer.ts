@@ -105,14 +105,21 @@ const stubs = new WeakSet<object>();
 
 /**
  * The identity of an object and nothing else (name, namespace, uid, resourceVersion,
- * deletionTimestamp, and its labels when asked): what a cache keeps of objects the agent must know exist, or may need
- * later, but does not read. `isMetadataStub` tells a stub from a full object.
+ * deletionTimestamp, and its labels when asked: all of them, or only the named ones): what a
+ * cache keeps of objects the agent must know exist, or may need later, but does not read.
+ * `isMetadataStub` tells a stub from a full object.
  */
 export function metadataStub<T extends KubernetesObject>(
   obj: T,
-  keep: { labels?: boolean } = {},
+  keep: { labels?: boolean | readonly string[] } = {},
 ): T {
   const m = obj.metadata ?? {};
+  const labels =
+    keep.labels === true || m.labels === undefined
+      ? m.labels
+      : Array.isArray(keep.labels)
+        ? pick(m.labels, keep.labels)
+        : undefined;
   const stub = {
     metadata: {
       ...(m.name === undefined ? {} : { name: m.name }),
@@ -121,11 +128,23 @@ export function metadataStub<T extends KubernetesObject>(
       ...(m.resourceVersion === undefined ? {} : { resourceVersion: m.resourceVersion }),
       // Whether it is going away (a terminating namespace) is part of whether it exists.
       ...(m.deletionTimestamp === undefined ? {} : { deletionTimestamp: m.deletionTimestamp }),
-      ...(keep.labels === true && m.labels !== undefined ? { labels: m.labels } : {}),
+      ...(keep.labels !== undefined && keep.labels !== false && labels !== undefined
+        ? { labels }
+        : {}),
     },
   } as T;
   stubs.add(stub);
   return stub;
+}
+
+/** The named keys of `labels` that it has; undefined when it has none of them. */
+function pick(
+  labels: Record<string, string>,
+  keys: readonly string[],
+): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const k of keys) if (k in labels) (out ??= {})[k] = labels[k]!;
+  return out;
 }
 
 export const isMetadataStub = (obj: object | undefined): boolean =>

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createCloudMapClient } from '../../src/cloudmap/client.js';
 import { createReadCache } from '../../src/cloudmap/cache.js';
+import { noopCloudMapMetrics } from '../../src/cloudmap/metrics.js';
+import { createReadCaches, defaultCacheTtls } from '../../src/cloudmap/read-caches.js';
 import { createFakeCloudMap } from '../../src/testing/fake-cloudmap.js';
 import { unlimited, FakeClock } from '../../src/testing/index.js';
 
@@ -23,6 +25,38 @@ describe('Cloud Map client caches', () => {
     clock.advance(5_001);
     await cache.get('svc-0', () => Promise.resolve(0)); // any read sweeps what expired
     expect(cache.size).toBe(1);
+  });
+
+  it('sweepExpired drops what expired without a read, at most once a TTL', async () => {
+    const clock = new FakeClock();
+    const cache = createReadCache<number>({ name: 'discover', ttlMs: 5_000, clock });
+    for (let i = 0; i < 10; i++) await cache.get(`svc-${String(i)}`, () => Promise.resolve(i));
+    clock.advance(2_000);
+    await cache.get('late', () => Promise.resolve(-1)); // stored at 2 s, expires at 7 s
+    clock.advance(3_001); // 5.001 s: the first ten expired
+    cache.sweepExpired();
+    expect(cache.size).toBe(1);
+    clock.advance(2_000); // 7.001 s: 'late' expired, but the last sweep was under a TTL ago
+    cache.sweepExpired();
+    expect(cache.size).toBe(1);
+    clock.advance(3_000); // 10.001 s: a TTL since the last sweep
+    cache.sweepExpired();
+    expect(cache.size).toBe(0);
+  });
+
+  it('the client sweeps all four caches (what the client calls before every call)', async () => {
+    const clock = new FakeClock();
+    const caches = createReadCaches({ ttl: defaultCacheTtls, clock, metrics: noopCloudMapMetrics });
+    await caches.namespaces.get('', () => Promise.resolve([]));
+    await caches.services.get('ns-1', () => Promise.resolve([]));
+    await caches.instances.get('srv-1', () => Promise.resolve([]));
+    await caches.discover.get('demo\0web\0', () => Promise.resolve({ instances: [], revision: 1 }));
+    const sizes = () =>
+      [caches.namespaces, caches.services, caches.instances, caches.discover].map((c) => c.size);
+    expect(sizes()).toEqual([1, 1, 1, 1]);
+    clock.advance(Math.max(...Object.values(defaultCacheTtls)) + 1);
+    caches.sweepExpired();
+    expect(sizes()).toEqual([0, 0, 0, 0]);
   });
 
   it('serves repeated reads from cache until the TTL passes', async () => {

@@ -65,6 +65,16 @@ describe('metadataStub', () => {
     expect(stub.metadata?.deletionTimestamp).toEqual(new Date('2026-12-01T00:00:00Z'));
   });
 
+  it('keeps only the named labels when given a list, and no labels object when none match', () => {
+    const o = service();
+    o.metadata!.labels = { 'kubernetes.io/service-name': 'web', 'managed-by': 'x', app: 'web' };
+    expect(metadataStub(o, { labels: ['kubernetes.io/service-name'] }).metadata?.labels).toEqual({
+      'kubernetes.io/service-name': 'web',
+    });
+    expect(metadataStub(o, { labels: ['absent'] }).metadata).not.toHaveProperty('labels');
+    expect(metadataStub(o, { labels: false }).metadata).not.toHaveProperty('labels');
+  });
+
   it('is told apart from a full object, and from undefined', () => {
     expect(isMetadataStub(undefined)).toBe(false);
     expect(isMetadataStub(service())).toBe(false);
