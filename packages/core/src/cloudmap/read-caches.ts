@@ -68,6 +68,7 @@ export function createReadCaches(opts: {
   const services = cache<Result<'listServices'>>('services');
   const instances = cache<Result<'listInstances'>>('instances');
   const discover = cache<Result<'discoverInstances'>>('discover');
+  const all = [namespaces, services, instances, discover];
   const nsNames = new Map<string, string>();
   const svcInfo = new Map<string, { namespaceId: string; name: string }>();
   const revisions = new Map<string, number>();
@@ -111,10 +112,10 @@ export function createReadCaches(opts: {
       discover.evictWhere((k) => k.startsWith(prefix));
     },
     clearAll() {
-      for (const c of [namespaces, services, instances, discover]) c.clear();
+      for (const c of all) c.clear();
     },
     sweepExpired() {
-      for (const c of [namespaces, services, instances, discover]) c.sweepExpired();
+      for (const c of all) c.sweepExpired();
     },
   };
 }

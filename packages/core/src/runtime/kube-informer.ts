@@ -115,11 +115,11 @@ export function metadataStub<T extends KubernetesObject>(
 ): T {
   const m = obj.metadata ?? {};
   const labels =
-    keep.labels === true || m.labels === undefined
-      ? m.labels
-      : Array.isArray(keep.labels)
-        ? pick(m.labels, keep.labels)
-        : undefined;
+    m.labels === undefined || keep.labels === undefined || keep.labels === false
+      ? undefined
+      : keep.labels === true
+        ? m.labels
+        : pick(m.labels, keep.labels);
   const stub = {
     metadata: {
       ...(m.name === undefined ? {} : { name: m.name }),
@@ -128,9 +128,7 @@ export function metadataStub<T extends KubernetesObject>(
       ...(m.resourceVersion === undefined ? {} : { resourceVersion: m.resourceVersion }),
       // Whether it is going away (a terminating namespace) is part of whether it exists.
       ...(m.deletionTimestamp === undefined ? {} : { deletionTimestamp: m.deletionTimestamp }),
-      ...(keep.labels !== undefined && keep.labels !== false && labels !== undefined
-        ? { labels }
-        : {}),
+      ...(labels === undefined ? {} : { labels }),
     },
   } as T;
   stubs.add(stub);
