@@ -95,6 +95,7 @@ const everything = {
     registerRate: 7,
     dns: { records: true, ttlSeconds: 30, namespaceVpc: 'vpc-0abc123' },
     leaderElection: {
+      quiet: false,
       leaseName: 'exp-lease',
       leaseDurationSeconds: 30,
       renewDeadlineSeconds: 20,
@@ -120,6 +121,8 @@ describe('export agent', () => {
     const cfg = await parseWith(parse, processEnv(deployment({}, 'export-agent')));
     expect(cfg).toMatchObject({
       leaderElect: true,
+      quietLease: true,
+      advertiseHost: POD_IP,
       leaseNamespace: 'mcs-system',
       leaseName: 'mcs-cloudmap-mcs-export-agent',
       healthPort: 8081,
@@ -147,6 +150,7 @@ describe('export agent', () => {
       heartbeatSeconds: 20,
       registerRatePerSecond: 7,
       leaderElect: true,
+      quietLease: false,
       leaseNamespace: 'mcs-system',
       leaseName: 'exp-lease',
       leaseDurationSeconds: 30,
@@ -190,6 +194,8 @@ describe('import agent', () => {
     const cfg = await parseWith(parse, processEnv(deployment({}, 'import-agent')));
     expect(cfg).toMatchObject({
       leaderElect: true,
+      quietLease: true,
+      advertiseHost: POD_IP,
       leaseNamespace: 'mcs-system',
       leaseName: 'mcs-cloudmap-mcs-import-agent',
       healthPort: 8081,

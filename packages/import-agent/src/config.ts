@@ -101,7 +101,7 @@ const OPTIONS = {
   'nudge-host': {
     type: 'string',
     describe:
-      'the IP other clusters reach this agent at (the chart: the pod IP); default: --bind-address when it is one IP, else none (no nudges taken)',
+      'the IP other clusters reach this agent at; default: --advertise-host (the chart: the pod IP), else none (no nudges taken)',
   },
   'nudge-settle-seconds': {
     type: 'number',
@@ -220,18 +220,16 @@ const namespaceList = (flag: string, value: string): string[] => {
   return names;
 };
 
-/**
- * Where nudges reach this agent: --nudge-host (an IP literal; a name would make every writer
- * resolve it), else the bind address when it is one IP (not 0.0.0.0 or ::).
- */
-function nudgeHostOf(flag: string | undefined, bindAddress: string): string | undefined {
+/** Where nudges reach this agent: --nudge-host (an IP literal), else the advertise host. */
+function nudgeHostOf(
+  flag: string | undefined,
+  advertiseHost: string | undefined,
+): string | undefined {
   if (flag !== undefined && flag !== '') {
     if (isIP(flag) === 0) throw new ConfigError(`--nudge-host: "${flag}" is not an IP address`);
     return flag;
   }
-  return isIP(bindAddress) !== 0 && bindAddress !== '0.0.0.0' && bindAddress !== '::'
-    ? bindAddress
-    : undefined;
+  return advertiseHost;
 }
 
 export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
@@ -276,7 +274,7 @@ export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
       externalPollMs: positive('external-poll-seconds', args.externalPollSeconds) * 1000,
       maxEndpointsPerSlice: Math.floor(maxPerSlice),
     };
-    const nudgeHost = nudgeHostOf(args.nudgeHost, common.bindAddress);
+    const nudgeHost = nudgeHostOf(args.nudgeHost, common.advertiseHost);
     if (nudgeHost !== undefined) config.nudgeHost = nudgeHost;
     if (args.requestBudget !== undefined)
       config.requestBudgetPerSecond = positive('request-budget', args.requestBudget);

@@ -148,7 +148,14 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.leaderElection.renewDeadlineSeconds | quote }}
 - name: MCS_RETRY_PERIOD_SECONDS
   value: {{ .agent.leaderElection.retryPeriodSeconds | quote }}
+- name: MCS_QUIET_LEASE
+  value: {{ ne .agent.leaderElection.quiet false | quote }}
 {{- end }}
+{{- /* Where the other replicas (and the export agent) ask this one: the pod IP (ADR 0019). */}}
+- name: MCS_ADVERTISE_HOST
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP
 {{- /* Both agents: this replica in the Lease and in Events. */}}
 - name: MCS_IDENTITY
   valueFrom:

@@ -24,6 +24,7 @@ import {
   type HealthServer,
   type PostRoute,
 } from '../runtime/health.js';
+import { nudgeAddressOf } from '../records/feed.js';
 import { createLeaderElector } from '../runtime/leader-election.js';
 import { loadKubeConfig } from '../runtime/kubeconfig.js';
 import { createKubeLeaseStore } from '../runtime/lease-store.js';
@@ -182,7 +183,7 @@ async function startAgent<O extends Record<string, Options>, Own extends object>
       route: (path, route) => healthServer.route(path, route),
     },
   });
-  await lead(config, kubeConfig, run, logger, readiness, shutdown);
+  await lead(config, kubeConfig, run, logger, readiness, shutdown, healthServer);
 }
 
 /**
@@ -254,6 +255,7 @@ async function lead(
   logger: Logger,
   readiness: Checks,
   shutdown: Shutdown,
+  healthServer: HealthServer,
 ): Promise<void> {
   const failed = (error: unknown): void => {
     if (shutdown.signal.aborted) return;
@@ -265,6 +267,15 @@ async function lead(
     return;
   }
   readiness.set('leader', true, 'standby');
+  // Quiet leadership (ADR 0019) needs an address the other replicas reach this one at.
+  const address =
+    config.quietLease && config.advertiseHost !== undefined
+      ? nudgeAddressOf(config.advertiseHost, healthServer.port)
+      : undefined;
+  if (config.quietLease && address === undefined)
+    logger.warn(
+      'no --advertise-host (and --bind-address is not one IP): the leader renews its Lease every few seconds instead of answering standbys on its health port',
+    );
   const elector = createLeaderElector({
     store: createKubeLeaseStore(kubeConfig, config.leaseNamespace, config.leaseName),
     identity: config.identity,
@@ -272,6 +283,7 @@ async function lead(
     renewDeadlineMs: config.renewDeadlineSeconds * 1000,
     retryPeriodMs: config.retryPeriodSeconds * 1000,
     ...(run.leaseAnnotations === undefined ? {} : { annotations: run.leaseAnnotations }),
+    ...(address === undefined ? {} : { address }),
     logger,
     onStartedLeading: () => void run.lead().catch(failed),
     onStoppedLeading: () => {
@@ -282,5 +294,6 @@ async function lead(
   // a successor starts writing only after this replica's last write. Renewal stops as soon as
   // shutdown begins, so a drain longer than the lease duration still lets a standby take over.
   shutdown.onShutdown('leader election', 27, () => elector.stop());
+  healthServer.leader(() => elector.status());
   await elector.run(shutdown.signal);
 }

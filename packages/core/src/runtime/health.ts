@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
+import type { LeaderStatus } from './leader-probe.js';
 
 export interface CheckResult {
   ok: boolean;
@@ -72,6 +73,8 @@ export interface HealthServer {
   readonly port: number;
   /** Adds (or replaces) the POST handler of `path`; other methods on it are refused (405). */
   route(path: string, route: PostRoute): void;
+  /** Serves `GET /leader` (ADR 0019): `status()` as JSON; 404 until set. */
+  leader(status: () => LeaderStatus): void;
   close(): Promise<void>;
 }
 
@@ -130,6 +133,7 @@ const render = (
 /** Serves /healthz, /readyz and /metrics on one port. */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const routes = new Map<string, PostRoute>();
+  let leader: (() => LeaderStatus) | undefined;
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const verbose = url.searchParams.has('verbose');
@@ -154,6 +158,14 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
         return probe(options.liveness, 'healthz');
       case '/readyz':
         return probe(options.readiness, 'readyz');
+      case '/leader':
+        if (leader === undefined) {
+          res.writeHead(404).end();
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(leader()));
+        return;
       case '/metrics':
         options.registry.metrics().then(
           (text) => {
@@ -184,6 +196,9 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   return {
     port,
     route: (path, postRoute) => void routes.set(path, postRoute),
+    leader: (status) => {
+      leader = status;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -2,7 +2,30 @@ import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import { realClock, type Clock } from '../workqueue/clock.js';
 import { sleep } from '../workqueue/backoff.js';
+import { probeLeader, type LeaderStatus } from './leader-probe.js';
 import { LeaseConflictError, type LeaseRecord, type LeaseStore } from './lease-store.js';
+
+/**
+ * Quiet leadership (ADR 0019): where the holder answers `GET /leader` (`host:port` of its
+ * health port). A Lease with it is confirmed by asking the holder, not by renewals.
+ */
+export const ANNOTATION_LEADER_ADDRESS = 'multicluster.cloudmap-mcs.io/leader-address';
+/** A quiet holder's own lease duration, seconds: how long a challenger waits before taking over. */
+export const ANNOTATION_LEADER_LEASE_SECONDS = 'multicluster.cloudmap-mcs.io/leader-lease-seconds';
+/**
+ * Written by a standby that could not confirm a quiet holder (`<identity> <time>`): the
+ * holder answers by renewing once, which clears it; unanswered, the standby takes over.
+ */
+export const ANNOTATION_LEADER_CHALLENGE = 'multicluster.cloudmap-mcs.io/leader-challenge';
+/**
+ * The `leaseDurationSeconds` a quiet holder writes. Candidates that judge only by renewals
+ * (client-go, our agents before ADR 0019, still running during a rolling upgrade) must not
+ * take over a Lease that is never renewed; an hour outlasts any rollout, and a downgrade after
+ * a quiet leader crashed waits at most that long (or deletes the Lease).
+ */
+export const QUIET_LEASE_SECONDS = 3600;
+/** How long a probe of the holder may take. */
+const PROBE_TIMEOUT_MS = 1_500;
 
 export interface LeaderElectionOptions {
   store: LeaseStore;
@@ -23,6 +46,15 @@ export interface LeaderElectionOptions {
   renewIntervalMs?: number;
   /** Annotations the holder writes on the Lease with every acquire and renewal. */
   annotations?: Record<string, string>;
+  /**
+   * Quiet leadership (ADR 0019): `host:port` where this replica answers `GET /leader` (see
+   * `status`). The leader then writes its Lease only to acquire it and to answer a standby's
+   * challenge, and confirms it by reading it every renew interval; standbys confirm the
+   * holder by asking it. Without an address the leader renews every renew interval.
+   */
+  address?: string;
+  /** Asks the holder at `address` whether it leads this Lease as `holder`; throws why not. */
+  probe?: (address: string, holder: string) => Promise<void>;
   onStartedLeading: (signal: AbortSignal) => void;
   /** Called once when leadership is lost or released; agents normally exit then. */
   onStoppedLeading: () => void;
@@ -38,6 +70,8 @@ export interface LeaderElector {
   /** Campaigns until leading, then renews; resolves when leadership ends or `stop` is called. */
   run(signal?: AbortSignal): Promise<void>;
   isLeader(): boolean;
+  /** What `GET /leader` answers: which Lease, as whom, and whether this replica leads it now. */
+  status(): LeaderStatus;
   /**
    * Stops renewing and, if this replica still holds the Lease, releases it so another replica
    * takes over at once. An aborted `run` signal only stops renewing: the Lease stays held
@@ -51,6 +85,17 @@ export interface LeaderElector {
  * (client-node has none, test-infra.md §C.5): optimistic concurrency on resourceVersion,
  * expiry judged by *local* time since the record last changed (no clock-skew trust), and
  * release on shutdown by clearing the holder.
+ *
+ * With an `address` it is quiet (ADR 0019): no write while nothing happens. The leader reads
+ * its Lease every renew interval and steps down when no read since `renewDeadline` showed it
+ * as the unchallenged holder. A standby asks the holder (`GET /leader`) every retry period;
+ * after `leaseDuration - renewDeadline` without an answer it writes a challenge on the Lease,
+ * and takes over (resourceVersion-guarded) when `leaseDuration` later the Lease is unchanged
+ * and the holder still does not answer. A live holder answers a challenge by renewing, so a
+ * replica that cannot reach the other costs a challenge and an answer, not a takeover. Safe
+ * for the same reason as client-go: every confirmation after a challenge must be a write that
+ * moves the resourceVersion, so an unchanged Lease `leaseDuration` after the challenge means
+ * the holder has stopped leading `leaseDuration - renewDeadline` earlier.
  */
 export function createLeaderElector(options: LeaderElectionOptions): LeaderElector {
   const clock = options.clock ?? realClock;
@@ -65,6 +110,17 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     renewDeadlineMs - retryMs,
     Math.max(retryMs, options.renewIntervalMs ?? Math.floor(renewDeadlineMs / 2)),
   );
+  const quiet = options.address !== undefined;
+  /** A quiet holder unconfirmed this long is challenged. */
+  const challengeAfterMs = Math.max(2 * retryMs, leaseMs - renewDeadlineMs);
+  const probe =
+    options.probe ??
+    ((address: string, holder: string) =>
+      probeLeader(
+        address,
+        { lease: options.store.description, identity: holder },
+        PROBE_TIMEOUT_MS,
+      ));
   const log = options.logger.child({ [logFields.lease]: options.store.description });
   const stopping = new AbortController();
   let leading = false;
@@ -76,6 +132,12 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   let observedAt = 0;
   let lastLeader = '';
   let running: Promise<void> | undefined;
+  // A standby's view of a quiet holder.
+  let holderTerm = '';
+  let confirmedHolderAt = 0;
+  let challenge: { resourceVersion: string; seenAt: number } | undefined;
+  let probeFailing = false;
+  let answering = false;
 
   const observe = (r: LeaseRecord): void => {
     if (
@@ -95,12 +157,26 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     }
   };
 
-  /** One client-go tryAcquireOrRenew: true when we hold the Lease afterwards. */
-  const tryAcquireOrRenew = async (): Promise<boolean> => {
+  const ownAnnotations = (): Record<string, string> | undefined => {
+    const all = {
+      ...options.annotations,
+      ...(options.address === undefined
+        ? {}
+        : {
+            [ANNOTATION_LEADER_ADDRESS]: options.address,
+            [ANNOTATION_LEADER_LEASE_SECONDS]: String(Math.ceil(leaseMs / 1000)),
+          }),
+    };
+    return Object.keys(all).length === 0 ? undefined : all;
+  };
+
+  /** This replica as the holder, on top of `prev` (renewal) or as a new holder. */
+  const mine = (prev?: LeaseRecord): LeaseRecord => {
     const now = wallNow();
-    const mine = (prev?: LeaseRecord): LeaseRecord => ({
+    const annotations = ownAnnotations();
+    return {
       holderIdentity: options.identity,
-      leaseDurationSeconds: Math.ceil(leaseMs / 1000),
+      leaseDurationSeconds: quiet ? QUIET_LEASE_SECONDS : Math.ceil(leaseMs / 1000),
       acquireTime: prev?.holderIdentity === options.identity ? (prev.acquireTime ?? now) : now,
       renewTime: now,
       leaseTransitions:
@@ -110,8 +186,86 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
             ? prev.leaseTransitions
             : prev.leaseTransitions + 1,
       ...(prev?.resourceVersion === undefined ? {} : { resourceVersion: prev.resourceVersion }),
-      ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
+      ...(annotations === undefined ? {} : { annotations }),
+    };
+  };
+
+  /**
+   * A standby facing a quiet holder (one that publishes where it answers): confirm it by
+   * asking, challenge it when that fails for a while, take over when a challenge stays
+   * unanswered for a lease duration. True when this replica now holds the Lease.
+   */
+  const contestQuietHolder = async (current: LeaseRecord, address: string): Promise<boolean> => {
+    const seenAt = clock.now();
+    const holder = current.holderIdentity;
+    // A new holder, a renewal or an answer to a challenge: the holder was alive then.
+    const term = `${holder}|${String(current.acquireTime?.getTime())}|${String(current.renewTime?.getTime())}`;
+    if (term !== holderTerm) {
+      holderTerm = term;
+      confirmedHolderAt = seenAt;
+    }
+    let problem: string | undefined;
+    try {
+      await probe(address, holder);
+      confirmedHolderAt = clock.now();
+      if (probeFailing) log.info('leader answers again', { [logFields.holderIdentity]: holder });
+      probeFailing = false;
+    } catch (error) {
+      problem = error instanceof Error ? error.message : String(error);
+    }
+    if (current.annotations?.[ANNOTATION_LEADER_CHALLENGE] !== undefined) {
+      // Timed from when this replica first saw the challenge: never earlier than it was made.
+      const pending =
+        challenge !== undefined && challenge.resourceVersion === current.resourceVersion
+          ? challenge
+          : { resourceVersion: current.resourceVersion ?? '', seenAt };
+      challenge = pending;
+      const holderSeconds = Number(current.annotations[ANNOTATION_LEADER_LEASE_SECONDS]);
+      const waitMs = Math.max(
+        leaseMs,
+        Number.isInteger(holderSeconds) && holderSeconds > 0 && holderSeconds <= QUIET_LEASE_SECONDS
+          ? holderSeconds * 1000
+          : 0,
+      );
+      if (problem === undefined || clock.now() - pending.seenAt < waitMs) return false;
+      log.warn('taking over: the leader answered neither probes nor the challenge', {
+        [logFields.holderIdentity]: holder,
+        [logFields.address]: address,
+        [logFields.error]: problem,
+      });
+      observe(await options.store.update(mine(current)));
+      return true;
+    }
+    challenge = undefined;
+    // While probes keep failing (a network that separates the replicas) the holder is only
+    // confirmed by answering challenges: one a lease duration, not one every few seconds.
+    const unconfirmedMs = probeFailing ? leaseMs : challengeAfterMs;
+    if (problem === undefined || clock.now() - confirmedHolderAt < unconfirmedMs) return false;
+    const written = await options.store.update({
+      ...current,
+      annotations: {
+        ...current.annotations,
+        [ANNOTATION_LEADER_CHALLENGE]: `${options.identity} ${wallNow().toISOString()}`,
+      },
     });
+    observe(written);
+    challenge = { resourceVersion: written.resourceVersion ?? '', seenAt: clock.now() };
+    // Once per streak, not at every challenge.
+    if (!probeFailing)
+      log.warn(
+        'cannot confirm the leader at its address; challenged it on the Lease (allow traffic to the health port between replicas, or every confirmation costs two Lease writes)',
+        {
+          [logFields.holderIdentity]: holder,
+          [logFields.address]: address,
+          [logFields.error]: problem,
+        },
+      );
+    probeFailing = true;
+    return false;
+  };
+
+  /** One client-go tryAcquireOrRenew: true when we hold the Lease afterwards. */
+  const tryAcquireOrRenew = async (): Promise<boolean> => {
     // Fast path (client-go's optimistic renew): the leader writes on top of the record it
     // wrote last, one request instead of a GET and a PUT. Any failure (409 when someone else
     // wrote, an outage) falls back to the read-then-decide path below.
@@ -138,10 +292,46 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       observe(current);
       const heldByOther =
         current.holderIdentity !== '' && current.holderIdentity !== options.identity;
-      const durationMs =
-        current.leaseDurationSeconds > 0 ? current.leaseDurationSeconds * 1000 : leaseMs;
-      if (heldByOther && observedAt + durationMs > clock.now()) return false;
+      if (heldByOther) {
+        const address = current.annotations?.[ANNOTATION_LEADER_ADDRESS];
+        if (address !== undefined && !holding) return await contestQuietHolder(current, address);
+        const durationMs =
+          current.leaseDurationSeconds > 0 ? current.leaseDurationSeconds * 1000 : leaseMs;
+        if (observedAt + durationMs > clock.now()) return false;
+      }
       observe(await options.store.update(mine(current)));
+      return true;
+    } catch (error) {
+      if (error instanceof LeaseConflictError) return false;
+      throw error;
+    }
+  };
+
+  /**
+   * The quiet leader's check: reading the Lease as its unchallenged holder confirms it; a
+   * challenge is answered by renewing; another holder means leadership is lost.
+   */
+  const confirmQuietly = async (): Promise<boolean | 'lost'> => {
+    const current = await options.store.get();
+    try {
+      if (current === undefined) {
+        // Deleted by someone: recreate it, unless a standby already did.
+        observe(await options.store.create(mine()));
+        return true;
+      }
+      observe(current);
+      if (current.holderIdentity !== options.identity) return 'lost';
+      const challenger = current.annotations?.[ANNOTATION_LEADER_CHALLENGE];
+      if (challenger === undefined) {
+        answering = false;
+        return true;
+      }
+      observe(await options.store.update(mine(current)));
+      if (!answering)
+        log.info('answered a challenge: a standby could not reach this replica', {
+          challenger,
+        });
+      answering = true;
       return true;
     } catch (error) {
       if (error instanceof LeaseConflictError) return false;
@@ -163,6 +353,33 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       () => false,
     );
 
+  /**
+   * One renewal or confirmation, given up (false) when it has not answered by `deadline`: a
+   * hung request must not keep a replica leading past its renew deadline.
+   */
+  const keep = async (deadline: number, signal: AbortSignal): Promise<boolean | 'lost'> => {
+    const bounded = new AbortController();
+    const timeout = sleep(
+      clock,
+      Math.max(0, deadline - clock.now()),
+      AbortSignal.any([signal, bounded.signal]),
+    ).then(
+      () => false as const,
+      () => false as const,
+    );
+    const work = quiet
+      ? confirmQuietly().catch((error: unknown) => {
+          log.warn('lease read failed', { [logFields.error]: error });
+          return false as const;
+        })
+      : attempt();
+    try {
+      return await Promise.race([work, timeout]);
+    } finally {
+      bounded.abort();
+    }
+  };
+
   const run = async (outer?: AbortSignal): Promise<void> => {
     const signal =
       outer === undefined ? stopping.signal : AbortSignal.any([outer, stopping.signal]);
@@ -174,23 +391,29 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     if (signal.aborted) return;
     leading = true;
     holding = true;
-    log.info('started leading', { [logFields.holderIdentity]: options.identity });
+    log.info('started leading', {
+      [logFields.holderIdentity]: options.identity,
+      ...(quiet ? { [logFields.address]: options.address } : {}),
+    });
     const leadership = new AbortController();
     options.onStartedLeading(leadership.signal);
-    // Renew: give up when no renewal succeeded within renewDeadline.
-    let lastRenew = clock.now();
-    let renewed = true;
+    // Renew (or confirm): give up when none succeeded within renewDeadline of its start.
+    let confirmedAt = clock.now();
+    let confirmed = true;
     while (!signal.aborted) {
-      if (!(await wait(renewed ? renewMs : retryMs, signal))) break;
-      renewed = await attempt();
-      if (renewed) lastRenew = clock.now();
-      else if (clock.now() - lastRenew >= renewDeadlineMs) {
+      if (!(await wait(confirmed ? renewMs : retryMs, signal))) break;
+      const startedAt = clock.now();
+      const result = await keep(confirmedAt + renewDeadlineMs, signal);
+      if (signal.aborted) break;
+      if (result === 'lost' || (result === false && clock.now() - confirmedAt >= renewDeadlineMs)) {
         log.error('leadership lost', {
           [logFields.holderIdentity]: observed?.holderIdentity ?? '',
         });
         holding = false;
         break;
       }
+      confirmed = result;
+      if (confirmed) confirmedAt = startedAt;
     }
     leading = false;
     leadership.abort();
@@ -203,6 +426,11 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       return running;
     },
     isLeader: () => leading,
+    status: () => ({
+      lease: options.store.description,
+      identity: options.identity,
+      leading,
+    }),
     async stop() {
       stopping.abort();
       await running;

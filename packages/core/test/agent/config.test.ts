@@ -33,6 +33,7 @@ describe('agent config', () => {
       healthPort: 8081,
       metricsPort: 8080,
       bindAddress: '0.0.0.0',
+      quietLease: true,
       logLevel: 'info',
       logFormat: 'json',
       ignoredEnvironment: [],
@@ -56,6 +57,7 @@ describe('agent config', () => {
       pollMs: 3000,
       leaseDurationSeconds: 30,
       bindAddress: '127.0.0.1',
+      advertiseHost: '127.0.0.1',
       identity: 'pod-1',
       cloudMapEndpoint: 'http://127.0.0.1:1',
       region: 'eu-west-1',
@@ -76,6 +78,7 @@ describe('agent config', () => {
 
   it.each([
     [['--workers', '0'], /--workers must be a positive number/],
+    [['--advertise-host', 'pod.example'], /--advertise-host: "pod.example" is not an IP address/],
     [['--health-port', '70000'], /--health-port must be a port/],
     [['--lease-duration-seconds', '5'], /lease-duration > renew-deadline > retry-period/],
     [['--assume-role-external-id', 'x'], /needs --assume-role-arn/],

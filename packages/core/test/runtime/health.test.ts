@@ -1,6 +1,9 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChecks, startHealthServer, type HealthServer } from '../../src/runtime/health.js';
+import { parseLeaderStatus, probeLeader } from '../../src/runtime/leader-probe.js';
 import { createMemoryLogger } from '../../src/testing/memory-logger.js';
 
 let server: HealthServer | undefined;
@@ -102,5 +105,58 @@ describe('health server', () => {
     const get = await fetch(`http://127.0.0.1:${server?.port ?? 0}/nudge`);
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
+  });
+});
+
+describe('GET /leader and probeLeader (ADR 0019)', () => {
+  it('answers the elector status; a probe accepts only the leader of that Lease as that holder', async () => {
+    const { get } = await start();
+    const address = `127.0.0.1:${String(server?.port)}`;
+    const expected = { lease: 'ns/agent', identity: 'pod-a' };
+    expect((await get('/leader')).status).toBe(404);
+    await expect(probeLeader(address, expected, 1_000)).rejects.toThrow('HTTP 404');
+    let leading = true;
+    server?.leader(() => ({ lease: 'ns/agent', identity: 'pod-a', leading }));
+    const answer = await get('/leader');
+    expect(answer.type).toBe('application/json');
+    expect(JSON.parse(answer.text)).toEqual({
+      lease: 'ns/agent',
+      identity: 'pod-a',
+      leading: true,
+    });
+    await expect(probeLeader(address, expected, 1_000)).resolves.toBeUndefined();
+    await expect(probeLeader(address, { ...expected, identity: 'pod-b' }, 1_000)).rejects.toThrow(
+      'is pod-a, not pod-b',
+    );
+    await expect(probeLeader(address, { ...expected, lease: 'ns/other' }, 1_000)).rejects.toThrow(
+      'serves the Lease ns/agent',
+    );
+    leading = false;
+    await expect(probeLeader(address, expected, 1_000)).rejects.toThrow('does not lead');
+  });
+
+  it('a probe of nothing, of a silent peer or of junk fails with the reason', async () => {
+    const expected = { lease: 'ns/agent', identity: 'pod-a' };
+    const silent = createServer(() => {}); // accepts, never answers
+    const junk = createServer((_req, res) => res.end('x'.repeat(10_000)));
+    await Promise.all(
+      [silent, junk].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))),
+    );
+    const at = (s: ReturnType<typeof createServer>) =>
+      `127.0.0.1:${String((s.address() as AddressInfo).port)}`;
+    const [silentAt, junkAt] = [at(silent), at(junk)];
+    try {
+      await expect(probeLeader(silentAt, expected, 200)).rejects.toThrow('no answer within 200 ms');
+      await expect(probeLeader(junkAt, expected, 1_000)).rejects.toThrow('too long');
+      silent.closeAllConnections();
+      await new Promise<void>((r) => silent.close(() => r()));
+      await expect(probeLeader(silentAt, expected, 1_000)).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      junk.close();
+    }
+    expect(parseLeaderStatus('{"lease":"a","identity":"b"}')).toBe(
+      'not {lease, identity, leading}',
+    );
+    expect(parseLeaderStatus('[')).toBe('not JSON');
   });
 });

@@ -18,7 +18,8 @@ import {
   kubeClusterPropertySource,
 } from '../../src/runtime/cluster-identity.js';
 import { createEventRecorder, kubeEventSink } from '../../src/runtime/events.js';
-import { createChecks } from '../../src/runtime/health.js';
+import { Registry } from 'prom-client';
+import { createChecks, startHealthServer, type HealthServer } from '../../src/runtime/health.js';
 import { waitForCacheSync } from '../../src/runtime/informer.js';
 import {
   createKubeInformer,
@@ -26,7 +27,11 @@ import {
   metadataStub,
   stripUnread,
 } from '../../src/runtime/kube-informer.js';
-import { createLeaderElector } from '../../src/runtime/leader-election.js';
+import {
+  ANNOTATION_LEADER_CHALLENGE,
+  createLeaderElector,
+  QUIET_LEASE_SECONDS,
+} from '../../src/runtime/leader-election.js';
 import { createKubeLeaseStore } from '../../src/runtime/lease-store.js';
 import { loadKubeConfig } from '../../src/runtime/kubeconfig.js';
 import { createMemoryLogger } from '../../src/testing/memory-logger.js';
@@ -110,6 +115,82 @@ describe('leader election on a real Lease', () => {
     });
     await b.stop();
     await bDone;
+  });
+});
+
+describe('quiet leader election on a real Lease (ADR 0019)', () => {
+  it('no write while the leader answers; a crashed leader is challenged and replaced, never two at once', async () => {
+    const log: string[] = [];
+    const servers: HealthServer[] = [];
+    let aCrashed = false;
+    const make = async (id: string) => {
+      const server = await startHealthServer({
+        port: 0,
+        host: '127.0.0.1',
+        registry: new Registry(),
+        liveness: createChecks(),
+        readiness: createChecks(),
+        logger: createMemoryLogger(),
+      });
+      servers.push(server);
+      const real = createKubeLeaseStore(kc, ns, 'quiet');
+      const fails = () => {
+        if (id === 'a' && aCrashed) throw new Error('apiserver unreachable');
+      };
+      const elector = createLeaderElector({
+        store: {
+          description: real.description,
+          get: async () => (fails(), real.get()),
+          create: async (r) => (fails(), real.create(r)),
+          update: async (r) => (fails(), real.update(r)),
+        },
+        identity: id,
+        leaseDurationMs: 4_000,
+        renewDeadlineMs: 3_000,
+        retryPeriodMs: 500,
+        address: `127.0.0.1:${String(server.port)}`,
+        onStartedLeading: () => log.push(`${id} started`),
+        onStoppedLeading: () => log.push(`${id} stopped`),
+        logger: createMemoryLogger(),
+      });
+      server.leader(() => elector.status());
+      return { elector, server };
+    };
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    const read = () => leases.readNamespacedLease({ name: 'quiet', namespace: ns });
+    try {
+      const a = await make('a');
+      const aDone = a.elector.run();
+      await until(() => a.elector.isLeader(), 'a to lead');
+      const b = await make('b');
+      const bDone = b.elector.run();
+      const before = (await read()).metadata?.resourceVersion;
+      await new Promise((r) => setTimeout(r, 6_000)); // 12 reads by a, 12 probes by b
+      expect((await read()).metadata?.resourceVersion).toBe(before);
+      expect(b.elector.isLeader()).toBe(false);
+      // a crashes: its API server calls fail and its health port is gone.
+      aCrashed = true;
+      await a.server.close();
+      let both = false;
+      await until(async () => {
+        if (a.elector.isLeader() && b.elector.isLeader()) both = true;
+        return b.elector.isLeader();
+      }, 'b to take over');
+      expect(both).toBe(false);
+      expect(log).toEqual(['a started', 'a stopped', 'b started']);
+      const lease = await read();
+      expect(lease.spec).toMatchObject({
+        holderIdentity: 'b',
+        leaseTransitions: 1,
+        leaseDurationSeconds: QUIET_LEASE_SECONDS,
+      });
+      expect(lease.metadata?.annotations?.[ANNOTATION_LEADER_CHALLENGE]).toBeUndefined();
+      await aDone;
+      await b.elector.stop();
+      await bDone;
+    } finally {
+      await Promise.all(servers.map((s) => s.close()));
+    }
   });
 });
 

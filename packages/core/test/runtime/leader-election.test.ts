@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ANNOTATION_LEADER_ADDRESS,
+  ANNOTATION_LEADER_CHALLENGE,
+  ANNOTATION_LEADER_LEASE_SECONDS,
   createLeaderElector,
+  QUIET_LEASE_SECONDS,
   type LeaderElectionOptions,
+  type LeaderElector,
 } from '../../src/runtime/leader-election.js';
 import { createMemoryLogger } from '../../src/testing/memory-logger.js';
 import { advance, settle } from '../helpers/async.js';
@@ -256,5 +261,162 @@ describe('leader election', () => {
     await a.done;
     expect(lease.record?.holderIdentity).toBe('');
     expect(lease.record?.annotations).toBeUndefined();
+  });
+});
+
+describe('quiet leader election (ADR 0019)', () => {
+  /** Replicas that answer GET /leader at `<identity>:8081` unless cut off. */
+  const network = () => {
+    const electors = new Map<string, LeaderElector>();
+    const cut = new Set<string>();
+    const probe = async (address: string, holder: string): Promise<void> => {
+      const e = electors.get(address);
+      if (e === undefined || cut.has(address)) throw new Error(`connect ECONNREFUSED ${address}`);
+      const s = e.status();
+      if (s.identity !== holder || !s.leading) throw new Error(`${s.identity} does not lead`);
+    };
+    const join = (
+      clock: FakeClock,
+      lease: MemoryLease,
+      identity: string,
+      extra: Partial<LeaderElectionOptions> & { failing?: () => boolean } = {},
+    ) => {
+      const c = candidate(clock, lease, identity, { address: `${identity}:8081`, probe, ...extra });
+      electors.set(`${identity}:8081`, c.elector);
+      return c;
+    };
+    return { join, cut };
+  };
+  /** Advances time and fails if two replicas ever lead at once. */
+  const advanceOneLeader = async (
+    clock: FakeClock,
+    ms: number,
+    electors: LeaderElector[],
+  ): Promise<void> => {
+    for (let t = 0; t < ms; t += 250) {
+      await advance(clock, 250, 250);
+      expect(electors.filter((e) => e.isLeader()).length).toBeLessThanOrEqual(1);
+    }
+  };
+
+  it('the leader writes its Lease only to take it; standbys confirm it by asking', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const net = network();
+    const a = net.join(clock, lease, 'a');
+    await settle();
+    const b = net.join(clock, lease, 'b');
+    expect(lease.record).toMatchObject({
+      holderIdentity: 'a',
+      leaseDurationSeconds: QUIET_LEASE_SECONDS,
+      annotations: {
+        [ANNOTATION_LEADER_ADDRESS]: 'a:8081',
+        [ANNOTATION_LEADER_LEASE_SECONDS]: '15',
+      },
+    });
+    expect(a.elector.status()).toEqual({ lease: 'ns/agent', identity: 'a', leading: true });
+    const writes = lease.writes;
+    await advanceOneLeader(clock, 10 * 60_000, [a.elector, b.elector]);
+    expect(lease.writes - writes).toBe(0);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(b.log).toEqual([]);
+    await a.elector.stop();
+    await b.elector.stop();
+  });
+
+  it('a crashed leader is challenged, then replaced a lease duration later; never two leaders', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const net = network();
+    let aDead = false;
+    const a = net.join(clock, lease, 'a', { failing: () => aDead });
+    await settle();
+    const b = net.join(clock, lease, 'b');
+    await advanceOneLeader(clock, 10_000, [a.elector, b.elector]);
+    aDead = true; // cannot reach the API server, and nobody reaches it
+    net.cut.add('a:8081');
+    const writes = lease.writes;
+    await advanceOneLeader(clock, 9_000, [a.elector, b.elector]);
+    // Unconfirmed for 5 s (two failed probes): challenged once, nobody answered.
+    expect(lease.writes - writes).toBe(1);
+    expect(lease.record?.annotations?.[ANNOTATION_LEADER_CHALLENGE]).toMatch(/^b /);
+    expect(lease.record?.holderIdentity).toBe('a');
+    await advanceOneLeader(clock, 30_000, [a.elector, b.elector]);
+    expect(b.log).toEqual(['started']);
+    expect(lease.record).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    expect(lease.record?.annotations?.[ANNOTATION_LEADER_CHALLENGE]).toBeUndefined();
+    expect(a.log).toEqual(['started', 'stopped']);
+    await a.done;
+    await b.elector.stop();
+  });
+
+  it('a live leader its standby cannot reach answers each challenge and keeps leading', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const net = network();
+    const a = net.join(clock, lease, 'a');
+    await settle();
+    net.cut.add('a:8081'); // a NetworkPolicy between the replicas
+    const b = net.join(clock, lease, 'b');
+    const writes = lease.writes;
+    await advanceOneLeader(clock, 60_000, [a.elector, b.elector]);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(b.log).toEqual([]);
+    // A challenge and its answer about every 20 s: half the writes of renewing every 5 s.
+    const spent = lease.writes - writes;
+    expect(spent).toBeGreaterThanOrEqual(4);
+    expect(spent).toBeLessThanOrEqual(7);
+    expect(lease.record?.holderIdentity).toBe('a');
+    await a.elector.stop();
+    await b.elector.stop();
+  });
+
+  it('the leader steps down at once when its Lease shows another holder', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const net = network();
+    const a = net.join(clock, lease, 'a');
+    await settle();
+    lease.record = { ...lease.record!, holderIdentity: 'z', resourceVersion: 'other' };
+    await advance(clock, 5_500, 500); // the next read, one renew interval later
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.log).toEqual(['started', 'stopped']);
+    await a.done;
+  });
+
+  it('a read that hangs does not keep a leader past its renew deadline', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    let hang = false;
+    const store = lease.store();
+    const hanging = {
+      ...store,
+      get: () => (hang ? new Promise<never>(() => {}) : store.get()),
+    };
+    const a = candidate(clock, lease, 'a', { store: hanging, address: 'a:8081' });
+    await settle();
+    hang = true;
+    await advance(clock, 9_500, 500);
+    expect(a.elector.isLeader()).toBe(true);
+    await advance(clock, 1_000, 500);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.log).toEqual(['started', 'stopped']);
+    await a.done;
+  });
+
+  it('a standby takes a quiet Lease at once when it is released', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const net = network();
+    const a = net.join(clock, lease, 'a');
+    await settle();
+    const b = net.join(clock, lease, 'b');
+    await advance(clock, 4_000, 500);
+    await a.elector.stop();
+    expect(lease.record?.holderIdentity).toBe('');
+    expect(lease.record?.annotations).toBeUndefined();
+    await advance(clock, 2_500, 500);
+    expect(b.log).toEqual(['started']);
+    await b.elector.stop();
   });
 });

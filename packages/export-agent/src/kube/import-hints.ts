@@ -15,6 +15,7 @@ import {
   type Logger,
 } from '@cloudmap-mcs/core';
 import { createKubeInformer, type SupervisedInformer } from '@cloudmap-mcs/core/runtime';
+import { askQuietHolder, createLeaseLiveness } from './lease-liveness.js';
 
 /**
  * What the import agent of this cluster tells the export agent (ADR 0018 decision 10): it
@@ -23,7 +24,8 @@ import { createKubeInformer, type SupervisedInformer } from '@cloudmap-mcs/core/
  * another cluster started, stopped or changed exporting that service: the export agent
  * re-reads it and updates its Conflict condition, without following the feed itself.
  *
- * Trusted only while the import agent is alive: its leader Lease must be held and renewed
+ * Trusted only while the import agent is alive: its leader Lease must be held, and its holder
+ * either answer `GET /leader` (a quiet holder, ADR 0019: asked every 5 s) or renew the Lease
  * (renewals are seen as watch events, timed on this process's clock, so skew between nodes
  * does not matter once one renewal was seen). Without a live import agent, or for a key whose
  * ServiceImport carries no digest (a namespace the import agent does not import, a new export
@@ -59,99 +61,56 @@ export interface ImportHintsOptions {
   onLive?: (live: boolean) => void;
   /** The Lease's nudge address changed (the feed record is written again with it). */
   onNudgeAddress?: (address: string | undefined) => void;
+  /** Asks a quiet holder whether it leads (default: `probeLeader` over HTTP); throws why not. */
+  probe?: (address: string, holder: string) => Promise<void>;
 }
-
-/** Renewals may arrive this much later than the Lease's duration before it counts as lapsed. */
-const LEASE_SLACK_MS = 5_000;
 
 type LeaseObject = V1Lease & KubernetesObject;
 type ImportStub = KubernetesObject & { metadata: { annotations?: Record<string, string> } };
 
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 
-const timeMs = (t: Date | string | undefined): number =>
-  t === undefined ? Number.NaN : new Date(t).getTime();
-
-/**
- * Whether a Lease is held and renewed, from its watch events (pure: tested on its own). A
- * renewal counts when it is seen (this process's clock); a Lease first seen is judged by its
- * renewTime, the holder's wall clock, once.
- */
-export interface LeaseLiveness {
-  observe(event: 'add' | 'update' | 'delete', lease: V1Lease): void;
-  live(): boolean;
-}
-
-export function createLeaseLiveness(clock: Clock, wallNow: () => number): LeaseLiveness {
-  let version: string | undefined;
-  /** When the Lease was last seen renewed by a holder (clock ms); undefined: not held. */
-  let renewedAtMs: number | undefined;
-  let durationMs = 15_000;
-  return {
-    observe(event, lease) {
-      const spec = lease.spec;
-      const held = event !== 'delete' && (spec?.holderIdentity ?? '') !== '';
-      durationMs = (spec?.leaseDurationSeconds ?? 15) * 1000;
-      const seen = lease.metadata?.resourceVersion;
-      if (!held) renewedAtMs = undefined;
-      else if (version === undefined) {
-        const age = wallNow() - timeMs(spec?.renewTime ?? spec?.acquireTime);
-        renewedAtMs =
-          age < durationMs + LEASE_SLACK_MS ? clock.now() - Math.max(0, age) : undefined;
-      } else if (seen !== version) renewedAtMs = clock.now();
-      version = event === 'delete' ? undefined : seen;
-    },
-    live: () =>
-      renewedAtMs !== undefined && clock.now() - renewedAtMs < durationMs + LEASE_SLACK_MS,
-  };
-}
-
 export function createImportHints(opts: ImportHintsOptions): ImportHints {
   const { clock, logger } = opts;
+  const leaseKey = `${opts.leaseNamespace}/${opts.leaseName}`;
   const digests = new Map<string, string>();
   const liveness = createLeaseLiveness(clock, opts.wallNow);
   let imports: SupervisedInformer<ImportStub> | undefined;
   let wasLive = false;
+  const nudgeAddresses = nudgeAddressReader(logger);
   let address: string | undefined;
-  let refused: string | undefined;
+  let told: string | undefined;
   const nudgeAddress = (): string | undefined => (liveness.live() ? address : undefined);
-  const noteAddress = (event: string, lease: LeaseObject): void => {
-    const before = nudgeAddress();
-    const annotated =
-      event === 'delete' ? undefined : lease.metadata?.annotations?.[ANNOTATION_NUDGE_ADDRESS];
-    const problem = annotated === undefined ? undefined : nudgeAddressProblem(annotated);
-    // Once per value, not on every renewal of the Lease.
-    if (problem !== undefined && annotated !== refused)
-      logger.warn('import agent Lease has an unusable nudge address; ignored', { problem });
-    refused = problem === undefined ? undefined : annotated;
-    address = problem === undefined ? annotated : undefined;
-    if (nudgeAddress() !== before) opts.onNudgeAddress?.(nudgeAddress());
+  const asker = askQuietHolder(opts, liveness, () => update());
+
+  /** After anything that may change liveness: start the imports watch, tell what moved. */
+  const update = (): void => {
+    // Started once an import agent was seen: that agent needs the ServiceImport CRD, so an
+    // export-only cluster without it never gets a failing watch.
+    if (imports === undefined && liveness.live()) {
+      imports = importInformer(opts, observeImport);
+      imports.start();
+    }
+    const now = nudgeAddress();
+    if (now !== told) {
+      told = now;
+      opts.onNudgeAddress?.(now);
+    }
+    live();
   };
 
-  const leases = createKubeInformer<LeaseObject>({
-    name: 'import-agent-lease',
-    kubeConfig: opts.kubeConfig,
-    path: `/apis/coordination.k8s.io/v1/namespaces/${opts.leaseNamespace}/leases`,
-    fieldSelector: `metadata.name=${opts.leaseName}`,
-    list: (page) =>
-      opts.kubeConfig.makeApiClient(CoordinationV1Api).listNamespacedLease({
-        namespace: opts.leaseNamespace,
-        fieldSelector: `metadata.name=${opts.leaseName}`,
-        ...page,
-      }) as Promise<KubernetesListObject<LeaseObject>>,
-    onEvent: (event, lease) => {
-      liveness.observe(event, lease);
-      noteAddress(event, lease);
-      // Started once an import agent was seen: that agent needs the ServiceImport CRD, so an
-      // export-only cluster without it never gets a failing watch.
-      if (imports === undefined && liveness.live()) {
-        imports = importInformer(opts, observeImport);
-        imports.start();
-      }
-      live();
-    },
-    logger,
-    clock,
+  const leases = leaseInformer(opts, (event, lease) => {
+    const before = liveness.quietHolder();
+    liveness.observe(event, lease);
+    address = nudgeAddresses(event, lease);
+    const after = liveness.quietHolder();
+    // A new quiet holder (or a new address) is asked at once, not at the next period.
+    if (
+      after !== undefined &&
+      (before?.holder !== after.holder || before.address !== after.address)
+    )
+      asker.now();
+    update();
   });
 
   function observeImport(event: string, o: ImportStub): void {
@@ -176,7 +135,7 @@ export function createImportHints(opts: ImportHintsOptions): ImportHints {
         now
           ? 'import agent live: conflicts follow other clusters through its ServiceImports'
           : 'import agent not live: the peer watch follows the change feed itself',
-        { lease: `${opts.leaseNamespace}/${opts.leaseName}` },
+        { lease: leaseKey },
       );
     }
     return now;
@@ -186,11 +145,55 @@ export function createImportHints(opts: ImportHintsOptions): ImportHints {
     live,
     nudgeAddress,
     hinted: (key) => live() && digests.has(key),
-    start: () => leases.start(),
+    start: () => {
+      leases.start();
+      asker.start();
+    },
     async stop() {
-      await Promise.all([leases.stop(), imports?.stop()]);
+      await Promise.all([leases.stop(), imports?.stop(), asker.stop()]);
     },
   };
+}
+
+/**
+ * The nudge address on the import agent's Lease (`ANNOTATION_NUDGE_ADDRESS`), or undefined
+ * when there is none or it is not `<ip>:<port>` (warned once per value, not per renewal).
+ */
+function nudgeAddressReader(
+  logger: Logger,
+): (event: string, lease: LeaseObject) => string | undefined {
+  let refused: string | undefined;
+  return (event, lease) => {
+    const annotated =
+      event === 'delete' ? undefined : lease.metadata?.annotations?.[ANNOTATION_NUDGE_ADDRESS];
+    const problem = annotated === undefined ? undefined : nudgeAddressProblem(annotated);
+    if (problem !== undefined && annotated !== refused)
+      logger.warn('import agent Lease has an unusable nudge address; ignored', { problem });
+    refused = problem === undefined ? undefined : annotated;
+    return problem === undefined ? annotated : undefined;
+  };
+}
+
+/** The import agent's leader Lease, alone (a field selector on its name). */
+function leaseInformer(
+  opts: ImportHintsOptions,
+  onEvent: (event: 'add' | 'update' | 'delete', lease: LeaseObject) => void,
+): SupervisedInformer<LeaseObject> {
+  return createKubeInformer<LeaseObject>({
+    name: 'import-agent-lease',
+    kubeConfig: opts.kubeConfig,
+    path: `/apis/coordination.k8s.io/v1/namespaces/${opts.leaseNamespace}/leases`,
+    fieldSelector: `metadata.name=${opts.leaseName}`,
+    list: (page) =>
+      opts.kubeConfig.makeApiClient(CoordinationV1Api).listNamespacedLease({
+        namespace: opts.leaseNamespace,
+        fieldSelector: `metadata.name=${opts.leaseName}`,
+        ...page,
+      }) as Promise<KubernetesListObject<LeaseObject>>,
+    onEvent,
+    logger: opts.logger,
+    clock: opts.clock,
+  });
 }
 
 /** Every ServiceImport of the cluster, as a stub that keeps only the exporters digest. */
