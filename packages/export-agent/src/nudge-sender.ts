@@ -1,4 +1,5 @@
 import { BlockList, isIPv6 } from 'node:net';
+import { peerRequest } from '@cloudmap-mcs/core/runtime';
 import {
   Attr,
   decodeFeeds,
@@ -26,7 +27,8 @@ import {
  * - Only IP literals that are not unspecified, multicast or link-local (never the instance
  *   metadata service at 169.254.169.254) are contacted, whatever a feed record says; a 1 s
  *   timeout; one request in flight per target, a newer nudge waiting behind it replaces any
- *   older one waiting (the importer only needs the latest number).
+ *   older one waiting (the importer only needs the latest number); one that does not get
+ *   through (no connection, no answer) is sent once more unless a newer one waits.
  * - Never throws and never delays the feed writer: a lost nudge costs the importer one slow
  *   round (5 s) at most, and the importer notices and stops relying on nudges (a miss).
  */
@@ -49,7 +51,8 @@ export interface NudgeSenderOptions {
   onResult?: (result: NudgeResult) => void;
   timeoutMs?: number;
   targetsMaxAgeMs?: number;
-  fetch?: typeof fetch;
+  /** The HTTP client (default: core's `peerRequest`, plain node:http). */
+  request?: typeof peerRequest;
 }
 
 const blocked = new BlockList();
@@ -76,24 +79,29 @@ export function nudgeTargetRefusal(address: string): string | undefined {
 interface Target {
   inFlight: boolean;
   waiting: Nudge | undefined;
+  /** The waiting nudge is a retry of one that did not get through: not retried again. */
+  retry: boolean;
 }
 
-/** One POST; its outcome is counted, never thrown. */
-async function post(opts: NudgeSenderOptions, address: string, nudge: Nudge): Promise<void> {
+/**
+ * One POST; its outcome is counted, never thrown. False when it did not get through (no
+ * connection, no answer in time): worth one retry. An answer, even a refusal, is final.
+ */
+async function post(opts: NudgeSenderOptions, address: string, nudge: Nudge): Promise<boolean> {
   const { logger } = opts;
   try {
-    const res = await (opts.fetch ?? fetch)(`http://${address}${NUDGE_PATH}`, {
+    const { status } = await (opts.request ?? peerRequest)(address, NUDGE_PATH, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
       body: encodeNudgeMessage(nudge),
-      signal: AbortSignal.timeout(opts.timeoutMs ?? 1_000),
+      timeoutMs: opts.timeoutMs ?? 1_000,
     });
-    await res.body?.cancel();
-    opts.onResult?.(res.status >= 200 && res.status < 300 ? 'sent' : 'failed');
-    if (res.status >= 300) logger.debug('nudge refused', { address, status: res.status });
+    opts.onResult?.(status >= 200 && status < 300 ? 'sent' : 'failed');
+    if (status >= 300) logger.debug('nudge refused', { address, status });
+    return true;
   } catch (error) {
     opts.onResult?.('failed');
     logger.debug('nudge failed', { address, [logFields.error]: error });
+    return false;
   }
 }
 
@@ -123,19 +131,28 @@ export function createNudgeSender(opts: NudgeSenderOptions): NudgeSender {
     }
   };
 
-  const send = (address: string, nudge: Nudge): void => {
-    const target = targets.get(address) ?? { inFlight: false, waiting: undefined };
+  const send = (address: string, nudge: Nudge, retry = false): void => {
+    const target = targets.get(address) ?? { inFlight: false, waiting: undefined, retry: false };
     targets.set(address, target);
     if (target.inFlight) {
       target.waiting = nudge;
+      target.retry = retry;
       return;
     }
     target.inFlight = true;
-    void post(opts, address, nudge).finally(() => {
+    void post(opts, address, nudge).then((through) => {
       target.inFlight = false;
+      // Once, at once, unless a newer nudge is waiting: a nudge lost to a busy moment makes
+      // the importer distrust nudges for a while (a miss), a retry usually lands in its window.
+      if (!through && !retry && target.waiting === undefined) {
+        target.waiting = nudge;
+        target.retry = true;
+      }
       const next = target.waiting;
+      const nextIsRetry = target.retry;
       target.waiting = undefined;
-      if (next !== undefined && !stopped) send(address, next);
+      target.retry = false;
+      if (next !== undefined && !stopped) send(address, next, nextIsRetry);
     });
   };
 

@@ -7,6 +7,7 @@ import {
   type ClusterIdentity,
 } from '@cloudmap-mcs/core';
 import { createFakeCloudMap, createMemoryLogger, FakeClock } from '@cloudmap-mcs/core/testing';
+import { peerRequest } from '@cloudmap-mcs/core/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNudgeSender, nudgeTargetRefusal, type NudgeResult } from '../src/nudge-sender.js';
 
@@ -148,16 +149,43 @@ describe('nudge sender', () => {
     t.s.stop();
   });
 
-  it('counts an importer that does not answer in time, or refuses, as failed', async () => {
+  it('counts an importer that does not answer in time, or refuses, as failed; retries only the silent one, once', async () => {
     const silent = await importer({ hold: true });
     const standby = await importer({ status: 503 });
     const t = sender(undefined, 100);
     writeFeedRecord(t.cm, 'c2', silent.address);
     writeFeedRecord(t.cm, 'c3', standby.address);
     t.s.written({ epoch: 'e1', seq: 1 });
-    await until('both answered or timed out', () => t.results.length === 2);
-    expect(t.results).toEqual(['failed', 'failed']);
+    await until('the refusal, the timeout and its retry', () => t.results.length === 3);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(t.results).toEqual(['failed', 'failed', 'failed']);
+    expect(silent.bodies).toHaveLength(2);
+    expect(standby.bodies).toHaveLength(1);
     silent.release();
+    t.s.stop();
+  });
+
+  it('a nudge that did not get through is sent again at once and lands', async () => {
+    const c2 = await importer();
+    let refused = 0;
+    const t = sender(c2.address);
+    const flaky = createNudgeSender({
+      cloudMap: t.cm,
+      identity: () => cluster,
+      ownImporter: () => c2.address,
+      clock: t.clock,
+      logger: t.logger,
+      onResult: (r) => t.results.push(r),
+      request: async (...args) => {
+        if (refused++ === 0) throw new Error('connect ECONNRESET');
+        return peerRequest(...args);
+      },
+    });
+    flaky.written({ epoch: 'e1', seq: 7 });
+    await until('the retry', () => t.results.length === 2);
+    expect(t.results).toEqual(['failed', 'sent']);
+    expect(c2.bodies).toEqual([expect.objectContaining({ seq: 7 })]);
+    flaky.stop();
     t.s.stop();
   });
 

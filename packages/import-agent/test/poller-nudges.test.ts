@@ -209,7 +209,7 @@ describe('poller with nudges', () => {
     await t.poller.stop();
   });
 
-  it('a settled writer that changes the feed without nudging is a miss: fast polling for 10 min, one warning', async () => {
+  it('a settled writer that changes the feed without nudging is a miss: fast polling for 1 min, 2 after a second miss, one warning', async () => {
     const t = setup();
     await t.started();
     await t.tick(61_000);
@@ -230,7 +230,9 @@ describe('poller with nudges', () => {
     expect(warnings.map((e) => e.message)).toEqual([
       expect.stringContaining('without nudging this agent'),
     ]);
-    await t.tick(9 * 60_000);
+    // The second miss came within 2 min of the first: it distrusts for 2 min, not 1.
+    expect(t.poller.nudgesTrusted).toBe(false);
+    await t.tick(65_000);
     expect(t.poller.nudgesTrusted).toBe(true);
     await t.poller.stop();
   });
@@ -293,8 +295,33 @@ describe('nudge trust', () => {
     trust.observed([record('c1', 2, '-', 'e2'), record('c2', 1, OWN)], 10_000);
     expect(trust.expire(11_999)).toBe(0);
     expect(trust.expire(12_000)).toBe(1);
-    expect(trust.trusted(12_000 + 599_999)).toBe(false);
-    expect(trust.trusted(12_000 + 600_000)).toBe(true);
+    expect(trust.trusted(12_000 + 59_999)).toBe(false);
+    expect(trust.trusted(12_000 + 60_000)).toBe(true);
+  });
+
+  it('an isolated miss distrusts for 1 min; misses in a row double it up to 10 min', () => {
+    const trust = createNudgeTrust({ localClusterId: 'c2', ownAddress: OWN, settleMs: 0 });
+    let seq = 1;
+    const missAt = (ms: number): void => {
+      trust.observed([record('c1', ++seq, '-'), record('c2', 1, OWN)], ms - 2_000);
+      expect(trust.expire(ms)).toBe(1);
+    };
+    trust.observed([record('c1', 1, '-'), record('c2', 1, OWN)], 0);
+    expect(trust.penaltyMs()).toBe(0);
+    const penalties: number[] = [];
+    let at = 10_000;
+    for (let i = 0; i < 6; i++) {
+      missAt(at);
+      penalties.push(trust.penaltyMs());
+      at += 30_000; // each within twice the penalty of the one before
+    }
+    expect(penalties).toEqual([60_000, 120_000, 240_000, 480_000, 600_000, 600_000]);
+    const last = at - 30_000;
+    expect(trust.trusted(last + 599_999)).toBe(false);
+    expect(trust.trusted(last + 600_000)).toBe(true);
+    // A miss more than twice the last penalty later is isolated again.
+    missAt(last + 1_200_001);
+    expect(trust.penaltyMs()).toBe(60_000);
   });
 
   it('shows a nudge only when the last read has that writer at that epoch and number', () => {

@@ -11,10 +11,13 @@ import type { FeedRecord, Nudge } from '@cloudmap-mcs/core';
  *   writer knows where to send);
  * - every writer's record says it nudges (`FEED_NUDGE` present; an older writer or a
  *   writer with nudges off never does);
- * - no miss in the last `distrustMs`. A miss: once settled, a read shows a nudging writer at
- *   a higher sequence number than the read before, and no nudge of that number (or a later
+ * - no miss within the current penalty. A miss: once settled, a read shows a nudging writer
+ *   at a higher sequence number than the read before, and no nudge of that number (or a later
  *   one) from it arrived within `missWindowMs` of that read. Before settling, writers may not
- *   know the address yet: their writes without a nudge are expected, not misses.
+ *   know the address yet: their writes without a nudge are expected, not misses. The penalty
+ *   is `firstDistrustMs` for a miss long after the last one (a nudge lost in a busy moment)
+ *   and doubles, up to `distrustMs`, for each miss within twice the penalty of the one
+ *   before (a network that drops nudges).
  */
 export interface NudgeTrustOptions {
   localClusterId: string;
@@ -22,6 +25,9 @@ export interface NudgeTrustOptions {
   ownAddress: string | undefined;
   settleMs: number;
   missWindowMs?: number;
+  /** The penalty of an isolated miss. */
+  firstDistrustMs?: number;
+  /** The longest penalty, reached by repeated misses. */
   distrustMs?: number;
 }
 
@@ -42,6 +48,8 @@ export interface NudgeTrust {
   observed(records: readonly FeedRecord[], nowMs: number): void;
   /** Expectations whose window closed without their nudge: the misses found now. */
   expire(nowMs: number): number;
+  /** How long the last miss distrusts nudges (0 before any miss). */
+  penaltyMs(): number;
   trusted(nowMs: number): boolean;
   /** Whether the last read shows the nudge's writer at its epoch and at least its number. */
   shows(nudge: Nudge): boolean;
@@ -50,6 +58,8 @@ export interface NudgeTrust {
 export function createNudgeTrust(opts: NudgeTrustOptions): NudgeTrust {
   const missWindowMs = opts.missWindowMs ?? 2_000;
   const distrustMs = opts.distrustMs ?? 600_000;
+  const firstDistrustMs = Math.min(opts.firstDistrustMs ?? 60_000, distrustMs);
+  let penaltyMs = 0;
   const nudgedAt = new Map<string, Position>();
   const seen = new Map<string, Position>();
   let expected: Expected[] = [];
@@ -102,15 +112,20 @@ export function createNudgeTrust(opts: NudgeTrustOptions): NudgeTrust {
       const missed = expected.filter((e) => e.deadlineMs <= nowMs);
       if (missed.length === 0) return 0;
       expected = expected.filter((e) => e.deadlineMs > nowMs);
+      penaltyMs =
+        penaltyMs > 0 && nowMs - lastMissMs < 2 * penaltyMs
+          ? Math.min(distrustMs, 2 * penaltyMs)
+          : firstDistrustMs;
       lastMissMs = nowMs;
       return missed.length;
     },
+    penaltyMs: () => penaltyMs,
     trusted(nowMs) {
       return (
         allNudge &&
         ownSinceMs !== undefined &&
         nowMs - ownSinceMs >= opts.settleMs &&
-        nowMs - lastMissMs >= distrustMs
+        nowMs - lastMissMs >= penaltyMs
       );
     },
     shows(nudge) {

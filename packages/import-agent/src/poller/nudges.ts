@@ -129,6 +129,7 @@ export interface PollerNudges {
   stop(): void;
 }
 
+const FIRST_DISTRUST_MS = 60_000;
 const DISTRUST_MS = 600_000;
 const MISS_WINDOW_MS = 2_000;
 
@@ -143,6 +144,7 @@ export function createPollerNudges(
     localClusterId: opts.localClusterId,
     ownAddress: opts.ownAddress,
     settleMs: opts.settleMs,
+    firstDistrustMs: FIRST_DISTRUST_MS,
     distrustMs: DISTRUST_MS,
     missWindowMs: MISS_WINDOW_MS,
   });
@@ -163,10 +165,14 @@ export function createPollerNudges(
       if (now - warnedAtMs >= DISTRUST_MS) {
         warnedAtMs = now;
         log.warn(
-          'a writer changed the change feed without nudging this agent; polling the feed at the fast period for 10 min (check that export agents of other clusters reach this pod on its health port)',
-          { missed },
+          'a writer changed the change feed without nudging this agent; polling the feed at the fast period for a while, longer with each further miss (check that export agents of other clusters reach this pod on its health port)',
+          { missed, distrustMs: trust.penaltyMs() },
         );
-      }
+      } else
+        log.info('another change-feed write without a nudge', {
+          missed,
+          distrustMs: trust.penaltyMs(),
+        });
     }
     const trustedNow = trust.trusted(now);
     if (trustedNow !== trusted) {
