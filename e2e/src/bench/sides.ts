@@ -51,19 +51,17 @@ function oursArgs(
   emu: BenchEmulator,
   port: number,
 ): string[] {
+  // Bound to 127.0.0.1, which is also each agent's advertise host, as the pod IP is in the
+  // chart: leader election runs quiet (ADR 0019), as in production.
   const common = [
     `--kubeconfig=${kubeconfig}`,
     `--cloudmap-endpoint=${emu.url}`,
     '--region=us-east-1',
     `--health-port=${port}`,
+    '--bind-address=127.0.0.1',
   ];
   if (kind === 'export-agent') return [...common, `--pod-name=${cluster}-export-agent`];
-  return [
-    ...common,
-    `--metrics-port=${port}`,
-    '--bind-address=127.0.0.1',
-    `--identity=${cluster}-import-agent`,
-  ];
+  return [...common, `--metrics-port=${port}`, `--identity=${cluster}-import-agent`];
 }
 
 /**

@@ -57,7 +57,7 @@ export class ChaosAgent {
     const ports =
       this.spec.kind === 'import'
         ? [`--health-port=${port}`, `--metrics-port=${port}`, '--bind-address=127.0.0.1']
-        : [`--health-port=${port}`];
+        : [`--health-port=${port}`, '--bind-address=127.0.0.1'];
     const out = createWriteStream(this.logFile, { flags: 'a' });
     out.write(`--- start ${String(this.#starts)} at ${new Date().toISOString()}\n`);
     const child = spawn(

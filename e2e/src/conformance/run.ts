@@ -45,9 +45,13 @@ export function userAgentArgs(
   cluster: Pick<ClusterInfo, 'kubeconfig'>,
   ports: { health: number | string; metrics: number | string },
 ): string[] {
-  const common = [`--kubeconfig=${cluster.kubeconfig}`, `--health-port=${ports.health}`];
+  const common = [
+    `--kubeconfig=${cluster.kubeconfig}`,
+    `--health-port=${ports.health}`,
+    '--bind-address=127.0.0.1',
+  ];
   if (kind === 'export') return common;
-  return [...common, `--metrics-port=${ports.metrics}`, '--bind-address=127.0.0.1'];
+  return [...common, `--metrics-port=${ports.metrics}`];
 }
 
 function gitDescribe(): string {

@@ -156,7 +156,7 @@ export class AgentProcess {
             '--bind-address',
             '127.0.0.1',
           ]
-        : ['--health-port', String(this.port)];
+        : ['--health-port', String(this.port), '--bind-address', '127.0.0.1'];
     // The agent's bundle, as the image runs it (e2e/src/agent-bundle.ts).
     const node = agentNodeArgs(this.kind === 'import' ? 'import-agent' : 'export-agent');
     const child = spawn(process.execPath, [...node, ...this.args, ...portArgs], {

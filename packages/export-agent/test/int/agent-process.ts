@@ -34,6 +34,8 @@ export function startAgentProcess(
       '--leader-elect=false',
       '--health-port',
       '0',
+      '--bind-address',
+      '127.0.0.1',
       ...(timing === 'fast' ? fast : []),
       '--log-level',
       'debug',
