@@ -2,6 +2,7 @@ import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import { realClock, type Clock } from '../workqueue/clock.js';
 import { sleep } from '../workqueue/backoff.js';
+import { nudgeAddressProblem } from '../records/feed.js';
 import { probeLeader, type LeaderStatus } from './leader-probe.js';
 import { LeaseConflictError, type LeaseRecord, type LeaseStore } from './lease-store.js';
 
@@ -201,6 +202,8 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     // A new holder, a renewal or an answer to a challenge: the holder was alive then.
     const term = `${holder}|${String(current.acquireTime?.getTime())}|${String(current.renewTime?.getTime())}`;
     if (term !== holderTerm) {
+      // Another holder starts with a clean slate: a streak of failed probes was the last one's.
+      if (!holderTerm.startsWith(`${holder}|`)) probeFailing = false;
       holderTerm = term;
       confirmedHolderAt = seenAt;
     }
@@ -264,6 +267,25 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     return false;
   };
 
+  /**
+   * Where a quiet holder answers, if it is one: an IP literal and a port (nothing is resolved
+   * because of what is written on a Lease); anything else is judged by renewals, as a holder
+   * without an address is (warned once per value).
+   */
+  let refusedAddress: string | undefined;
+  const quietAddressOf = (current: LeaseRecord): string | undefined => {
+    const address = current.annotations?.[ANNOTATION_LEADER_ADDRESS];
+    const problem = address === undefined ? undefined : nudgeAddressProblem(address);
+    if (problem === undefined) return address;
+    if (address !== refusedAddress)
+      log.warn('the Lease holder publishes an unusable address; judged by its renewals', {
+        [logFields.holderIdentity]: current.holderIdentity,
+        [logFields.error]: problem,
+      });
+    refusedAddress = address;
+    return undefined;
+  };
+
   /** One client-go tryAcquireOrRenew: true when we hold the Lease afterwards. */
   const tryAcquireOrRenew = async (): Promise<boolean> => {
     // Fast path (client-go's optimistic renew): the leader writes on top of the record it
@@ -293,7 +315,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       const heldByOther =
         current.holderIdentity !== '' && current.holderIdentity !== options.identity;
       if (heldByOther) {
-        const address = current.annotations?.[ANNOTATION_LEADER_ADDRESS];
+        const address = quietAddressOf(current);
         if (address !== undefined && !holding) return await contestQuietHolder(current, address);
         const durationMs =
           current.leaseDurationSeconds > 0 ? current.leaseDurationSeconds * 1000 : leaseMs;

@@ -265,7 +265,8 @@ describe('leader election', () => {
 });
 
 describe('quiet leader election (ADR 0019)', () => {
-  /** Replicas that answer GET /leader at `<identity>:8081` unless cut off. */
+  /** Replicas that answer GET /leader at `10.0.0.<n>:8081` unless cut off. */
+  const ip = (identity: string): string => `10.0.0.${String(identity.charCodeAt(0) - 96)}:8081`;
   const network = () => {
     const electors = new Map<string, LeaderElector>();
     const cut = new Set<string>();
@@ -281,8 +282,8 @@ describe('quiet leader election (ADR 0019)', () => {
       identity: string,
       extra: Partial<LeaderElectionOptions> & { failing?: () => boolean } = {},
     ) => {
-      const c = candidate(clock, lease, identity, { address: `${identity}:8081`, probe, ...extra });
-      electors.set(`${identity}:8081`, c.elector);
+      const c = candidate(clock, lease, identity, { address: ip(identity), probe, ...extra });
+      electors.set(ip(identity), c.elector);
       return c;
     };
     return { join, cut };
@@ -310,7 +311,7 @@ describe('quiet leader election (ADR 0019)', () => {
       holderIdentity: 'a',
       leaseDurationSeconds: QUIET_LEASE_SECONDS,
       annotations: {
-        [ANNOTATION_LEADER_ADDRESS]: 'a:8081',
+        [ANNOTATION_LEADER_ADDRESS]: '10.0.0.1:8081',
         [ANNOTATION_LEADER_LEASE_SECONDS]: '15',
       },
     });
@@ -334,7 +335,7 @@ describe('quiet leader election (ADR 0019)', () => {
     const b = net.join(clock, lease, 'b');
     await advanceOneLeader(clock, 10_000, [a.elector, b.elector]);
     aDead = true; // cannot reach the API server, and nobody reaches it
-    net.cut.add('a:8081');
+    net.cut.add('10.0.0.1:8081');
     const writes = lease.writes;
     await advanceOneLeader(clock, 9_000, [a.elector, b.elector]);
     // Unconfirmed for 5 s (two failed probes): challenged once, nobody answered.
@@ -356,7 +357,7 @@ describe('quiet leader election (ADR 0019)', () => {
     const net = network();
     const a = net.join(clock, lease, 'a');
     await settle();
-    net.cut.add('a:8081'); // a NetworkPolicy between the replicas
+    net.cut.add('10.0.0.1:8081'); // a NetworkPolicy between the replicas
     const b = net.join(clock, lease, 'b');
     const writes = lease.writes;
     await advanceOneLeader(clock, 60_000, [a.elector, b.elector]);
@@ -393,7 +394,7 @@ describe('quiet leader election (ADR 0019)', () => {
       ...store,
       get: () => (hang ? new Promise<never>(() => {}) : store.get()),
     };
-    const a = candidate(clock, lease, 'a', { store: hanging, address: 'a:8081' });
+    const a = candidate(clock, lease, 'a', { store: hanging, address: '10.0.0.1:8081' });
     await settle();
     hang = true;
     await advance(clock, 9_500, 500);
@@ -402,6 +403,34 @@ describe('quiet leader election (ADR 0019)', () => {
     expect(a.elector.isLeader()).toBe(false);
     expect(a.log).toEqual(['started', 'stopped']);
     await a.done;
+  });
+
+  it('an address that is not an IP literal is never asked: that holder is judged by renewals', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    lease.record = {
+      holderIdentity: 'z',
+      leaseDurationSeconds: 15,
+      leaseTransitions: 0,
+      resourceVersion: '1',
+      annotations: { [ANNOTATION_LEADER_ADDRESS]: 'metadata.internal:80' },
+    };
+    const asked: string[] = [];
+    const logger = createMemoryLogger();
+    const b = candidate(clock, lease, 'b', {
+      address: '10.0.0.2:8081',
+      logger,
+      probe: async (address) => {
+        asked.push(address);
+      },
+    });
+    await advance(clock, 14_000, 500);
+    expect(b.log).toEqual([]);
+    await advance(clock, 4_000, 500); // 15 s without a renewal
+    expect(b.log).toEqual(['started']);
+    expect(asked).toEqual([]);
+    expect(logger.entries.filter((e) => e.level === 'warn')).toHaveLength(1);
+    await b.elector.stop();
   });
 
   it('a standby takes a quiet Lease at once when it is released', async () => {
