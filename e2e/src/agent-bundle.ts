@@ -70,18 +70,15 @@ export const agentNodeOptions: readonly string[] = [
 
 /**
  * The environment every agent runs with, here and in the images (`ENV` in the Dockerfiles):
- * - glibc serves allocations of 16 KiB and more with their own mappings, returned to the
- *   system when freed. Without it, V8's parser zones for the one 3 MB bundle module (17.5 MiB
- *   at peak, measured with heaptrack) stay in the brk heap for good, fragmented under
- *   longer-lived allocations: 26 MiB of RSS, 4 MiB with it (decision 8).
- * - at most two malloc arenas: the main thread's and one shared by libuv's pool threads
- *   (DNS, files), which otherwise each get their own (decision 13).
- * glibc reads both only at start, so they cannot be set from inside the agent.
- * docs/adr/0016-agent-memory.md.
+ * glibc serves allocations of 16 KiB and more with their own mappings, returned to the
+ * system when freed. Without it, V8's parser zones for the one 3 MB bundle module (17.5 MiB
+ * at peak, measured with heaptrack) stay in the brk heap for good, fragmented under
+ * longer-lived allocations: 26 MiB of RSS, 4 MiB with it. glibc reads it only at start, so
+ * it cannot be set from inside the agent. docs/adr/0016-agent-memory.md (decision 8;
+ * `MALLOC_ARENA_MAX=2` was measured and not adopted, decision 13).
  */
 export const agentEnvironment: Readonly<Record<string, string>> = {
   MALLOC_MMAP_THRESHOLD_: '16384',
-  MALLOC_ARENA_MAX: '2',
 };
 
 /** The `node` arguments that start the agent: `[...agentNodeArgs(agent), ...agentFlags]`. */

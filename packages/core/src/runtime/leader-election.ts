@@ -137,6 +137,8 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   let holderTerm = '';
   let confirmedHolderAt = 0;
   let challenge: { resourceVersion: string; seenAt: number } | undefined;
+  /** When a pending challenge may be acted on: the next attempt is then, not a retry later. */
+  let challengeDueAt: number | undefined;
   let probeFailing = false;
   let answering = false;
 
@@ -208,6 +210,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       confirmedHolderAt = seenAt;
     }
     let problem: string | undefined;
+    let refused = false;
     try {
       await probe(address, holder);
       confirmedHolderAt = clock.now();
@@ -215,6 +218,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       probeFailing = false;
     } catch (error) {
       problem = error instanceof Error ? error.message : String(error);
+      refused = (error as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
     }
     if (current.annotations?.[ANNOTATION_LEADER_CHALLENGE] !== undefined) {
       // Timed from when this replica first saw the challenge: never earlier than it was made.
@@ -230,6 +234,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
           ? holderSeconds * 1000
           : 0,
       );
+      challengeDueAt = pending.seenAt + waitMs;
       if (problem === undefined || clock.now() - pending.seenAt < waitMs) return false;
       log.warn('taking over: the leader answered neither probes nor the challenge', {
         [logFields.holderIdentity]: holder,
@@ -240,9 +245,12 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       return true;
     }
     challenge = undefined;
-    // While probes keep failing (a network that separates the replicas) the holder is only
-    // confirmed by answering challenges: one a lease duration, not one every few seconds.
-    const unconfirmedMs = probeFailing ? leaseMs : challengeAfterMs;
+    // Nothing listens where the holder said it answers (its process is gone; its pod's IP,
+    // or this host, still answers with a reset): challenged at once, so a killed leader is
+    // replaced about a lease duration later, as a renewing one is. A timeout may be a busy
+    // holder: it gets the grace. While probes keep failing (a network that separates the
+    // replicas) the holder is only confirmed by answering challenges: one a lease duration.
+    const unconfirmedMs = probeFailing ? leaseMs : refused ? 0 : challengeAfterMs;
     if (problem === undefined || clock.now() - confirmedHolderAt < unconfirmedMs) return false;
     const written = await options.store.update({
       ...current,
@@ -253,6 +261,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     });
     observe(written);
     challenge = { resourceVersion: written.resourceVersion ?? '', seenAt: clock.now() };
+    challengeDueAt = challenge.seenAt + leaseMs;
     // Once per streak, not at every challenge.
     if (!probeFailing)
       log.warn(
@@ -407,8 +416,16 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       outer === undefined ? stopping.signal : AbortSignal.any([outer, stopping.signal]);
     // Acquire: jittered retries so replicas started together do not collide every period.
     while (!signal.aborted) {
+      challengeDueAt = undefined;
       if (await attempt()) break;
-      if (!(await wait(retryMs * (1 + random() * 0.2), signal))) return;
+      // A challenge that falls due before the next retry is acted on when due; one already
+      // due (the holder still answers probes) waits a retry period like anything else.
+      const retryIn = retryMs * (1 + random() * 0.2);
+      const dueIn =
+        challengeDueAt === undefined || challengeDueAt <= clock.now()
+          ? retryIn
+          : challengeDueAt - clock.now();
+      if (!(await wait(Math.min(retryIn, dueIn), signal))) return;
     }
     if (signal.aborted) return;
     leading = true;

@@ -20,13 +20,17 @@ const candidate = (
   extra: Partial<LeaderElectionOptions> & { failing?: () => boolean; signal?: AbortSignal } = {},
 ) => {
   const log: string[] = [];
+  let startedAtMs: number | undefined;
   const elector = createLeaderElector({
     store: lease.store(extra.failing === undefined ? {} : { failing: extra.failing }),
     identity,
     leaseDurationMs: 15_000,
     renewDeadlineMs: 10_000,
     retryPeriodMs: 2_000,
-    onStartedLeading: () => log.push('started'),
+    onStartedLeading: () => {
+      log.push('started');
+      startedAtMs = clock.now();
+    },
     onStoppedLeading: () => log.push('stopped'),
     logger: createMemoryLogger(),
     clock,
@@ -34,7 +38,14 @@ const candidate = (
     random: () => 0,
     ...extra,
   });
-  return { elector, log, done: elector.run(extra.signal) };
+  return {
+    elector,
+    log,
+    done: elector.run(extra.signal),
+    get startedAtMs() {
+      return startedAtMs;
+    },
+  };
 };
 
 describe('leader election', () => {
@@ -270,9 +281,12 @@ describe('quiet leader election (ADR 0019)', () => {
   const network = () => {
     const electors = new Map<string, LeaderElector>();
     const cut = new Set<string>();
+    const silent = new Set<string>();
     const probe = async (address: string, holder: string): Promise<void> => {
       const e = electors.get(address);
-      if (e === undefined || cut.has(address)) throw new Error(`connect ECONNREFUSED ${address}`);
+      if (e === undefined || cut.has(address))
+        throw Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' });
+      if (silent.has(address)) throw new Error('no answer within 1500 ms');
       const s = e.status();
       if (s.identity !== holder || !s.leading) throw new Error(`${s.identity} does not lead`);
     };
@@ -286,7 +300,7 @@ describe('quiet leader election (ADR 0019)', () => {
       electors.set(ip(identity), c.elector);
       return c;
     };
-    return { join, cut };
+    return { join, cut, silent };
   };
   /** Advances time and fails if two replicas ever lead at once. */
   const advanceOneLeader = async (
@@ -334,20 +348,68 @@ describe('quiet leader election (ADR 0019)', () => {
     await settle();
     const b = net.join(clock, lease, 'b');
     await advanceOneLeader(clock, 10_000, [a.elector, b.elector]);
-    aDead = true; // cannot reach the API server, and nobody reaches it
+    const crashedAt = clock.now();
+    aDead = true; // cannot reach the API server, and its port is closed
     net.cut.add('10.0.0.1:8081');
     const writes = lease.writes;
     await advanceOneLeader(clock, 9_000, [a.elector, b.elector]);
-    // Unconfirmed for 5 s (two failed probes): challenged once, nobody answered.
+    // Refused: challenged at the first failed probe; nobody answered.
     expect(lease.writes - writes).toBe(1);
     expect(lease.record?.annotations?.[ANNOTATION_LEADER_CHALLENGE]).toMatch(/^b /);
     expect(lease.record?.holderIdentity).toBe('a');
     await advanceOneLeader(clock, 30_000, [a.elector, b.elector]);
     expect(b.log).toEqual(['started']);
+    // A retry period to notice, then a lease duration for the challenge, acted on when due.
+    expect(b.startedAtMs).toBeGreaterThanOrEqual(crashedAt + 15_000);
+    expect(b.startedAtMs).toBeLessThanOrEqual(crashedAt + 15_000 + 2_400 + 250);
     expect(lease.record).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
     expect(lease.record?.annotations?.[ANNOTATION_LEADER_CHALLENGE]).toBeUndefined();
     expect(a.log).toEqual(['started', 'stopped']);
     await a.done;
+    await b.elector.stop();
+  });
+
+  it('a leader that does not answer in time (not refused) gets 5 s of grace before a challenge', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const net = network();
+    const a = net.join(clock, lease, 'a');
+    await settle();
+    const b = net.join(clock, lease, 'b');
+    await advance(clock, 4_000, 250);
+    net.silent.add('10.0.0.1:8081'); // busy, or a node gone: timeouts
+    const writes = lease.writes;
+    await advance(clock, 4_000, 250);
+    expect(lease.writes - writes).toBe(0);
+    await advance(clock, 8_000, 250);
+    // Challenged (5 s unconfirmed), and answered at the leader's next read (every 5 s).
+    expect(lease.writes - writes).toBe(2);
+    expect(lease.record?.annotations?.[ANNOTATION_LEADER_CHALLENGE]).toBeUndefined();
+    expect(a.elector.isLeader()).toBe(true);
+    await a.elector.stop();
+    await b.elector.stop();
+  });
+
+  it('a standby whose challenge is overdue while the holder still answers retries at its period', async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    const net = network();
+    let aCut = false;
+    const a = net.join(clock, lease, 'a', { failing: () => aCut });
+    await settle();
+    const b = net.join(clock, lease, 'b');
+    await advance(clock, 3_000, 250);
+    // a answers probes but cannot reach the API server: challenged, never answered.
+    aCut = true;
+    net.silent.add('10.0.0.1:8081');
+    await advance(clock, 6_000, 250);
+    net.silent.delete('10.0.0.1:8081');
+    const reads = lease.reads;
+    await advance(clock, 20_000, 250);
+    // a stepped down at its renew deadline; b took over; at most one read per retry period.
+    expect(a.log).toEqual(['started', 'stopped']);
+    expect(b.log).toEqual(['started']);
+    expect(lease.reads - reads).toBeLessThanOrEqual(12);
     await b.elector.stop();
   });
 
