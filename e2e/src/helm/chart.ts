@@ -18,6 +18,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import type { ClusterInfo } from '../cluster.js';
+import { ANNOTATION_LEADER_ADDRESS } from '@cloudmap-mcs/core/runtime';
 import { repoRoot } from '../paths.js';
 import { waitFor } from '../wait.js';
 import type { AgentImages, AgentName } from './images.js';
@@ -307,16 +308,27 @@ export async function readLease(
   kc: KubeConfig,
   release: string,
   agent: AgentName,
-): Promise<{ holder: string; renewMs: number; durationSeconds: number } | undefined> {
+): Promise<
+  | {
+      holder: string;
+      renewMs: number;
+      durationSeconds: number;
+      /** A quiet holder's `GET /leader` address (ADR 0019): it is never renewed. */
+      leaderAddress?: string;
+    }
+  | undefined
+> {
   try {
     const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({
       namespace: releaseNamespace,
       name: agentFullname(release, agent),
     });
+    const leaderAddress = lease.metadata?.annotations?.[ANNOTATION_LEADER_ADDRESS];
     return {
       holder: lease.spec?.holderIdentity ?? '',
       renewMs: new Date(lease.spec?.renewTime ?? 0).getTime(),
       durationSeconds: lease.spec?.leaseDurationSeconds ?? 0,
+      ...(leaderAddress === undefined ? {} : { leaderAddress }),
     };
   } catch (err) {
     if ((err as { code?: number }).code === 404) return undefined;

@@ -603,16 +603,23 @@ describe('helm install on real nodes', () => {
     expect(r.stdout).toMatch(/pod=/);
     // The Lease is the agents' own (created at run time, not by Helm): it stays. Helm deletes
     // the agent's RBAC together with its Deployment, so the leader cannot always release it on
-    // SIGTERM; then it simply expires (no pod renews it any more).
+    // SIGTERM. A quiet leader's Lease (ADR 0019) is never renewed and says 3600 s, so it does
+    // not expire by its clock: its holder is gone when nothing answers where it said it
+    // would, which is what a later install's standby checks before it challenges it.
     const lease = await readLease(c2.kc, RELEASE, 'import-agent');
     expect(lease).toBeDefined();
     await waitFor(
-      'the import Lease expired or released',
+      'the import Lease released, or its holder gone',
       async () => {
         const l = await readLease(c2.kc, RELEASE, 'import-agent');
-        return (
-          l !== undefined && (l.holder === '' || l.renewMs + l.durationSeconds * 1000 < Date.now())
+        if (l === undefined) return false;
+        if (l.holder === '') return true;
+        if (l.leaderAddress === undefined) return l.renewMs + l.durationSeconds * 1000 < Date.now();
+        const r = await sh(
+          c2.kc,
+          `curl -s -m 2 -o /dev/null -w '%{http_code}' http://${l.leaderAddress}/leader || true`,
         );
+        return r.stdout.trim() === '000'; // no connection, no answer
       },
       { timeoutMs: 30_000, intervalMs: 1000 },
     );
