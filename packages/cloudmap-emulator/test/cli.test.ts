@@ -1,12 +1,23 @@
 import { Resolver } from 'node:dns/promises';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseCli, UsageError } from '../src/cli.js';
+
+/** A scratch directory for a state file, removed when the file's tests are done. */
+const tempDirs: string[] = [];
+const tempDir = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'emu-cli-'));
+  tempDirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 const cli = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
 
@@ -64,7 +75,7 @@ describe('cloudmap-emulator CLI', () => {
   it('prints its URL, serves, and on SIGTERM saves the state file and exits 0', async () => {
     // The built program is what the bin entry runs (`pnpm exec tsc --build` first).
     expect(existsSync(cli), `${cli} is missing: build first`).toBe(true);
-    const stateFile = join(mkdtempSync(join(tmpdir(), 'emu-cli-')), 'state.json');
+    const stateFile = join(tempDir(), 'state.json');
     const child = spawn(
       process.execPath,
       [cli, '--port', '0', '--state-file', stateFile, '--gateway-port', '0', '--dns-port', '0'],

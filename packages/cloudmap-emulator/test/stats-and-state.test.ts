@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -9,10 +9,21 @@ import {
   RegisterInstanceCommand,
   ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, StateFileError, type RunningEmulator } from '../src/index.js';
 import { failure } from './contract/harness.js';
 import { httpNamespace, httpService, sdkClient, waitForOperation } from './sdk.js';
+
+/** A scratch directory for a state file, removed when the file's tests are done. */
+const tempDirs: string[] = [];
+const tempDir = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'emu-state-'));
+  tempDirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 describe('call counts, state persistence and configuration', () => {
   const running: RunningEmulator[] = [];
@@ -80,7 +91,7 @@ describe('call counts, state persistence and configuration', () => {
   });
 
   it('a state file keeps namespaces, services and instances across a restart', async () => {
-    const stateFile = join(mkdtempSync(join(tmpdir(), 'emu-state-')), 'state.json');
+    const stateFile = join(tempDir(), 'state.json');
     const first = await start({ stateFile, operationDelayMs: 0 });
     const client = sdkClient(first.url);
     const svc = await httpService(client, await httpNamespace(client, 'persist'), 'svc');
@@ -101,7 +112,7 @@ describe('call counts, state persistence and configuration', () => {
   });
 
   it('a state file that is not emulator state refuses to start', async () => {
-    const stateFile = join(mkdtempSync(join(tmpdir(), 'emu-state-')), 'state.json');
+    const stateFile = join(tempDir(), 'state.json');
     writeFileSync(stateFile, '{"something":"else"}');
     await expect(startEmulator({ stateFile })).rejects.toBeInstanceOf(StateFileError);
   });
