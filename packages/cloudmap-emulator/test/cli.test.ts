@@ -1,23 +1,14 @@
 import { Resolver } from 'node:dns/promises';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseCli, UsageError } from '../src/cli.js';
+import { scratchDirs } from './scratch.js';
 
-/** A scratch directory for a state file, removed when the file's tests are done. */
-const tempDirs: string[] = [];
-const tempDir = (): string => {
-  const dir = mkdtempSync(join(tmpdir(), 'emu-cli-'));
-  tempDirs.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = scratchDirs('emu-cli-');
 
 const cli = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
 

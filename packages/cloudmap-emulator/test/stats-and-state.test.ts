@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   DiscoverInstancesCommand,
@@ -9,21 +8,13 @@ import {
   RegisterInstanceCommand,
   ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, StateFileError, type RunningEmulator } from '../src/index.js';
 import { failure } from './contract/harness.js';
 import { httpNamespace, httpService, sdkClient, waitForOperation } from './sdk.js';
+import { scratchDirs } from './scratch.js';
 
-/** A scratch directory for a state file, removed when the file's tests are done. */
-const tempDirs: string[] = [];
-const tempDir = (): string => {
-  const dir = mkdtempSync(join(tmpdir(), 'emu-state-'));
-  tempDirs.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = scratchDirs('emu-state-');
 
 describe('call counts, state persistence and configuration', () => {
   const running: RunningEmulator[] = [];

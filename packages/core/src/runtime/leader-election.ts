@@ -3,7 +3,7 @@ import type { Logger } from '../logging/logger.js';
 import { realClock, type Clock } from '../workqueue/clock.js';
 import { sleep } from '../workqueue/backoff.js';
 import { nudgeAddressProblem } from '../records/feed.js';
-import { probeLeader, type LeaderStatus } from './leader-probe.js';
+import { LEADER_PROBE_TIMEOUT_MS, probeLeader, type LeaderStatus } from './leader-probe.js';
 import { LeaseConflictError, type LeaseRecord, type LeaseStore } from './lease-store.js';
 
 /**
@@ -25,8 +25,19 @@ export const ANNOTATION_LEADER_CHALLENGE = 'multicluster.cloudmap-mcs.io/leader-
  * a quiet leader crashed waits at most that long (or deletes the Lease).
  */
 export const QUIET_LEASE_SECONDS = 3600;
-/** How long a probe of the holder may take. */
-const PROBE_TIMEOUT_MS = 1_500;
+
+/**
+ * A quiet holder's own lease duration from its `ANNOTATION_LEADER_LEASE_SECONDS`, in ms, or
+ * undefined when absent or not a whole number of seconds up to `QUIET_LEASE_SECONDS`.
+ */
+export function quietLeaseMsOf(
+  annotations: Record<string, string> | undefined,
+): number | undefined {
+  const seconds = Number(annotations?.[ANNOTATION_LEADER_LEASE_SECONDS]);
+  return Number.isInteger(seconds) && seconds > 0 && seconds <= QUIET_LEASE_SECONDS
+    ? seconds * 1000
+    : undefined;
+}
 
 export interface LeaderElectionOptions {
   store: LeaseStore;
@@ -120,7 +131,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       probeLeader(
         address,
         { lease: options.store.description, identity: holder },
-        PROBE_TIMEOUT_MS,
+        LEADER_PROBE_TIMEOUT_MS,
       ));
   const log = options.logger.child({ [logFields.lease]: options.store.description });
   const stopping = new AbortController();
@@ -227,13 +238,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
           ? challenge
           : { resourceVersion: current.resourceVersion ?? '', seenAt };
       challenge = pending;
-      const holderSeconds = Number(current.annotations[ANNOTATION_LEADER_LEASE_SECONDS]);
-      const waitMs = Math.max(
-        leaseMs,
-        Number.isInteger(holderSeconds) && holderSeconds > 0 && holderSeconds <= QUIET_LEASE_SECONDS
-          ? holderSeconds * 1000
-          : 0,
-      );
+      const waitMs = Math.max(leaseMs, quietLeaseMsOf(current.annotations) ?? 0);
       challengeDueAt = pending.seenAt + waitMs;
       if (problem === undefined || clock.now() - pending.seenAt < waitMs) return false;
       log.warn('taking over: the leader answered neither probes nor the challenge', {

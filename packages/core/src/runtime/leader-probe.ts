@@ -10,6 +10,9 @@ export interface LeaderStatus {
   leading: boolean;
 }
 
+/** How long asking a leader (a standby, the export agent) may take. */
+export const LEADER_PROBE_TIMEOUT_MS = 1_500;
+
 /** The longest `/leader` answer read; anything longer is not one. */
 const MAX_ANSWER_BYTES = 4096;
 

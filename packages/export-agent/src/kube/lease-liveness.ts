@@ -2,14 +2,13 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { nudgeAddressProblem, sleep, type Clock, type Logger } from '@cloudmap-mcs/core';
 import {
   ANNOTATION_LEADER_ADDRESS,
-  ANNOTATION_LEADER_LEASE_SECONDS,
+  LEADER_PROBE_TIMEOUT_MS,
   probeLeader,
-  QUIET_LEASE_SECONDS,
+  quietLeaseMsOf,
 } from '@cloudmap-mcs/core/runtime';
 
 /** How often a quiet import agent leader is asked whether it still leads. */
 const PROBE_PERIOD_MS = 5_000;
-const PROBE_TIMEOUT_MS = 1_500;
 
 /** Renewals may arrive this much later than the Lease's duration before it counts as lapsed. */
 const LEASE_SLACK_MS = 5_000;
@@ -52,15 +51,10 @@ export function createLeaseLiveness(clock: Clock, wallNow: () => number): LeaseL
         held && published !== undefined && nudgeAddressProblem(published) === undefined
           ? published
           : undefined;
-      const quietSeconds = Number(lease.metadata?.annotations?.[ANNOTATION_LEADER_LEASE_SECONDS]);
       durationMs =
         address === undefined
           ? (spec?.leaseDurationSeconds ?? 15) * 1000
-          : Number.isInteger(quietSeconds) &&
-              quietSeconds > 0 &&
-              quietSeconds <= QUIET_LEASE_SECONDS
-            ? quietSeconds * 1000
-            : 15_000;
+          : (quietLeaseMsOf(lease.metadata?.annotations) ?? 15_000);
       const seen = lease.metadata?.resourceVersion;
       const seenTerm = `${holder}|${String(timeMs(spec?.acquireTime))}|${String(timeMs(spec?.renewTime))}`;
       if (!held) renewedAtMs = undefined;
@@ -109,7 +103,7 @@ export function askQuietHolder(
   const probe =
     opts.probe ??
     ((address: string, holder: string) =>
-      probeLeader(address, { lease, identity: holder }, PROBE_TIMEOUT_MS));
+      probeLeader(address, { lease, identity: holder }, LEADER_PROBE_TIMEOUT_MS));
   const stopping = new AbortController();
   let probing: Promise<void> | undefined;
   let looping: Promise<void> | undefined;
