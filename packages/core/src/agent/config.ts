@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import yargs, { type ArgumentsCamelCase, type InferredOptionTypes, type Options } from 'yargs';
 import { logLevels, type LogLevel } from '../logging/logger.js';
 
@@ -31,13 +30,6 @@ export interface CommonConfig {
   /** /metrics (with the health endpoints); the health port's server when equal. */
   metricsPort: number;
   bindAddress: string;
-  /**
-   * The IP other replicas and agents reach this one's health port at (--advertise-host, else
-   * the bind address when it is one IP): where a quiet leader answers `GET /leader`.
-   */
-  advertiseHost?: string;
-  /** Leadership confirmed by asking the leader, not by Lease renewals (ADR 0019). */
-  quietLease: boolean;
   logLevel: LogLevel;
   logFormat: 'json' | 'text';
   /** MCS_* variables that name no flag of this agent (logged with the config). */
@@ -118,17 +110,6 @@ export const commonOptions = (defaults: CommonDefaults) =>
       type: 'string',
       default: '0.0.0.0',
       describe: 'address the health and metrics servers listen on',
-    },
-    'advertise-host': {
-      type: 'string',
-      describe:
-        'the IP other replicas and agents reach this one at (the chart: the pod IP); default: --bind-address when it is one IP',
-    },
-    'quiet-lease': {
-      type: 'boolean',
-      default: true,
-      describe:
-        'the leader writes its Lease only to acquire it and to answer a challenge; standbys confirm it with GET /leader on its health port at --advertise-host (ADR 0019). Off, or without an advertise host: renewed every few seconds',
     },
     'log-level': { choices: logLevels, default: 'info' as LogLevel },
     'log-format': { choices: ['json', 'text'] as const, default: 'json' as 'json' | 'text' },
@@ -247,7 +228,6 @@ function commonConfig(
     metricsPort:
       args.metricsPort === undefined ? healthPort : port('metrics-port', args.metricsPort),
     bindAddress: args.bindAddress,
-    quietLease: args.quietLease,
     logLevel: args.logLevel,
     logFormat: args.logFormat,
     ignoredEnvironment: ignored,
@@ -267,24 +247,12 @@ function commonConfig(
       nonEmpty(args.cloudmapEndpoint) ?? nonEmpty(env['AWS_ENDPOINT_URL_SERVICEDISCOVERY']),
     assumeRoleArn: nonEmpty(args.assumeRoleArn),
     assumeRoleExternalId: nonEmpty(args.assumeRoleExternalId),
-    advertiseHost: advertiseHostOf(nonEmpty(args.advertiseHost), args.bindAddress),
   };
   if (optional.assumeRoleExternalId !== undefined && optional.assumeRoleArn === undefined)
     throw new ConfigError('--assume-role-external-id needs --assume-role-arn');
   for (const [k, v] of Object.entries(optional))
     if (v !== undefined) (config as unknown as Record<string, unknown>)[k] = v;
   return config;
-}
-
-/** --advertise-host (an IP literal), else the bind address when it is one IP. */
-function advertiseHostOf(flag: string | undefined, bindAddress: string): string | undefined {
-  if (flag !== undefined) {
-    if (isIP(flag) === 0) throw new ConfigError(`--advertise-host: "${flag}" is not an IP address`);
-    return flag;
-  }
-  return isIP(bindAddress) !== 0 && bindAddress !== '0.0.0.0' && bindAddress !== '::'
-    ? bindAddress
-    : undefined;
 }
 
 const nonEmpty = (v: string | undefined): string | undefined =>

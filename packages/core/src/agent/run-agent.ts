@@ -17,15 +17,8 @@ import {
   kubeClusterPropertySource,
   type ClusterIdentityWatcher,
 } from '../runtime/cluster-identity.js';
-import {
-  createChecks,
-  startHealthServer,
-  type Checks,
-  type HealthServer,
-  type PostRoute,
-} from '../runtime/health.js';
-import { nudgeAddressOf } from '../records/feed.js';
-import { createLeaderElector } from '../runtime/leader-election.js';
+import { createChecks, startHealthServer, type Checks } from '../runtime/health.js';
+import { createLeaderElector, leaderOnly } from '../runtime/leader-election.js';
 import { loadKubeConfig } from '../runtime/kubeconfig.js';
 import { createKubeLeaseStore } from '../runtime/lease-store.js';
 import { createLogger } from '../runtime/logger.js';
@@ -52,22 +45,19 @@ export interface AgentContext<C extends CommonConfig> {
   identity: ClusterIdentityWatcher;
   /** The one Cloud Map client (rate limits, retries, metrics), with assume-role if asked. */
   cloudMap: CloudMapClient;
-  /** The health port as bound (--health-port 0 picks one) and the address it listens on. */
-  health: AgentHealthPort;
-}
-
-export interface AgentHealthPort {
-  readonly port: number;
-  readonly bindAddress: string;
-  /** Serves a POST route on the health port (the import agent's /nudge). */
-  route(path: string, route: PostRoute): void;
+  /**
+   * Aborted when this replica stops leading (never without leader election). The Cloud Map
+   * client's calls are bound to it already; an agent binds its Kubernetes writers to it with
+   * `leaderOnly`, so no write starts, and none in flight is awaited, once another replica may
+   * lead (ADR 0020).
+   */
+  leading: AbortSignal;
 }
 
 /** What an agent does once it leads (or at once without leader election). */
 export interface AgentRun {
-  lead(): Promise<void>;
-  /** Written on the leader's Lease while it leads (with leader election only). */
-  leaseAnnotations?: Record<string, string>;
+  /** `signal`: `AgentContext.leading`, for the controllers' `run`. */
+  lead(signal: AbortSignal): Promise<void>;
 }
 
 export interface AgentSpec<
@@ -155,7 +145,7 @@ async function startAgent<O extends Record<string, Options>, Own extends object>
   const liveness = createChecks();
   liveness.set('process', true);
   const readiness = createChecks();
-  const healthServer = await startServers(config, registry, liveness, readiness, logger, shutdown);
+  await startServers(config, registry, liveness, readiness, logger, shutdown);
   const identity = createClusterIdentityWatcher({
     source: kubeClusterPropertySource(kubeConfig, logger),
     flags: { clusterId: config.clusterId, clustersetId: config.clustersetId },
@@ -164,7 +154,9 @@ async function startAgent<O extends Record<string, Options>, Own extends object>
   });
   shutdown.onShutdown('identity', 30, () => identity.stop());
   await identity.start();
-  const cloudMap = cloudMapClient(spec, config, registry, logger);
+  // One replica leads a process's life at most (losing the Lease exits): one signal.
+  const leadership = new AbortController();
+  const cloudMap = cloudMapClient(spec, config, registry, logger, leadership.signal);
   shutdown.onShutdown('cloud map client', 40, () => cloudMap.close());
   const run = await spec.start({
     config,
@@ -177,19 +169,12 @@ async function startAgent<O extends Record<string, Options>, Own extends object>
     readiness,
     identity,
     cloudMap,
-    health: {
-      port: healthServer.port,
-      bindAddress: config.bindAddress,
-      route: (path, route) => healthServer.route(path, route),
-    },
+    leading: leadership.signal,
   });
-  await lead(config, kubeConfig, run, logger, readiness, shutdown, healthServer);
+  await lead(config, kubeConfig, run, logger, readiness, shutdown, leadership);
 }
 
-/**
- * /healthz, /readyz and /metrics on the health port; /metrics also on its own port if set.
- * Returns the health port's server.
- */
+/** /healthz, /readyz and /metrics on the health port; /metrics also on its own port if set. */
 async function startServers(
   config: CommonConfig,
   registry: Registry,
@@ -197,10 +182,8 @@ async function startServers(
   readiness: Checks,
   logger: Logger,
   shutdown: Shutdown,
-): Promise<HealthServer> {
-  const ports = [...new Set([config.healthPort, config.metricsPort])];
-  let health: HealthServer | undefined;
-  for (const port of ports) {
+): Promise<void> {
+  for (const port of new Set([config.healthPort, config.metricsPort])) {
     const server = await startHealthServer({
       port,
       host: config.bindAddress,
@@ -210,9 +193,7 @@ async function startServers(
       logger,
     });
     shutdown.onShutdown(`http server :${String(server.port)}`, 50, () => server.close());
-    health ??= server;
   }
-  return health!;
 }
 
 function cloudMapClient<O extends Record<string, Options>, Own extends object>(
@@ -220,6 +201,7 @@ function cloudMapClient<O extends Record<string, Options>, Own extends object>(
   config: CommonConfig & Own,
   registry: Registry,
   logger: Logger,
+  leading: AbortSignal,
 ): CloudMapClient {
   const sdk = createServiceDiscoveryClient({
     ...(config.region === undefined ? {} : { region: config.region }),
@@ -236,7 +218,7 @@ function cloudMapClient<O extends Record<string, Options>, Own extends object>(
           },
         }),
   });
-  return createCloudMapClient(createSdkCloudMapPort(sdk), {
+  return createCloudMapClient(leaderOnly(createSdkCloudMapPort(sdk), leading), {
     logger: logger.child({ component: 'cloudmap' }),
     metrics: createCloudMapMetrics(registry),
     ...spec.cloudMap?.(config),
@@ -255,7 +237,7 @@ async function lead(
   logger: Logger,
   readiness: Checks,
   shutdown: Shutdown,
-  healthServer: HealthServer,
+  leadership: AbortController,
 ): Promise<void> {
   const failed = (error: unknown): void => {
     if (shutdown.signal.aborted) return;
@@ -263,37 +245,28 @@ async function lead(
     void shutdown.shutdown('controller failed', 1);
   };
   if (!config.leaderElect) {
-    await run.lead().catch(failed);
+    await run.lead(leadership.signal).catch(failed);
     return;
   }
   readiness.set('leader', true, 'standby');
-  // Quiet leadership (ADR 0019) needs an address the other replicas reach this one at.
-  const address =
-    config.quietLease && config.advertiseHost !== undefined
-      ? nudgeAddressOf(config.advertiseHost, healthServer.port)
-      : undefined;
-  if (config.quietLease && address === undefined)
-    logger.warn(
-      'no --advertise-host (and --bind-address is not one IP): the leader renews its Lease every few seconds instead of answering standbys on its health port',
-    );
   const elector = createLeaderElector({
     store: createKubeLeaseStore(kubeConfig, config.leaseNamespace, config.leaseName),
     identity: config.identity,
     leaseDurationMs: config.leaseDurationSeconds * 1000,
     renewDeadlineMs: config.renewDeadlineSeconds * 1000,
     retryPeriodMs: config.retryPeriodSeconds * 1000,
-    ...(run.leaseAnnotations === undefined ? {} : { annotations: run.leaseAnnotations }),
-    ...(address === undefined ? {} : { address }),
     logger,
-    onStartedLeading: () => void run.lead().catch(failed),
+    onStartedLeading: (signal) => {
+      signal.addEventListener('abort', () => leadership.abort(signal.reason), { once: true });
+      void run.lead(leadership.signal).catch(failed);
+    },
     onStoppedLeading: () => {
       if (!shutdown.signal.aborted) void shutdown.shutdown('lost leadership', 1);
     },
   });
   // Released after the controllers drained (phase 20) and the external imports stopped (25):
-  // a successor starts writing only after this replica's last write. Renewal stops as soon as
-  // shutdown begins, so a drain longer than the lease duration still lets a standby take over.
+  // the leader keeps renewing while it drains, so a successor starts writing only after this
+  // replica's last write. A shutdown stops a standby's campaign at once.
   shutdown.onShutdown('leader election', 27, () => elector.stop());
-  healthServer.leader(() => elector.status());
   await elector.run(shutdown.signal);
 }

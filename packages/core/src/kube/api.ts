@@ -46,19 +46,6 @@ export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 /** EndpointSlice labels of imported slices (KEP-1645): the ServiceImport and the source cluster. */
 export const LABEL_MCS_SERVICE_NAME = 'multicluster.kubernetes.io/service-name';
 export const LABEL_SOURCE_CLUSTER = 'multicluster.kubernetes.io/source-cluster';
-/**
- * On ServiceImports the import agent writes: `MergedImport.exportersDigest`, what every
- * exporting cluster declares besides endpoints. The export agent of the same cluster watches it
- * to learn that another cluster changed a service it exports (ADR 0018 decision 10).
- */
-export const ANNOTATION_EXPORTERS_DIGEST = 'multicluster.cloudmap-mcs.io/exporters';
-/**
- * On the import agent's leader Lease, written by the leader: where it takes nudges
- * (`host:port`, records/nudge.ts). The export agent of the same cluster publishes it in its
- * change-feed record so other clusters' export agents nudge it (ADR 0018 decision 11).
- */
-export const ANNOTATION_NUDGE_ADDRESS = 'multicluster.cloudmap-mcs.io/nudge-address';
-
 /** The ClusterProperty resource in one served version. */
 export const clusterPropertyApi = (version: ClusterPropertyVersion): CustomResourceApi => ({
   ...ClusterPropertyApi,

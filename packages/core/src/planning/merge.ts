@@ -10,7 +10,6 @@ import type {
   SessionAffinity,
 } from '../model/types.js';
 import { detectConflicts, type ConflictReason } from './conflicts.js';
-import { shortHash } from './naming.js';
 import { compareStrings, oldestPerCluster, unionPorts } from './ordering.js';
 
 /**
@@ -65,19 +64,11 @@ export interface MergedImport {
   winner: string;
   sources: SourceEndpoints[];
   conflicts: ImportConflict[];
-  /**
-   * A digest of what every exporting cluster declares besides its endpoints (the inputs of
-   * the Conflict condition): it moves when a cluster starts or stops exporting or changes its
-   * export, and not on endpoint changes. The import agent stamps it on the ServiceImport, so
-   * the export agent of the same cluster learns that another cluster changed a service it
-   * exports without polling Cloud Map itself (ADR 0018 decision 10).
-   */
-  exportersDigest: string;
 }
 
 /**
  * Object keys sorted at every level and undefined values dropped, so equal content serializes
- * to equal text (the digests here and the import agent's applied-content hash).
+ * to equal text (the import agent's applied-content hash).
  */
 export function sortedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeys);
@@ -89,14 +80,6 @@ export function sortedKeys(value: unknown): unknown {
         .map(([k, v]) => [k, sortedKeys(v)]),
     );
   return value;
-}
-
-/** `MergedImport.exportersDigest` of `exports` (order does not matter). */
-export function exportersDigest(exports: readonly ClusterExport[]): string {
-  const declared = oldestPerCluster(exports)
-    .map((e) => [e.cluster.clusterId, e.hasExportRecord, sortedKeys(e.properties)] as const)
-    .sort((a, b) => compareStrings(a[0], b[0]));
-  return shortHash(JSON.stringify(declared), 16);
 }
 
 /** Families an export declares, or (AWS Go controller records) those of its endpoints. */
@@ -193,6 +176,5 @@ export function mergeExports(exports: readonly ClusterExport[]): MergedImport | 
     winner: oldest.cluster.clusterId,
     sources,
     conflicts: [...conflicts].sort(compareStrings),
-    exportersDigest: exportersDigest(exports),
   };
 }

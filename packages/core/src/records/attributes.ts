@@ -68,12 +68,6 @@ export const Attr = {
   FeedUpdatedAt: 'FEED_UPDATED_AT',
   /** Change feed: `ns/name:seq` entries, comma-separated, over `FEED_CHANGES`, `.2`, `.3`, … */
   FeedChanges: 'FEED_CHANGES',
-  /**
-   * Change feed: this writer nudges importers after each write (ADR 0018 decision 11), and
-   * where its own cluster's import agent takes nudges: `<IPv4>:<port>`, `[<IPv6>]:<port>`, or
-   * `-` (none). Absent: a writer from before nudges.
-   */
-  FeedNudge: 'FEED_NUDGE',
 } as const;
 
 export type RecordKind = 'endpoint' | 'export' | 'heartbeat';

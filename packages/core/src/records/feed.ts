@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { isIPv4, isIPv6 } from 'node:net';
 import type { ClusterIdentity } from '../model/index.js';
 import type { CloudMapInstance } from '../ports/index.js';
 import { cloudMapLimits } from '../ports/cloudmap-limits.js';
@@ -49,35 +48,6 @@ export interface FeedRecord {
   updatedAtMs: number;
   /** Newest first; one entry per service (its latest sequence number). */
   changes: FeedEntry[];
-  /**
-   * Nudges (ADR 0018 decision 11). Undefined: the writer does not nudge (older writers). A
-   * string: the writer POSTs a nudge to every importer after each write, and this is where
-   * its own cluster's import agent takes nudges (`host:port`), or '' when it takes none.
-   */
-  nudge?: string;
-}
-
-/** `FEED_NUDGE` when the writer nudges but its cluster's import agent takes no nudges. */
-const NO_NUDGE_ADDRESS = '-';
-
-/**
- * A nudge address as written in `FEED_NUDGE`: an IP literal (never a name, so no reader
- * resolves DNS because of what another cluster wrote) and a port. Returns the reason it is
- * not one, or undefined.
- */
-export function nudgeAddressProblem(address: string): string | undefined {
-  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):([0-9]{1,5})$/.exec(address);
-  if (match === null) return `not <ip>:<port> or [<ipv6>]:<port>: ${address}`;
-  const [, v6, v4, port = ''] = match;
-  if (v6 !== undefined ? !isIPv6(v6) : !isIPv4(v4 ?? '')) return `not an IP address: ${address}`;
-  const n = Number(port);
-  if (n < 1 || n > 65535) return `port out of range: ${address}`;
-  return undefined;
-}
-
-/** `host:port` for a listening address (IPv6 in brackets). */
-export function nudgeAddressOf(host: string, port: number): string {
-  return isIPv6(host) ? `[${host}]:${String(port)}` : `${host}:${String(port)}`;
 }
 
 /** The writer starts a new epoch before the sequence number reaches this. */
@@ -104,9 +74,6 @@ function fixedAttributes(record: FeedRecord, floor: number): Record<string, stri
     [Attr.FeedSeq]: String(record.seq),
     [Attr.FeedFloor]: String(floor),
     [Attr.FeedUpdatedAt]: String(record.updatedAtMs),
-    ...(record.nudge === undefined
-      ? {}
-      : { [Attr.FeedNudge]: record.nudge === '' ? NO_NUDGE_ADDRESS : record.nudge }),
   };
 }
 
@@ -241,27 +208,9 @@ export function decodeFeed(instance: CloudMapInstance, clustersetId?: string): F
     for (const text of value === '' ? [] : value.split(','))
       changes.push(parseEntry(text, floor, seq));
   }
-  const nudge = decodeNudgeAddress(a[Attr.FeedNudge]);
-  return {
-    cluster,
-    epoch,
-    seq,
-    floor,
-    updatedAtMs,
-    changes: changes.sort(byNewest),
-    ...(nudge === undefined ? {} : { nudge }),
-  };
-}
-
-/**
- * An address that is not an IP literal and a port is dropped, not the record: the writer
- * still nudges, and the feed stays usable (its importer then sees no nudge address of its own
- * and keeps polling fast).
- */
-function decodeNudgeAddress(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (value === NO_NUDGE_ADDRESS) return '';
-  return nudgeAddressProblem(value) === undefined ? value : '';
+  // Attributes this reader does not know (FEED_NUDGE of writers from before ADR 0020) are
+  // ignored, not refused.
+  return { cluster, epoch, seq, floor, updatedAtMs, changes: changes.sort(byNewest) };
 }
 
 export interface FeedDecodeResult {

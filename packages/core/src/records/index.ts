@@ -7,7 +7,6 @@ export * from './encode.js';
 export * from './decode.js';
 export { RecordParseError } from './parse.js';
 export * from './feed.js';
-export * from './nudge.js';
 export * from './export-plan.js';
 export * from './shards.js';
 export * from './shard-plan.js';

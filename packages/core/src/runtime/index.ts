@@ -3,7 +3,6 @@ export * from './health.js';
 export * from './informer.js';
 export * from './kube-informer.js';
 export * from './leader-election.js';
-export * from './leader-probe.js';
 export * from './lease-store.js';
 export * from './logger.js';
 export * from './shutdown.js';

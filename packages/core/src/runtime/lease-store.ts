@@ -15,11 +15,6 @@ export interface LeaseRecord {
   leaseTransitions: number;
   /** Optimistic concurrency token; a write with a stale one fails with LeaseConflictError. */
   resourceVersion?: string;
-  /**
-   * What the holder publishes on its Lease besides holding it (the import agent's nudge
-   * address, ADR 0018 decision 11). A write replaces them: absent means none.
-   */
-  annotations?: Record<string, string>;
 }
 
 /** Another writer changed the Lease first (HTTP 409), or it already exists on create. */
@@ -47,9 +42,6 @@ const fromLease = (lease: V1Lease): LeaseRecord => ({
   ...(lease.metadata?.resourceVersion === undefined
     ? {}
     : { resourceVersion: lease.metadata.resourceVersion }),
-  ...(lease.metadata?.annotations === undefined
-    ? {}
-    : { annotations: { ...lease.metadata.annotations } }),
 });
 
 const micro = (d: Date): V1MicroTime => new V1MicroTime(d.getTime());
@@ -61,7 +53,6 @@ const toLease = (namespace: string, name: string, r: LeaseRecord): V1Lease => ({
     name,
     namespace,
     ...(r.resourceVersion === undefined ? {} : { resourceVersion: r.resourceVersion }),
-    ...(r.annotations === undefined ? {} : { annotations: r.annotations }),
   },
   spec: {
     holderIdentity: r.holderIdentity,

@@ -16,6 +16,8 @@ export interface ReconcileResult {
 export interface ReconcileContext {
   readonly logger: Logger;
   readonly reconcileId: string;
+  /** `run`'s signal: aborted when the work must stop (leadership lost). */
+  readonly signal?: AbortSignal;
 }
 
 /** `ctx` is absent only when a test calls a reconciler directly, without the harness. */
@@ -55,8 +57,12 @@ export interface ControllerOptions<K> {
 export interface Controller<K> {
   readonly name: string;
   readonly queue: WorkQueue<K>;
-  /** Starts the workers; resolves once the queue is shut down and every worker finished its key. */
-  run(): Promise<void>;
+  /**
+   * Starts the workers; resolves once the queue is shut down and every worker finished its
+   * key. `signal` (controller-runtime's context: leadership) shuts the queue down when it
+   * aborts and reaches every reconcile as `ctx.signal`.
+   */
+  run(signal?: AbortSignal): Promise<void>;
   /** Stops taking keys and waits for the keys in flight. */
   stop(): Promise<void>;
 }
@@ -71,6 +77,7 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
   const log = opts.logger.child({ [logFields.controller]: opts.name });
   const newId = opts.newReconcileId ?? (() => randomBytes(4).toString('hex'));
   let running: Promise<void> | undefined;
+  let signal: AbortSignal | undefined;
 
   const reconcileOnce = async (key: K): Promise<void> => {
     const reconcileId = newId();
@@ -79,7 +86,11 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
     metrics.active(opts.name, queue.inFlight);
     let outcome: ReconcileOutcome;
     try {
-      const result = await opts.reconcile(key, { logger: keyLog, reconcileId });
+      const result = await opts.reconcile(key, {
+        logger: keyLog,
+        reconcileId,
+        ...(signal === undefined ? {} : { signal }),
+      });
       queue.forget(key);
       if (result?.requeueAfterMs === undefined) {
         outcome = 'success';
@@ -108,6 +119,11 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
     for (;;) {
       const key = await queue.get();
       if (key === undefined) return;
+      if (signal?.aborted === true) {
+        // Leadership ended: what is still queued is the next leader's work.
+        queue.done(key);
+        continue;
+      }
       try {
         await reconcileOnce(key);
       } finally {
@@ -120,7 +136,12 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
   return {
     name: opts.name,
     queue,
-    run() {
+    run(runSignal) {
+      if (running === undefined && runSignal !== undefined) {
+        signal = runSignal;
+        if (runSignal.aborted) queue.shutdown();
+        else runSignal.addEventListener('abort', () => queue.shutdown(), { once: true });
+      }
       running ??= Promise.all(
         Array.from({ length: Math.max(1, opts.workers) }, () => worker()),
       ).then(() => undefined);

@@ -33,7 +33,6 @@ describe('agent config', () => {
       healthPort: 8081,
       metricsPort: 8080,
       bindAddress: '0.0.0.0',
-      quietLease: true,
       logLevel: 'info',
       logFormat: 'json',
       ignoredEnvironment: [],
@@ -57,7 +56,6 @@ describe('agent config', () => {
       pollMs: 3000,
       leaseDurationSeconds: 30,
       bindAddress: '127.0.0.1',
-      advertiseHost: '127.0.0.1',
       identity: 'pod-1',
       cloudMapEndpoint: 'http://127.0.0.1:1',
       region: 'eu-west-1',
@@ -78,7 +76,9 @@ describe('agent config', () => {
 
   it.each([
     [['--workers', '0'], /--workers must be a positive number/],
-    [['--advertise-host', 'pod.example'], /--advertise-host: "pod.example" is not an IP address/],
+    // Gone with quiet leadership (ADR 0020).
+    [['--advertise-host', '10.0.0.1'], /Unknown argument/],
+    [['--quiet-lease'], /Unknown argument/],
     [['--health-port', '70000'], /--health-port must be a port/],
     [['--lease-duration-seconds', '5'], /lease-duration > renew-deadline > retry-period/],
     [['--assume-role-external-id', 'x'], /needs --assume-role-arn/],

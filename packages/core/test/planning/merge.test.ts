@@ -2,11 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { ServicePort } from '../../src/index.js';
 import {
   detectConflicts,
-  exportersDigest,
   mergeExports,
   type MergedImport,
 } from '../../src/planning/index.js';
-import { clusterExport, endpoint, endpoints, frozen } from './fixtures.js';
+import { clusterExport, endpoint, frozen } from './fixtures.js';
 
 const tcp = (name: string, port: number) => ({ name, protocol: 'TCP' as const, port });
 const udp = (name: string, port: number) => ({ name, protocol: 'UDP' as const, port });
@@ -339,41 +338,6 @@ describe('mergeExports', () => {
     );
     await expect(JSON.stringify(merged, null, 2) + '\n').toMatchFileSnapshot(
       'golden/merge-three-clusters.json.snap',
-    );
-  });
-});
-
-describe('exportersDigest', () => {
-  const base = [
-    clusterExport('c1', { exportCreatedAtMs: 1 }, endpoints(2, 1)),
-    clusterExport('c2', { exportCreatedAtMs: 2 }, endpoints(2, 2)),
-  ];
-  const digest = (exports: Parameters<typeof exportersDigest>[0]) => exportersDigest(exports);
-
-  it('is the same in any order and with other endpoints (endpoint changes write nothing)', () => {
-    expect(digest([...base].reverse())).toBe(digest(base));
-    const moved = [
-      clusterExport('c1', { exportCreatedAtMs: 1 }, endpoints(5, 1, 7)),
-      clusterExport('c2', { exportCreatedAtMs: 2 }, []),
-    ];
-    expect(digest(moved)).toBe(digest(base));
-    expect(mergeExports(base)?.exportersDigest).toBe(digest(base));
-  });
-
-  it('moves when a cluster starts or stops exporting, or changes what it declares', () => {
-    const d = digest(base);
-    expect(digest([base[0]!])).not.toBe(d);
-    expect(digest([...base, clusterExport('c3', { exportCreatedAtMs: 3 })])).not.toBe(d);
-    const changed = (over: Parameters<typeof clusterExport>[1]) =>
-      digest([base[0]!, clusterExport('c2', { exportCreatedAtMs: 2, ...over })]);
-    expect(changed({ type: 'Headless' })).not.toBe(d);
-    expect(changed({ ports: [tcp('http', 8080)] })).not.toBe(d);
-    expect(changed({ sessionAffinity: 'ClientIP' })).not.toBe(d);
-    expect(changed({ exportedLabels: { tier: 'web' } })).not.toBe(d);
-    expect(changed({ exportCreatedAtMs: 0 })).not.toBe(d);
-    // Key order of the maps does not matter.
-    expect(changed({ exportedLabels: { a: '1', b: '2' } })).toBe(
-      changed({ exportedLabels: { b: '2', a: '1' } }),
     );
   });
 });

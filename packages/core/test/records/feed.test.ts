@@ -9,10 +9,6 @@ import {
   feedServiceName,
   cloudMapLimits,
   MAX_FEED_SEQ,
-  decodeNudgeMessage,
-  encodeNudgeMessage,
-  nudgeAddressOf,
-  nudgeAddressProblem,
   type FeedEntry,
   type FeedRecord,
 } from '../../src/index.js';
@@ -148,74 +144,22 @@ describe('encodeFeed / decodeFeed', () => {
   });
 });
 
-describe('feed nudge address (ADR 0018 decision 11)', () => {
-  it('round-trips an address, "takes none", and a writer from before nudges', () => {
-    const withAddress = encodeFeed(record({ nudge: '10.0.0.5:9446' })).instance;
-    expect(withAddress.attributes[Attr.FeedNudge]).toBe('10.0.0.5:9446');
-    expect(decodeFeed(withAddress).nudge).toBe('10.0.0.5:9446');
-    const v6 = encodeFeed(record({ nudge: '[fd00::5]:9446' })).instance;
-    expect(decodeFeed(v6).nudge).toBe('[fd00::5]:9446');
-    const none = encodeFeed(record({ nudge: '' })).instance;
-    expect(none.attributes[Attr.FeedNudge]).toBe('-');
-    expect(decodeFeed(none).nudge).toBe('');
-    const older = encodeFeed(record()).instance;
-    expect(older.attributes[Attr.FeedNudge]).toBeUndefined();
-    expect('nudge' in decodeFeed(older)).toBe(false);
-  });
-
-  it('drops an address that is not an IP literal and a port, keeping the record', () => {
-    for (const bad of [
-      'evil.example.com:80',
-      '10.0.0.5',
-      '10.0.0.5:0',
-      '10.0.0.5:70000',
-      '[zz]:1',
-    ]) {
-      const instance = encodeFeed(record()).instance;
+describe('records of writers from before ADR 0020', () => {
+  it('writes no FEED_NUDGE, and reads a record that has one (ignored, not refused)', () => {
+    const { instance } = encodeFeed(record());
+    expect(instance.attributes['FEED_NUDGE']).toBeUndefined();
+    for (const old of ['10.0.0.5:9446', '-', 'evil.example.com:80']) {
       const decoded = decodeFeed({
         ...instance,
-        attributes: { ...instance.attributes, [Attr.FeedNudge]: bad },
+        attributes: { ...instance.attributes, FEED_NUDGE: old },
       });
-      expect(decoded.nudge, bad).toBe('');
-      expect(decoded.seq).toBe(3);
+      expect(decoded).toEqual(decodeFeed(instance));
+      const { feeds, rejected } = decodeFeeds(
+        [{ ...instance, attributes: { ...instance.attributes, FEED_NUDGE: old } }],
+        { clustersetId: 'set-1' },
+      );
+      expect(rejected).toEqual([]);
+      expect(feeds).toHaveLength(1);
     }
-  });
-
-  it('the address counts against the record budget: 30 attributes at most', () => {
-    const { instance } = encodeFeed(
-      record({ seq: 5000, changes: many(5000, 40), nudge: '[fd00:1:2:3:4:5:6:7]:65535' }),
-    );
-    expect(Object.keys(instance.attributes).length).toBeLessThanOrEqual(30);
-    expect(checkInstance(instance)).toEqual([]);
-  });
-});
-
-describe('nudge addresses and messages', () => {
-  it('accepts IP literals with a port only', () => {
-    expect(nudgeAddressProblem('127.0.0.1:9446')).toBeUndefined();
-    expect(nudgeAddressProblem('[::1]:9446')).toBeUndefined();
-    expect(nudgeAddressProblem('localhost:9446')).toMatch(/not/);
-    expect(nudgeAddressProblem('::1:9446')).toMatch(/not/);
-    expect(nudgeAddressOf('::1', 80)).toBe('[::1]:80');
-    expect(nudgeAddressOf('10.1.2.3', 80)).toBe('10.1.2.3:80');
-  });
-
-  it('round-trips a nudge and refuses malformed or foreign ones', () => {
-    const nudge = { clustersetId: 'set-1', clusterId: 'c1', epoch: 'k3x9', seq: 7 };
-    expect(decodeNudgeMessage(encodeNudgeMessage(nudge), 'set-1')).toEqual({ nudge });
-    const problem = (body: string): string | undefined => {
-      const d = decodeNudgeMessage(body, 'set-1');
-      return 'problem' in d ? d.problem : undefined;
-    };
-    expect(problem(encodeNudgeMessage({ ...nudge, clustersetId: 'set-2' }))).toBe(
-      'another clusterset',
-    );
-    expect(problem('{')).toBe('not JSON');
-    expect(problem('7')).toBe('not an object');
-    expect(problem(encodeNudgeMessage({ ...nudge, seq: -1 }))).toBe('bad seq');
-    expect(problem(encodeNudgeMessage({ ...nudge, seq: 1.5 }))).toBe('bad seq');
-    expect(problem(encodeNudgeMessage({ ...nudge, epoch: 'UPPER' }))).toBe('bad epoch');
-    expect(problem(encodeNudgeMessage({ ...nudge, clusterId: 'a/b' }))).toBe('bad clusterId');
-    expect(problem(`{"x":"${'a'.repeat(600)}"}`)).toBe('body too long');
   });
 });

@@ -1,9 +1,6 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChecks, startHealthServer, type HealthServer } from '../../src/runtime/health.js';
-import { parseLeaderStatus, probeLeader } from '../../src/runtime/leader-probe.js';
 import { createMemoryLogger } from '../../src/testing/memory-logger.js';
 
 let server: HealthServer | undefined;
@@ -74,89 +71,16 @@ describe('health server', () => {
     expect((await get('/nope')).status).toBe(404);
   });
 
-  it('serves POST routes with a body limit: 413 past it, 405 for other methods on the path', async () => {
-    await start();
-    const bodies: string[] = [];
-    server?.route('/nudge', {
-      maxBodyBytes: 16,
-      handle: (body) => {
-        bodies.push(body);
-        return body === 'bad' ? { status: 400, body: 'refused' } : { status: 202 };
-      },
-    });
-    const post = async (body: string) => {
-      const res = await fetch(`http://127.0.0.1:${server?.port ?? 0}/nudge`, {
-        method: 'POST',
-        body,
-      });
-      return { status: res.status, text: await res.text() };
-    };
-    expect((await post('{"a":1}')).status).toBe(202);
-    expect(await post('bad')).toEqual({ status: 400, text: 'refused\n' });
-    expect((await post('x'.repeat(17))).status).toBe(413);
-    // A body past the limit without a declared length (chunked) is refused too.
-    const chunked = await fetch(`http://127.0.0.1:${server?.port ?? 0}/nudge`, {
-      method: 'POST',
-      body: new Blob(['y'.repeat(40)]).stream(),
-      duplex: 'half',
-    } as RequestInit);
-    expect(chunked.status).toBe(413);
-    expect(bodies).toEqual(['{"a":1}', 'bad']);
-    const get = await fetch(`http://127.0.0.1:${server?.port ?? 0}/nudge`);
-    expect(get.status).toBe(405);
-    expect(get.headers.get('allow')).toBe('POST');
-  });
-});
-
-describe('GET /leader and probeLeader (ADR 0019)', () => {
-  it('answers the elector status; a probe accepts only the leader of that Lease as that holder', async () => {
+  it('takes no other method and serves no /leader or /nudge (ADR 0020)', async () => {
     const { get } = await start();
-    const address = `127.0.0.1:${String(server?.port)}`;
-    const expected = { lease: 'ns/agent', identity: 'pod-a' };
-    expect((await get('/leader')).status).toBe(404);
-    await expect(probeLeader(address, expected, 1_000)).rejects.toThrow('HTTP 404');
-    let leading = true;
-    server?.leader(() => ({ lease: 'ns/agent', identity: 'pod-a', leading }));
-    const answer = await get('/leader');
-    expect(answer.type).toBe('application/json');
-    expect(JSON.parse(answer.text)).toEqual({
-      lease: 'ns/agent',
-      identity: 'pod-a',
-      leading: true,
-    });
-    await expect(probeLeader(address, expected, 1_000)).resolves.toBeUndefined();
-    await expect(probeLeader(address, { ...expected, identity: 'pod-b' }, 1_000)).rejects.toThrow(
-      'is pod-a, not pod-b',
-    );
-    await expect(probeLeader(address, { ...expected, lease: 'ns/other' }, 1_000)).rejects.toThrow(
-      'serves the Lease ns/agent',
-    );
-    leading = false;
-    await expect(probeLeader(address, expected, 1_000)).rejects.toThrow('does not lead');
-  });
-
-  it('a probe of nothing, of a silent peer or of junk fails with the reason', async () => {
-    const expected = { lease: 'ns/agent', identity: 'pod-a' };
-    const silent = createServer(() => {}); // accepts, never answers
-    const junk = createServer((_req, res) => res.end('x'.repeat(10_000)));
-    await Promise.all(
-      [silent, junk].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))),
-    );
-    const at = (s: ReturnType<typeof createServer>) =>
-      `127.0.0.1:${String((s.address() as AddressInfo).port)}`;
-    const [silentAt, junkAt] = [at(silent), at(junk)];
-    try {
-      await expect(probeLeader(silentAt, expected, 200)).rejects.toThrow('no answer within 200 ms');
-      await expect(probeLeader(junkAt, expected, 1_000)).rejects.toThrow('too long');
-      silent.closeAllConnections();
-      await new Promise<void>((r) => silent.close(() => r()));
-      await expect(probeLeader(silentAt, expected, 1_000)).rejects.toThrow(/ECONNREFUSED/);
-    } finally {
-      junk.close();
+    for (const path of ['/nudge', '/healthz']) {
+      const res = await fetch(`http://127.0.0.1:${server?.port ?? 0}${path}`, {
+        method: 'POST',
+        body: '{}',
+      });
+      expect(res.status, path).toBe(405);
     }
-    expect(parseLeaderStatus('{"lease":"a","identity":"b"}')).toBe(
-      'not {lease, identity, leading}',
-    );
-    expect(parseLeaderStatus('[')).toBe('not JSON');
+    expect((await get('/leader')).status).toBe(404);
+    expect((await get('/nudge')).status).toBe(404);
   });
 });

@@ -1,55 +1,94 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ANNOTATION_LEADER_ADDRESS,
-  ANNOTATION_LEADER_CHALLENGE,
-  ANNOTATION_LEADER_LEASE_SECONDS,
   createLeaderElector,
-  QUIET_LEASE_SECONDS,
+  leaderOnly,
+  LeadershipLostError,
   type LeaderElectionOptions,
-  type LeaderElector,
 } from '../../src/runtime/leader-election.js';
+import type { LeaseStore } from '../../src/runtime/lease-store.js';
 import { createMemoryLogger } from '../../src/testing/memory-logger.js';
 import { advance, settle } from '../helpers/async.js';
 import { MemoryLease } from '../helpers/memory-lease-store.js';
 import { FakeClock } from '../../src/testing/index.js';
 
+const LEASE_MS = 15_000;
+const RENEW_DEADLINE_MS = 10_000;
+const RETRY_MS = 2_000;
+
+/** When one replica led: from onStartedLeading until its leading signal aborted. */
+interface Term {
+  identity: string;
+  from: number;
+  to?: number;
+}
+
 const candidate = (
   clock: FakeClock,
   lease: MemoryLease,
   identity: string,
-  extra: Partial<LeaderElectionOptions> & { failing?: () => boolean; signal?: AbortSignal } = {},
+  extra: Partial<LeaderElectionOptions> & {
+    store?: LeaseStore;
+    failing?: () => boolean;
+    signal?: AbortSignal;
+    terms?: Term[];
+  } = {},
 ) => {
   const log: string[] = [];
-  let startedAtMs: number | undefined;
+  let leading: AbortSignal | undefined;
+  const { store, failing, signal, terms, ...options } = extra;
   const elector = createLeaderElector({
-    store: lease.store(extra.failing === undefined ? {} : { failing: extra.failing }),
+    store: store ?? lease.store(failing === undefined ? {} : { failing }),
     identity,
-    leaseDurationMs: 15_000,
-    renewDeadlineMs: 10_000,
-    retryPeriodMs: 2_000,
-    onStartedLeading: () => {
+    leaseDurationMs: LEASE_MS,
+    renewDeadlineMs: RENEW_DEADLINE_MS,
+    retryPeriodMs: RETRY_MS,
+    onStartedLeading: (s) => {
       log.push('started');
-      startedAtMs = clock.now();
+      leading = s;
+      const term: Term = { identity, from: clock.now() };
+      terms?.push(term);
+      s.addEventListener('abort', () => (term.to = clock.now()));
     },
     onStoppedLeading: () => log.push('stopped'),
     logger: createMemoryLogger(),
     clock,
     wallNow: () => new Date(1_700_000_000_000 + clock.now()),
     random: () => 0,
-    ...extra,
+    ...options,
   });
   return {
     elector,
     log,
-    done: elector.run(extra.signal),
-    get startedAtMs() {
-      return startedAtMs;
+    done: elector.run(signal),
+    get leading() {
+      return leading;
     },
   };
 };
 
-describe('leader election', () => {
-  it('a lone candidate creates the Lease and leads', async () => {
+/** A store whose calls never answer once `hung()` holds (a black-holed connection). */
+const hanging = (store: LeaseStore, hung: () => boolean): LeaseStore => ({
+  description: store.description,
+  get: () => (hung() ? new Promise(() => {}) : store.get()),
+  create: (r) => (hung() ? new Promise(() => {}) : store.create(r)),
+  update: (r) => (hung() ? new Promise(() => {}) : store.update(r)),
+});
+
+/** Asserts that no two terms overlap in time. */
+const expectOneLeaderAtATime = (terms: Term[], end: number): void => {
+  const sorted = [...terms].sort((x, y) => x.from - y.from);
+  for (let i = 1; i < sorted.length; i++) {
+    const prev = sorted[i - 1]!;
+    const next = sorted[i]!;
+    expect(
+      prev.to ?? end,
+      `${prev.identity} still led when ${next.identity} started`,
+    ).toBeLessThanOrEqual(next.from);
+  }
+};
+
+describe('leader election (client-go semantics)', () => {
+  it('a lone candidate creates the Lease, leads and renews every retry period with one write', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
     const a = candidate(clock, lease, 'a');
@@ -61,9 +100,12 @@ describe('leader election', () => {
       leaseDurationSeconds: 15,
       leaseTransitions: 0,
     });
-    const renewedBefore = lease.record?.renewTime?.getTime() ?? 0;
-    await advance(clock, 6_000, 500); // renewed at 5 s (half the renew deadline)
-    expect(lease.record?.renewTime?.getTime()).toBeGreaterThan(renewedBefore);
+    const [reads, writes] = [lease.reads, lease.writes];
+    await advance(clock, 60_000, 500);
+    // client-go: 30 renewals a minute at a 2 s retry period, each one optimistic write.
+    expect(lease.writes - writes).toBe(30);
+    expect(lease.reads - reads).toBe(0);
+    expect(lease.record?.renewTime?.getTime()).toBe(1_700_000_000_000 + 60_000);
     await a.elector.stop();
     await a.done;
   });
@@ -79,106 +121,197 @@ describe('leader election', () => {
     expect(lease.record?.holderIdentity).toBe('a');
     await a.elector.stop();
     expect(a.log).toEqual(['started', 'stopped']);
-    expect(lease.record?.holderIdentity).toBe('');
+    expect(a.leading?.aborted).toBe(true);
+    expect(lease.record).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
     await advance(clock, 2_000, 500);
     expect(b.log).toEqual(['started']);
     expect(lease.record).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
     await b.elector.stop();
   });
 
-  it('a shutdown signal stops renewing but keeps the Lease until stop releases it', async () => {
+  it('a shutdown signal ends a campaign; a leader keeps renewing while it drains, until stop', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
-    const shutdown = new AbortController();
-    const { elector: a, log, done } = candidate(clock, lease, 'a', { signal: shutdown.signal });
+    const shutdownA = new AbortController();
+    const a = candidate(clock, lease, 'a', { signal: shutdownA.signal });
     await settle();
-    const b = candidate(clock, lease, 'b');
-    shutdown.abort();
-    await done;
-    expect(log).toEqual(['started', 'stopped']);
-    // The agent drains its writes now: nobody else may lead meanwhile.
-    const renewed = lease.record?.renewTime?.getTime();
-    await advance(clock, 6_000, 1_000);
-    expect(lease.record?.holderIdentity).toBe('a');
-    expect(lease.record?.renewTime?.getTime()).toBe(renewed);
-    expect(b.log).toEqual([]);
-    await a.stop();
-    expect(lease.record?.holderIdentity).toBe('');
+    const shutdownB = new AbortController();
+    const b = candidate(clock, lease, 'b', { signal: shutdownB.signal });
+    shutdownB.abort();
+    await b.done; // the standby stops campaigning
+    const c = candidate(clock, lease, 'c');
+    shutdownA.abort();
+    // The agent drains its writes now: it still leads and renews, nobody else may lead.
+    await advance(clock, 30_000, 1_000);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(a.leading?.aborted).toBe(false);
+    expect(lease.record?.renewTime?.getTime()).toBe(1_700_000_000_000 + 30_000);
+    expect(c.log).toEqual([]);
+    await a.elector.stop();
+    await a.done;
+    expect(a.leading?.aborted).toBe(true);
+    expect(a.log).toEqual(['started', 'stopped']);
     await advance(clock, 2_000, 500);
-    expect(b.log).toEqual(['started']);
-    await b.elector.stop();
+    expect(c.log).toEqual(['started']);
+    expect(b.log).toEqual([]);
+    await c.elector.stop();
   });
 
-  it('a crashed leader is replaced only after the lease duration, judged by local time', async () => {
+  it('a killed leader is replaced within leaseDuration + retryPeriod, whenever it dies', async () => {
+    for (let killAt = 30_000; killAt < 32_000; killAt += 250) {
+      for (const jitter of [0, 0.5, 0.999]) {
+        const clock = new FakeClock();
+        const lease = new MemoryLease();
+        let dead = false;
+        const terms: Term[] = [];
+        candidate(clock, lease, 'a', {
+          store: hanging(lease.store(), () => dead),
+          terms,
+        });
+        await settle();
+        const b = candidate(clock, lease, 'b', { random: () => jitter, terms });
+        await advance(clock, killAt, 250);
+        dead = true; // SIGKILL: nothing more reaches the API server, nothing is released
+        const killedAt = clock.now();
+        await advance(clock, LEASE_MS + RETRY_MS + 1_000, 50);
+        const took = terms.find((t) => t.identity === 'b');
+        expect(took, `killed at ${killedAt}`).toBeDefined();
+        expect(took!.from - killedAt, `killed at ${killedAt}`).toBeLessThanOrEqual(
+          LEASE_MS + RETRY_MS,
+        );
+        expectOneLeaderAtATime(terms, clock.now());
+        await b.elector.stop();
+      }
+    }
+  });
+
+  it('a leader whose renewals hang stops leading at the renew deadline, before the other can take over', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
-    let aDead = false;
-    const a = candidate(clock, lease, 'a', { failing: () => aDead });
+    let hung = false;
+    const terms: Term[] = [];
+    const a = candidate(clock, lease, 'a', { store: hanging(lease.store(), () => hung), terms });
     await settle();
-    const b = candidate(clock, lease, 'b');
-    await advance(clock, 5_000, 500);
-    aDead = true; // a can no longer reach the API server
-    await advance(clock, 12_000, 500);
-    expect(b.log).toEqual([]); // 15 s have not passed since b last saw the record change
-    await advance(clock, 6_000, 500);
-    expect(b.log).toEqual(['started']);
-    expect(lease.record?.holderIdentity).toBe('b');
-    // a gave up after its renew deadline, before b could take over: never two leaders.
+    const b = candidate(clock, lease, 'b', { terms });
+    await advance(clock, 10_000, 100);
+    // The renewal sent at 10 s succeeded; the one at 12 s is the first to hang.
+    hung = true;
+    await advance(clock, 9_900, 100);
+    expect(a.elector.isLeader()).toBe(true);
+    await advance(clock, 200, 100);
+    // 10 s after the last renewal that succeeded was sent: stepped down, its work aborted.
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.leading?.aborted).toBe(true);
     expect(a.log).toEqual(['started', 'stopped']);
+    expect(terms[0]?.to).toBe(20_000);
+    expect(b.log).toEqual([]);
+    await advance(clock, 8_000, 100);
+    // b saw the Lease last change at 10 s: it takes it 15 s later, at 25 s at the latest + retry.
+    expect(b.log).toEqual(['started']);
+    expect(terms[1]!.from).toBeGreaterThanOrEqual(25_000);
+    expect(terms[1]!.from).toBeLessThanOrEqual(25_000 + RETRY_MS);
+    expectOneLeaderAtATime(terms, clock.now());
     await a.done;
     await b.elector.stop();
   });
 
-  it('a failed renewal is retried every retry period; one success before the deadline keeps leading', async () => {
+  it('two electors on one Lease with slow, failing and hanging calls: never two leaders', async () => {
+    // A deterministic pseudo-random schedule per seed: each call reaches the "API server"
+    // after d1 and answers after d2 more; some fail, some never answer.
+    const rng = (seed: number) => () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let seed = 1; seed <= 12; seed++) {
+      const clock = new FakeClock();
+      const lease = new MemoryLease();
+      const random = rng(seed);
+      const later = (ms: number) =>
+        new Promise<void>((resolve) => clock.setTimer(resolve, Math.floor(ms)));
+      const flaky = (store: LeaseStore): LeaseStore => {
+        const call = async <T>(fn: () => Promise<T>): Promise<T> => {
+          const roll = random();
+          if (roll < 0.06) return new Promise<T>(() => {}); // never answers
+          await later(random() * 3_000);
+          if (roll < 0.3) throw new Error('apiserver unreachable');
+          const result = await fn(); // the write lands here
+          await later(random() * 3_000); // the answer takes its time
+          return result;
+        };
+        return {
+          description: store.description,
+          get: () => call(() => store.get()),
+          create: (r) => call(() => store.create(r)),
+          update: (r) => call(() => store.update(r)),
+        };
+      };
+      const terms: Term[] = [];
+      const electors = ['a', 'b', 'c'].map((id) =>
+        candidate(clock, lease, id, { store: flaky(lease.store()), terms, random }),
+      );
+      await advance(clock, 300_000, 100);
+      expect(terms.length, `seed ${seed}`).toBeGreaterThan(0);
+      expectOneLeaderAtATime(terms, clock.now());
+      expect(electors.filter((e) => e.elector.isLeader()).length).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('a failed renewal is retried every retry period; a success before the deadline keeps leading', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
     let down = false;
     const a = candidate(clock, lease, 'a', { failing: () => down });
     await settle();
-    const attempts = () => lease.writes + lease.reads;
     down = true;
-    await advance(clock, 5_000, 500); // the renewal at 5 s fails
-    const failedAt = attempts();
-    await advance(clock, 2_000, 500); // retried at 7 s (the retry period), not at 10 s
-    expect(attempts() - failedAt).toBeGreaterThanOrEqual(1);
+    const reads = lease.reads;
+    await advance(clock, 7_000, 500);
+    // Renewals at 2, 4 and 6 s failed (each: the optimistic write, then a read).
+    expect(lease.reads - reads).toBe(3);
     down = false;
-    await advance(clock, 2_000, 500); // 9 s: renewed, within the 10 s renew deadline
+    await advance(clock, 20_000, 500); // renewed at 8 s, within 10 s of the last success (0 s)
     expect(a.elector.isLeader()).toBe(true);
     expect(a.log).toEqual(['started']);
     await a.elector.stop();
     await a.done;
   });
 
-  it('the leader steps down when it cannot renew within the renew deadline', async () => {
+  it('a renewal only at the deadline is too late', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
     let down = false;
     const a = candidate(clock, lease, 'a', { failing: () => down });
     await settle();
     down = true;
-    await advance(clock, 8_000, 500);
-    expect(a.elector.isLeader()).toBe(true);
-    await advance(clock, 4_000, 500);
+    await advance(clock, 9_000, 500); // 2, 4, 6, 8 s failed
+    down = false;
+    await advance(clock, 1_000, 100); // at 10 s: no success since 0 s
     expect(a.elector.isLeader()).toBe(false);
     expect(a.log).toEqual(['started', 'stopped']);
     await a.done;
   });
 
-  it('the leader renews with one write per renew interval and no read (optimistic renewal)', async () => {
+  it('the leader steps down when no renewal succeeded within the renew deadline', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
-    const a = candidate(clock, lease, 'a');
+    let down = false;
+    const a = candidate(clock, lease, 'a', { failing: () => down });
     await settle();
-    const [reads, writes] = [lease.reads, lease.writes];
-    await advance(clock, 60_000, 500); // twelve renew intervals of 5 s (client-go: 30 of 2 s)
-    expect(lease.writes - writes).toBe(12);
-    expect(lease.reads - reads).toBe(0);
+    await advance(clock, 4_000, 100); // renewed at 2 s and 4 s
+    down = true;
+    await advance(clock, 9_900, 100);
     expect(a.elector.isLeader()).toBe(true);
-    await a.elector.stop();
+    await advance(clock, 200, 100);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.leading?.aborted).toBe(true);
+    expect(a.log).toEqual(['started', 'stopped']);
     await a.done;
+    // It gave up; it does not release what it may no longer hold.
+    down = false;
+    await a.elector.stop();
+    expect(lease.record?.holderIdentity).toBe('a');
   });
 
-  it('a leader whose Lease was taken over reads it, sees the holder and steps down', async () => {
+  it('a leader that finds another holder on its Lease steps down at once', async () => {
     const clock = new FakeClock();
     const lease = new MemoryLease();
     const a = candidate(clock, lease, 'a');
@@ -191,10 +324,8 @@ describe('leader election', () => {
       resourceVersion: 'other',
     };
     const reads = lease.reads;
-    await advance(clock, 5_000, 500);
+    await advance(clock, 2_000, 500);
     expect(lease.reads - reads).toBe(1); // the optimistic write conflicted: read, not retried blind
-    expect(lease.record.holderIdentity).toBe('z');
-    await advance(clock, 10_000, 500);
     expect(a.elector.isLeader()).toBe(false);
     expect(a.log).toEqual(['started', 'stopped']);
     expect(lease.record.holderIdentity).toBe('z');
@@ -211,9 +342,9 @@ describe('leader election', () => {
       resourceVersion: '7',
     };
     const store = lease.store();
-    const racing = {
+    const racing: LeaseStore = {
       ...store,
-      update: async (r: Parameters<typeof store.update>[0]) => {
+      update: async (r) => {
         // Someone else wins between our get and our update.
         lease.record = {
           holderIdentity: 'z',
@@ -224,22 +355,37 @@ describe('leader election', () => {
         return store.update(r);
       },
     };
-    const log: string[] = [];
-    const e = createLeaderElector({
-      store: racing,
-      identity: 'a',
-      onStartedLeading: () => log.push('started'),
-      onStoppedLeading: () => log.push('stopped'),
-      logger: createMemoryLogger(),
-      clock,
-      random: () => 0,
-    });
-    const done = e.run();
+    const a = candidate(clock, lease, 'a', { store: racing });
     await advance(clock, 3_000, 500);
-    expect(log).toEqual([]);
+    expect(a.log).toEqual([]);
     expect(lease.record.holderIdentity).toBe('z');
-    await e.stop();
-    await done;
+    await a.elector.stop();
+    await a.done;
+  });
+
+  it("honours the holder's leaseDurationSeconds (a Lease of an older version held for an hour)", async () => {
+    const clock = new FakeClock();
+    const lease = new MemoryLease();
+    lease.record = {
+      holderIdentity: 'old',
+      leaseDurationSeconds: 3600,
+      leaseTransitions: 0,
+      resourceVersion: '1',
+    };
+    const b = candidate(clock, lease, 'b');
+    await advance(clock, 600_000, 10_000);
+    expect(b.log).toEqual([]);
+    // The old replica shuts down gracefully: it releases, and b takes over at once.
+    lease.record = {
+      ...lease.record,
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      resourceVersion: '2',
+    };
+    await advance(clock, 2_000, 500);
+    expect(b.log).toEqual(['started']);
+    expect(lease.record).toMatchObject({ holderIdentity: 'b', leaseDurationSeconds: 15 });
+    await b.elector.stop();
   });
 
   it('rejects inconsistent durations', () => {
@@ -255,259 +401,25 @@ describe('leader election', () => {
       }),
     ).toThrow(RangeError);
   });
-
-  it('writes the annotations on acquire and every renewal, and drops them on release', async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    const a = candidate(clock, lease, 'a', {
-      annotations: { 'example.io/address': '10.0.0.1:8081' },
-    });
-    await settle();
-    expect(lease.record?.annotations).toEqual({ 'example.io/address': '10.0.0.1:8081' });
-    const writes = lease.writes;
-    await advance(clock, 6_000, 500);
-    expect(lease.writes).toBeGreaterThan(writes);
-    expect(lease.record?.annotations).toEqual({ 'example.io/address': '10.0.0.1:8081' });
-    await a.elector.stop();
-    await a.done;
-    expect(lease.record?.holderIdentity).toBe('');
-    expect(lease.record?.annotations).toBeUndefined();
-  });
 });
 
-describe('quiet leader election (ADR 0019)', () => {
-  /** Replicas that answer GET /leader at `10.0.0.<n>:8081` unless cut off. */
-  const ip = (identity: string): string => `10.0.0.${String(identity.charCodeAt(0) - 96)}:8081`;
-  const network = () => {
-    const electors = new Map<string, LeaderElector>();
-    const cut = new Set<string>();
-    const silent = new Set<string>();
-    const probe = async (address: string, holder: string): Promise<void> => {
-      const e = electors.get(address);
-      if (e === undefined || cut.has(address))
-        throw Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' });
-      if (silent.has(address)) throw new Error('no answer within 1500 ms');
-      const s = e.status();
-      if (s.identity !== holder || !s.leading) throw new Error(`${s.identity} does not lead`);
+describe('leaderOnly', () => {
+  it('refuses calls once leadership ended and fails a call in flight at once', async () => {
+    const leading = new AbortController();
+    let answer: (v: string) => void = () => {};
+    const port = {
+      slow: () => new Promise<string>((resolve) => (answer = resolve)),
+      fast: async (x: number) => x * 2,
+      event: (x: number) => x + 1,
     };
-    const join = (
-      clock: FakeClock,
-      lease: MemoryLease,
-      identity: string,
-      extra: Partial<LeaderElectionOptions> & { failing?: () => boolean } = {},
-    ) => {
-      const c = candidate(clock, lease, identity, { address: ip(identity), probe, ...extra });
-      electors.set(ip(identity), c.elector);
-      return c;
-    };
-    return { join, cut, silent };
-  };
-  /** Advances time and fails if two replicas ever lead at once. */
-  const advanceOneLeader = async (
-    clock: FakeClock,
-    ms: number,
-    electors: LeaderElector[],
-  ): Promise<void> => {
-    for (let t = 0; t < ms; t += 250) {
-      await advance(clock, 250, 250);
-      expect(electors.filter((e) => e.isLeader()).length).toBeLessThanOrEqual(1);
-    }
-  };
-
-  it('the leader writes its Lease only to take it; standbys confirm it by asking', async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    const net = network();
-    const a = net.join(clock, lease, 'a');
-    await settle();
-    const b = net.join(clock, lease, 'b');
-    expect(lease.record).toMatchObject({
-      holderIdentity: 'a',
-      leaseDurationSeconds: QUIET_LEASE_SECONDS,
-      annotations: {
-        [ANNOTATION_LEADER_ADDRESS]: '10.0.0.1:8081',
-        [ANNOTATION_LEADER_LEASE_SECONDS]: '15',
-      },
-    });
-    expect(a.elector.status()).toEqual({ lease: 'ns/agent', identity: 'a', leading: true });
-    const writes = lease.writes;
-    await advanceOneLeader(clock, 10 * 60_000, [a.elector, b.elector]);
-    expect(lease.writes - writes).toBe(0);
-    expect(a.elector.isLeader()).toBe(true);
-    expect(b.log).toEqual([]);
-    await a.elector.stop();
-    await b.elector.stop();
-  });
-
-  it('a crashed leader is challenged, then replaced a lease duration later; never two leaders', async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    const net = network();
-    let aDead = false;
-    const a = net.join(clock, lease, 'a', { failing: () => aDead });
-    await settle();
-    const b = net.join(clock, lease, 'b');
-    await advanceOneLeader(clock, 10_000, [a.elector, b.elector]);
-    const crashedAt = clock.now();
-    aDead = true; // cannot reach the API server, and its port is closed
-    net.cut.add('10.0.0.1:8081');
-    const writes = lease.writes;
-    await advanceOneLeader(clock, 9_000, [a.elector, b.elector]);
-    // Refused: challenged at the first failed probe; nobody answered.
-    expect(lease.writes - writes).toBe(1);
-    expect(lease.record?.annotations?.[ANNOTATION_LEADER_CHALLENGE]).toMatch(/^b /);
-    expect(lease.record?.holderIdentity).toBe('a');
-    await advanceOneLeader(clock, 30_000, [a.elector, b.elector]);
-    expect(b.log).toEqual(['started']);
-    // A retry period to notice, then a lease duration for the challenge, acted on when due.
-    expect(b.startedAtMs).toBeGreaterThanOrEqual(crashedAt + 15_000);
-    expect(b.startedAtMs).toBeLessThanOrEqual(crashedAt + 15_000 + 2_400 + 250);
-    expect(lease.record).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
-    expect(lease.record?.annotations?.[ANNOTATION_LEADER_CHALLENGE]).toBeUndefined();
-    expect(a.log).toEqual(['started', 'stopped']);
-    await a.done;
-    await b.elector.stop();
-  });
-
-  it('a leader that does not answer in time (not refused) gets 5 s of grace before a challenge', async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    const net = network();
-    const a = net.join(clock, lease, 'a');
-    await settle();
-    const b = net.join(clock, lease, 'b');
-    await advance(clock, 4_000, 250);
-    net.silent.add('10.0.0.1:8081'); // busy, or a node gone: timeouts
-    const writes = lease.writes;
-    await advance(clock, 4_000, 250);
-    expect(lease.writes - writes).toBe(0);
-    await advance(clock, 8_000, 250);
-    // Challenged (5 s unconfirmed), and answered at the leader's next read (every 5 s).
-    expect(lease.writes - writes).toBe(2);
-    expect(lease.record?.annotations?.[ANNOTATION_LEADER_CHALLENGE]).toBeUndefined();
-    expect(a.elector.isLeader()).toBe(true);
-    await a.elector.stop();
-    await b.elector.stop();
-  });
-
-  it('a standby whose challenge is overdue while the holder still answers retries at its period', async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    const net = network();
-    let aCut = false;
-    const a = net.join(clock, lease, 'a', { failing: () => aCut });
-    await settle();
-    const b = net.join(clock, lease, 'b');
-    await advance(clock, 3_000, 250);
-    // a answers probes but cannot reach the API server: challenged, never answered.
-    aCut = true;
-    net.silent.add('10.0.0.1:8081');
-    await advance(clock, 6_000, 250);
-    net.silent.delete('10.0.0.1:8081');
-    const reads = lease.reads;
-    await advance(clock, 20_000, 250);
-    // a stepped down at its renew deadline; b took over; at most one read per retry period.
-    expect(a.log).toEqual(['started', 'stopped']);
-    expect(b.log).toEqual(['started']);
-    expect(lease.reads - reads).toBeLessThanOrEqual(12);
-    await b.elector.stop();
-  });
-
-  it('a live leader its standby cannot reach answers each challenge and keeps leading', async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    const net = network();
-    const a = net.join(clock, lease, 'a');
-    await settle();
-    net.cut.add('10.0.0.1:8081'); // a NetworkPolicy between the replicas
-    const b = net.join(clock, lease, 'b');
-    const writes = lease.writes;
-    await advanceOneLeader(clock, 60_000, [a.elector, b.elector]);
-    expect(a.elector.isLeader()).toBe(true);
-    expect(b.log).toEqual([]);
-    // A challenge and its answer about every 20 s: half the writes of renewing every 5 s.
-    const spent = lease.writes - writes;
-    expect(spent).toBeGreaterThanOrEqual(4);
-    expect(spent).toBeLessThanOrEqual(7);
-    expect(lease.record?.holderIdentity).toBe('a');
-    await a.elector.stop();
-    await b.elector.stop();
-  });
-
-  it('the leader steps down at once when its Lease shows another holder', async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    const net = network();
-    const a = net.join(clock, lease, 'a');
-    await settle();
-    lease.record = { ...lease.record!, holderIdentity: 'z', resourceVersion: 'other' };
-    await advance(clock, 5_500, 500); // the next read, one renew interval later
-    expect(a.elector.isLeader()).toBe(false);
-    expect(a.log).toEqual(['started', 'stopped']);
-    await a.done;
-  });
-
-  it('a read that hangs does not keep a leader past its renew deadline', async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    let hang = false;
-    const store = lease.store();
-    const hanging = {
-      ...store,
-      get: () => (hang ? new Promise<never>(() => {}) : store.get()),
-    };
-    const a = candidate(clock, lease, 'a', { store: hanging, address: '10.0.0.1:8081' });
-    await settle();
-    hang = true;
-    await advance(clock, 9_500, 500);
-    expect(a.elector.isLeader()).toBe(true);
-    await advance(clock, 1_000, 500);
-    expect(a.elector.isLeader()).toBe(false);
-    expect(a.log).toEqual(['started', 'stopped']);
-    await a.done;
-  });
-
-  it('an address that is not an IP literal is never asked: that holder is judged by renewals', async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    lease.record = {
-      holderIdentity: 'z',
-      leaseDurationSeconds: 15,
-      leaseTransitions: 0,
-      resourceVersion: '1',
-      annotations: { [ANNOTATION_LEADER_ADDRESS]: 'metadata.internal:80' },
-    };
-    const asked: string[] = [];
-    const logger = createMemoryLogger();
-    const b = candidate(clock, lease, 'b', {
-      address: '10.0.0.2:8081',
-      logger,
-      probe: async (address) => {
-        asked.push(address);
-      },
-    });
-    await advance(clock, 14_000, 500);
-    expect(b.log).toEqual([]);
-    await advance(clock, 4_000, 500); // 15 s without a renewal
-    expect(b.log).toEqual(['started']);
-    expect(asked).toEqual([]);
-    expect(logger.entries.filter((e) => e.level === 'warn')).toHaveLength(1);
-    await b.elector.stop();
-  });
-
-  it('a standby takes a quiet Lease at once when it is released', async () => {
-    const clock = new FakeClock();
-    const lease = new MemoryLease();
-    const net = network();
-    const a = net.join(clock, lease, 'a');
-    await settle();
-    const b = net.join(clock, lease, 'b');
-    await advance(clock, 4_000, 500);
-    await a.elector.stop();
-    expect(lease.record?.holderIdentity).toBe('');
-    expect(lease.record?.annotations).toBeUndefined();
-    await advance(clock, 2_500, 500);
-    expect(b.log).toEqual(['started']);
-    await b.elector.stop();
+    const bound = leaderOnly(port, leading.signal);
+    expect(await bound.fast(2)).toBe(4);
+    expect(bound.event(1)).toBe(2); // synchronous methods stay synchronous
+    const inFlight = bound.slow();
+    leading.abort(new Error('lost'));
+    await expect(inFlight).rejects.toBeInstanceOf(LeadershipLostError);
+    answer('late');
+    expect(() => bound.fast(1)).toThrow(LeadershipLostError);
+    expect(() => bound.event(1)).toThrow(LeadershipLostError);
   });
 });
