@@ -1,14 +1,12 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { ServiceExportApi, createControllerMetrics } from '@cloudmap-mcs/core';
 import { StartupError, type AgentContext, type AgentRun } from '@cloudmap-mcs/core/agent';
-import { isNotFound, waitForCacheSync } from '@cloudmap-mcs/core/runtime';
+import { isNotFound, leaderOnly, waitForCacheSync } from '@cloudmap-mcs/core/runtime';
 import type { ExportAgentConfig } from './config.js';
 import { createExportController, type ExportController } from './controller.js';
-import { createImportHints, type ImportHints } from './kube/import-hints.js';
 import { createKubeSources } from './kube/sources.js';
 import { createKubeWriter } from './kube/writer.js';
-import { createExportMetrics, type ExportMetrics } from './metrics.js';
-import { createNudgeSender, type NudgeSender } from './nudge-sender.js';
+import { createExportMetrics } from './metrics.js';
 
 const CRD_HINT =
   'Install the CRDs first: kubectl apply -f deploy/crds/ (or the Helm chart with crds enabled).';
@@ -47,11 +45,10 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     // Events arrive only after sources.start(), below, once `controller` exists.
     enqueue: (key) => (key === undefined ? controller.enqueueAll() : controller.enqueue(key)),
   });
-  // Both reach `controller` only after it exists (events start with hints.start(), below).
-  const { hints, nudges } = importAgentLinks(ctx, metrics, () => controller);
   const controller: ExportController = createExportController({
     sources,
-    writer: createKubeWriter(ctx.kubeConfig, logger, config.identity),
+    // No Kubernetes write once another replica may lead (ADR 0020).
+    writer: leaderOnly(createKubeWriter(ctx.kubeConfig, logger, config.identity), ctx.leading),
     cloudMap: ctx.cloudMap,
     operations: ctx.cloudMap.operations,
     clock: ctx.clock,
@@ -64,23 +61,14 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     heartbeatPeriodMs: config.heartbeatSeconds * 1000,
     peerCheckMs: config.peerCheckSeconds * 1000,
     peerCheckBudgetPerSecond: config.peerCheckBudget,
-    ...(hints === undefined
-      ? {}
-      : { hints: { hinted: hints.hinted, hintedPeriodMs: config.peerCheckHintedSeconds * 1000 } }),
     onPeerChange: () => metrics.peerChange(),
-    onPeerRound: (outcome) => metrics.peerRound(outcome),
+    onPeerRound: () => metrics.peerRound(),
     forgetReads: (ns, svc) => ctx.cloudMap.invalidateDiscover(ns, svc),
     ...(config.changeFeed
       ? {
           feed: {
             minIntervalMs: config.feedIntervalSeconds * 1000,
             onWrite: (result) => metrics.feedWrite(result),
-            ...(nudges === undefined
-              ? {}
-              : {
-                  nudgeAddress: () => hints?.nudgeAddress(),
-                  onWritten: (position: { epoch: string; seq: number }) => nudges.written(position),
-                }),
           },
         }
       : {}),
@@ -97,55 +85,9 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
       : { ok: false, message: `waiting for ${waiting.join(', ')}` };
   });
   shutdown.onShutdown('controller', 20, () => controller.stop());
-  if (nudges !== undefined) shutdown.onShutdown('nudges', 21, () => nudges.stop());
   shutdown.onShutdown('informers', 30, () => sources.stop());
-  if (hints !== undefined) shutdown.onShutdown('import-hints', 30, () => hints.stop());
   sources.start();
-  // Not part of readiness: without an import agent the peer watch does the work.
-  hints?.start();
   await waitForCacheSync(sources.informers, shutdown.signal);
   logger.info('caches synced');
-  return { lead: () => controller.run() };
-}
-
-/**
- * What ties the export agent to its cluster's import agent: the hints (ADR 0018 decision 10)
- * and the nudges it sends after each feed write (decision 11).
- */
-function importAgentLinks(
-  ctx: AgentContext<ExportAgentConfig>,
-  metrics: ExportMetrics,
-  controllerOf: () => ExportController,
-): { hints: ImportHints | undefined; nudges: NudgeSender | undefined } {
-  const { config, logger } = ctx;
-  const hints =
-    config.importAgentLease === ''
-      ? undefined
-      : createImportHints({
-          kubeConfig: ctx.kubeConfig,
-          leaseNamespace: config.leaseNamespace,
-          leaseName: config.importAgentLease,
-          logger: logger.child({ component: 'import-hints' }),
-          clock: ctx.clock,
-          wallNow: Date.now,
-          onChange: (key) => {
-            metrics.importAgentHint();
-            controllerOf().toldByImportAgent(key);
-          },
-          onLive: (live) => metrics.importAgentLive(live),
-          onNudgeAddress: () => controllerOf().feed?.refresh(),
-        });
-  const nudges =
-    config.changeFeed && config.nudge
-      ? createNudgeSender({
-          cloudMap: ctx.cloudMap,
-          identity: () => ctx.identity.current(),
-          ownImporter: () => hints?.nudgeAddress(),
-          forgetReads: (ns, svc) => ctx.cloudMap.invalidateDiscover(ns, svc),
-          clock: ctx.clock,
-          logger: logger.child({ component: 'nudges' }),
-          onResult: (result) => metrics.nudge(result),
-        })
-      : undefined;
-  return { hints, nudges };
+  return { lead: (signal) => controller.run(signal) };
 }

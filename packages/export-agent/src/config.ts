@@ -24,20 +24,11 @@ export interface ExportOwnConfig {
   peerCheckSeconds: number;
   /** DiscoverInstancesRevision calls per second the per-service peer checks may use. */
   peerCheckBudget: number;
-  /**
-   * The Lease of this cluster's import agent, in the agent's lease namespace: while it is held,
-   * conflicts follow other clusters through its ServiceImports (import-hints.ts) and the peer
-   * watch runs every `peerCheckHintedSeconds`. Empty: never.
-   */
-  importAgentLease: string;
-  peerCheckHintedSeconds: number;
   heartbeatSeconds: number;
   /** Write the clusterset change feed (ADR 0018). */
   changeFeed: boolean;
   /** At most one feed write per this many seconds. */
   feedIntervalSeconds: number;
-  /** Nudge import agents after each feed write (ADR 0018 decision 11). */
-  nudge: boolean;
   registerRatePerSecond: number;
   /**
    * DNS namespaces (`--dns-records`, ADR 0010): services created in DNS_PRIVATE namespaces get
@@ -76,31 +67,12 @@ const OPTIONS = {
     default: 100,
     describe: 'per-service peer checks per second at most; more such exports stretch the period',
   },
-  'import-agent-lease': {
-    type: 'string',
-    default: 'cloudmap-mcs-import-agent',
-    describe:
-      'Lease of this cluster’s import agent (in --lease-namespace): while it is held, conflicts ' +
-      'follow other clusters through the import agent’s ServiceImports and the peer watch runs ' +
-      'every --peer-check-hinted-seconds ("": never)',
-  },
-  'peer-check-hinted-seconds': {
-    type: 'number',
-    default: 30,
-    describe: 'period of the peer watch while the import agent tells of other clusters’ changes',
-  },
   'heartbeat-seconds': { type: 'number', default: 30, describe: 'heartbeat renewal period' },
   'change-feed': {
     type: 'boolean',
     default: true,
     describe:
       'write this cluster’s entry of the clusterset change feed (Cloud Map namespace _mcs-feed), so importers read only the services that changed',
-  },
-  nudge: {
-    type: 'boolean',
-    default: true,
-    describe:
-      'after each change feed write, POST a nudge to every import agent of the clusterset that publishes an address, so it checks the feed at once (needs the change feed)',
   },
   'feed-interval-seconds': {
     type: 'number',
@@ -144,11 +116,8 @@ export const exportConfigSpec: ConfigSpec<typeof OPTIONS, ExportOwnConfig> = {
       backgroundBudget: nonNegative('background-budget', args.backgroundBudget),
       peerCheckSeconds: nonNegative('peer-check-seconds', args.peerCheckSeconds),
       peerCheckBudget: positive('peer-check-budget', args.peerCheckBudget),
-      importAgentLease: args.importAgentLease.trim(),
-      peerCheckHintedSeconds: positive('peer-check-hinted-seconds', args.peerCheckHintedSeconds),
       heartbeatSeconds: positive('heartbeat-seconds', args.heartbeatSeconds),
       changeFeed: args.changeFeed,
-      nudge: args.nudge,
       feedIntervalSeconds: positive('feed-interval-seconds', args.feedIntervalSeconds),
       registerRatePerSecond: positive('register-rate', args.registerRate),
       podLabelAttributes: parseLabelKeyList(args.podLabelAttributes),

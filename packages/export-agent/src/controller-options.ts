@@ -45,14 +45,8 @@ export interface ExportControllerOptions {
   peerCheckMs: number;
   /** At most this many per-service revision checks per second; more stretch the period. */
   peerCheckBudgetPerSecond: number;
-  /**
-   * Whether this cluster's import agent tells of other clusters' changes to `key`
-   * (import-hints.ts): while every watched key is, the peer watch runs every
-   * `hintedPeriodMs`; `ExportController.toldByImportAgent` is the path instead.
-   */
-  hints?: { hinted(key: string): boolean; hintedPeriodMs: number };
-  /** A peer watch round ran or was skipped (metrics). */
-  onPeerRound?: (outcome: 'ran' | 'skipped') => void;
+  /** A peer watch round ran (metrics). */
+  onPeerRound?: () => void;
   /** Another cluster changed an exported service (metrics). */
   onPeerChange?: () => void;
   /** Drops the client's cached reads of a service (CloudMapClient.invalidateDiscover). */
@@ -65,9 +59,6 @@ export interface ExportControllerOptions {
   feed?: {
     minIntervalMs: number;
     onWrite?: (result: FeedWriteResult) => void;
-    /** Nudges (ADR 0018 decision 11): see FeedWriterOptions. */
-    nudgeAddress?: () => string | undefined;
-    onWritten?: (written: { epoch: string; seq: number }) => void;
   };
   tags: Record<string, string>;
   /** DNS namespaces (ADR 0010); absent: HTTP namespaces, services without DnsConfig. */
@@ -89,9 +80,10 @@ export interface ExportController {
   readonly feed: FeedWriter | undefined;
   enqueue(key: string): void;
   enqueueAll(): void;
-  /** The import agent saw another cluster change `key` (import-hints.ts). */
-  toldByImportAgent(key: string): void;
-  /** Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats until `stop`. */
-  run(): Promise<void>;
+  /**
+   * Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats until `stop`.
+   * `signal` (leadership) stops the workers when it aborts.
+   */
+  run(signal?: AbortSignal): Promise<void>;
   stop(): Promise<void>;
 }

@@ -88,8 +88,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     enqueueAll: () => {
       for (const key of opts.sources.serviceExportKeys()) w.queue.add(key);
     },
-    toldByImportAgent: (key) => peers?.told(key),
-    run: () => run(w),
+    run: (signal) => run(w, signal),
     stop: () => stop(w),
   };
 }
@@ -152,12 +151,6 @@ function peerWatchFor(opts: ExportControllerOptions, queue: WorkQueue<string>): 
     logger: opts.logger.child({ component: 'peer-watch' }),
     ...(opts.forgetReads === undefined ? {} : { forget: opts.forgetReads }),
     ...(opts.onPeerRound === undefined ? {} : { onRound: opts.onPeerRound }),
-    ...(opts.hints === undefined
-      ? {}
-      : {
-          hinted: opts.hints.hinted,
-          hintedPeriodMs: opts.hints.hintedPeriodMs,
-        }),
     onChange: (key) => {
       opts.onPeerChange?.();
       queue.add(key);
@@ -185,8 +178,6 @@ function feedWriterFor(
     logger: logger.child({ component: 'feed-writer' }),
     minIntervalMs: feed.minIntervalMs,
     ...(feed.onWrite === undefined ? {} : { onWrite: feed.onWrite }),
-    ...(feed.nudgeAddress === undefined ? {} : { nudgeAddress: feed.nudgeAddress }),
-    ...(feed.onWritten === undefined ? {} : { onWritten: feed.onWritten }),
   });
 }
 
@@ -257,7 +248,7 @@ function scheduleHeartbeat(w: ExportWiring): void {
 }
 
 /** Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats. */
-async function run(w: ExportWiring): Promise<void> {
+async function run(w: ExportWiring, signal?: AbortSignal): Promise<void> {
   const { opts } = w;
   const identity = opts.sources.identity();
   const initial = new Set<string>(opts.sources.serviceExportKeys());
@@ -269,7 +260,7 @@ async function run(w: ExportWiring): Promise<void> {
   scheduleHeartbeat(w);
   w.feed?.start();
   w.peers?.start();
-  await w.controller.run();
+  await w.controller.run(signal);
 }
 
 async function stop(w: ExportWiring): Promise<void> {

@@ -37,8 +37,6 @@ export interface FeedWriter {
   hint(namespace: string, name: string): void;
   /** Writes this incarnation's first record (its epoch), then follows `changed`. */
   start(): void;
-  /** Writes the current record again (its nudge address changed), coalesced like a change. */
-  refresh(): void;
   stop(): Promise<void>;
   /** The current record's state (tests, metrics). */
   readonly state: { epoch: string; seq: number; floor: number; pending: number };
@@ -62,14 +60,6 @@ export interface FeedWriterOptions {
   /** Defaults to random base-36 text; injected by tests. */
   newEpoch?: () => string;
   onWrite?: (result: FeedWriteResult) => void;
-  /**
-   * Nudges (ADR 0018 decision 11): present when this writer nudges importers after each
-   * write; returns where its own cluster's import agent takes nudges (undefined: nowhere),
-   * written as `FEED_NUDGE`. Absent: no `FEED_NUDGE`, as writers before nudges.
-   */
-  nudgeAddress?: () => string | undefined;
-  /** After each successful write: the epoch and sequence number now in Cloud Map. */
-  onWritten?: (written: { epoch: string; seq: number }) => void;
 }
 
 const randomEpoch = (): string => BigInt(`0x${randomBytes(8).toString('hex')}`).toString(36);
@@ -131,10 +121,6 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
     start() {
       if (s.running) return;
       s.running = true;
-      schedule(s);
-    },
-    refresh() {
-      s.unwritten = true;
       schedule(s);
     },
     async stop() {
@@ -219,7 +205,6 @@ async function write(s: FeedWriterState): Promise<void> {
     floor: s.floor,
     updatedAtMs: opts.now(),
     changes: s.changes,
-    ...(opts.nudgeAddress === undefined ? {} : { nudge: opts.nudgeAddress() ?? '' }),
   });
   // What did not fit is gone for good: the raised floor tells readers to sweep for it.
   s.changes = encoded.kept;
@@ -238,7 +223,6 @@ async function write(s: FeedWriterState): Promise<void> {
     s.failures = 0;
     s.unwritten = false;
     opts.onWrite?.('success');
-    opts.onWritten?.({ epoch: s.epoch, seq: s.seq });
   } catch (error) {
     failed(s, error);
   }

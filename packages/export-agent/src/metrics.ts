@@ -6,14 +6,8 @@ export interface ExportMetrics {
   peerChange(): void;
   /** A change feed write ended (success, duplicate, throttled, error). */
   feedWrite(result: string): void;
-  /** A peer watch round ran, or was skipped while the import agent told of changes. */
-  peerRound(outcome: 'ran' | 'skipped'): void;
-  /** The import agent's ServiceImport told of another cluster's change to an export. */
-  importAgentHint(): void;
-  /** Whether the import agent's Lease is held and renewed (import-hints.ts). */
-  importAgentLive(live: boolean): void;
-  /** A nudge to an import agent: sent (2xx), failed, or refused (an address never contacted). */
-  nudge(result: 'sent' | 'failed' | 'refused'): void;
+  /** A peer watch round ran. */
+  peerRound(): void;
 }
 
 /**
@@ -39,31 +33,11 @@ export function createExportMetrics(registry: Registry): ExportMetrics {
   });
   const peerRounds = new Counter({
     name: 'mcs_export_peer_rounds_total',
-    help: 'Peer watch rounds: ran, or skipped while the import agent tells of other clusters’ changes.',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  const hints = new Counter({
-    name: 'mcs_export_import_agent_hints_total',
-    help: 'Exporters digest moves on ServiceImports of exported services (other clusters’ changes seen by the import agent).',
-    registers: [registry],
-  });
-  const live = new Gauge({
-    name: 'mcs_export_import_agent_live',
-    help: '1 while this cluster’s import agent holds and renews its Lease (the peer watch then runs at --peer-check-hinted-seconds).',
-    registers: [registry],
-  });
-  const nudges = new Counter({
-    name: 'mcs_export_nudges_total',
-    help: 'Nudges to import agents after change feed writes, by result: sent (answered 2xx), failed (no answer in 1 s, or refused by the agent), refused (an address this agent never contacts).',
-    labelNames: ['result'],
+    help: 'Peer watch rounds run (each: a revision check of the change feed, and of services it cannot vouch for).',
     registers: [registry],
   });
   return {
-    nudge: (result) => nudges.inc({ result }),
-    peerRound: (outcome) => peerRounds.inc({ outcome }),
-    importAgentHint: () => hints.inc(),
-    importAgentLive: (on) => live.set(on ? 1 : 0),
+    peerRound: () => peerRounds.inc(),
     peerChange: () => peerChanges.inc(),
     feedWrite: (result) => feedWrites.inc({ result }),
     exports: (n) => managed.set(n),

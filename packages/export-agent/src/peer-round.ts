@@ -35,9 +35,6 @@ export interface PeerState {
   /** Whether the last round had a failed call (one log line per outage). */
   failing: boolean;
   rounds: number;
-  /** Rounds skipped while every key was hinted (peer-watch.ts), and when the last one ran. */
-  skipped: number;
-  lastRoundAtMs: number | undefined;
   /** Rounds since the last count check, and the ListServices pages that one took. */
   sinceCount: number;
   countCalls: number;
@@ -60,8 +57,6 @@ export function createPeerState(opts: PeerWatchOptions): PeerState {
     running: false,
     failing: false,
     rounds: 0,
-    skipped: 0,
-    lastRoundAtMs: undefined,
     sinceCount: 0,
     countCalls: 0,
     cursors: new Map(),

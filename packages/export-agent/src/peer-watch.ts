@@ -1,5 +1,5 @@
 import type { Clock, CloudMapPort, Logger } from '@cloudmap-mcs/core';
-import { changed, createPeerState, foreign, peerRound, type PeerState } from './peer-round.js';
+import { createPeerState, foreign, peerRound, type PeerState } from './peer-round.js';
 
 /**
  * How the export agent learns that another cluster changed a service it exports (exported it,
@@ -21,15 +21,10 @@ export interface PeerWatch {
   ): void;
   /** Stops watching `key` (un-exported, or its export is no longer valid). */
   unwatch(key: string): void;
-  /**
-   * Another process saw another cluster change `key` (the import agent's exporters digest,
-   * import-hints.ts): handled as if a round had found it. A key not watched is ignored.
-   */
-  told(key: string): void;
   /** How many keys are watched (tests, metrics). */
   size(): number;
-  /** Rounds run and rounds skipped because every key was hinted (tests, metrics). */
-  rounds(): { ran: number; skipped: number };
+  /** Rounds run (tests). */
+  rounds(): number;
   start(): void;
   stop(): Promise<void>;
 }
@@ -58,17 +53,9 @@ export interface PeerWatchOptions {
   /** Up to this fraction of a period added at random, so clusters spread out. */
   jitter?: number;
   random?: () => number;
-  /**
-   * Whether another process tells this agent about `key`'s changes (the import agent of this
-   * cluster, through the exporters digest on its ServiceImport: import-hints.ts). While every
-   * watched key is hinted, rounds run every `hintedPeriodMs` instead of every `periodMs`.
-   */
-  hinted?: (key: string) => boolean;
-  /** The period while every watched key is hinted (default 30 s); a safety net, not the path. */
-  hintedPeriodMs?: number;
   onChange: (key: string) => void;
-  /** After every round that ran, and every one skipped because every key was hinted. */
-  onRound?: (outcome: 'ran' | 'skipped') => void;
+  /** After every round (metrics). */
+  onRound?: () => void;
   /**
    * Drops cached reads of a service before its key is requeued for a change the feed or an
    * instance count announced (a revision check does it by itself in the Cloud Map client).
@@ -121,9 +108,8 @@ export function createPeerWatch(opts: PeerWatchOptions): PeerWatch {
         entry.revision = seenRevision;
     },
     unwatch: (key) => void entries.delete(key),
-    told: (key) => changed(s, key),
     size: () => entries.size,
-    rounds: () => ({ ran: s.rounds, skipped: s.skipped }),
+    rounds: () => s.rounds,
     start() {
       if (s.running) return;
       s.running = true;
@@ -137,24 +123,6 @@ export function createPeerWatch(opts: PeerWatchOptions): PeerWatch {
   };
 }
 
-export const defaultHintedPeriodMs = 30_000;
-
-/**
- * Whether a round may be skipped: every watched key is hinted and the last round ran less
- * than the hinted period ago. Decided when the timer fires, so a key that stops being hinted
- * (the import agent's Lease lapsed, a new export without a ServiceImport yet) is checked at
- * the normal period from then on.
- */
-function hintedSkip(s: PeerState): boolean {
-  const { opts } = s;
-  const hinted = opts.hinted;
-  if (hinted === undefined || s.entries.size === 0) return false;
-  const since = opts.clock.now() - (s.lastRoundAtMs ?? -Infinity);
-  if (since >= (opts.hintedPeriodMs ?? defaultHintedPeriodMs)) return false;
-  for (const key of s.entries.keys()) if (!hinted(key)) return false;
-  return true;
-}
-
 /** The next round, a period (stretched to the budget, jittered) after the last one ended. */
 function schedule(s: PeerState): void {
   if (!s.running) return;
@@ -163,14 +131,7 @@ function schedule(s: PeerState): void {
   const base = peerRoundPeriodMs(opts.periodMs, checked, opts.budgetPerSecond);
   const delay = Math.round(base * (1 + Math.max(0, opts.jitter ?? 0.1) * s.random()));
   s.timer = opts.clock.setTimer(() => {
-    if (hintedSkip(s)) {
-      s.skipped++;
-      opts.onRound?.('skipped');
-      schedule(s);
-      return;
-    }
-    s.lastRoundAtMs = opts.clock.now();
-    opts.onRound?.('ran');
+    opts.onRound?.();
     s.round = peerRound(s)
       .catch((error: unknown) => opts.logger.warn('peer watch round failed', { err: error }))
       .finally(() => schedule(s));

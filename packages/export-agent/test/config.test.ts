@@ -21,13 +21,11 @@ describe('parseConfig', () => {
       peerCheckBudget: 100,
       heartbeatSeconds: 30,
       changeFeed: true,
-      nudge: true,
       feedIntervalSeconds: 1,
       leaderElect: true,
       logLevel: 'info',
     });
     expect(c.clusterId).toBeUndefined();
-    expect((await parseConfig([], { MCS_NUDGE: 'false' })).nudge).toBe(false);
     // DNS namespaces are opt-in: HTTP namespaces and services without DnsConfig by default.
     expect(c.dns).toBeUndefined();
   });

@@ -190,47 +190,14 @@ describe('change feed writer', () => {
     await w.stop();
   });
 
-  it('with nudges, writes its import agent’s address (or "-"), rewrites on refresh and reports each write', async () => {
-    const importer: { address?: string } = {};
-    const written: { epoch: string; seq: number }[] = [];
-    const t = setup(['e1'], {
-      nudgeAddress: () => importer.address,
-      onWritten: (w) => written.push(w),
-    });
-    const w = t.make();
-    w.start();
-    await t.step(5_000);
-    expect(t.record()?.nudge).toBe(''); // '-' on the wire: nudges, but no address known
-    importer.address = '10.0.0.7:8081';
-    w.refresh();
-    await t.step(1_100);
-    expect(t.record()).toMatchObject({ seq: 0, nudge: '10.0.0.7:8081' });
-    w.changed('shop', 'cart');
-    await t.step(1_100);
-    expect(t.record()).toMatchObject({ seq: 1, nudge: '10.0.0.7:8081' });
-    expect(written).toEqual([
-      { epoch: 'e1', seq: 0 },
-      { epoch: 'e1', seq: 0 },
-      { epoch: 'e1', seq: 1 },
-    ]);
-    // A failed write is not reported as written.
-    t.cm.failNext('registerInstance', 'ServiceUnavailable');
-    w.changed('shop', 'web');
-    await t.step(100);
-    expect(t.results.at(-1)).toBe('error');
-    expect(written).toHaveLength(3);
-    await t.step(5_000);
-    expect(written.at(-1)).toEqual({ epoch: 'e1', seq: 2 });
-    await w.stop();
-  });
-
-  it('without nudges, writes no FEED_NUDGE (as writers before nudges)', async () => {
+  it('writes no FEED_NUDGE (ADR 0020: no nudges)', async () => {
     const t = setup();
     const w = t.make();
     w.start();
     await t.step(5_000);
     expect(t.record()).toBeDefined();
-    expect(t.record()?.nudge).toBeUndefined();
+    const [instance] = t.cm.instancesOf(FEED_NAMESPACE_NAME, feedServiceName('set-1'));
+    expect(instance?.attributes['FEED_NUDGE']).toBeUndefined();
     await w.stop();
   });
 });

@@ -36,7 +36,6 @@ function setup(
     budgetPerSecond?: number;
     countBudgetPerMinute?: number;
     failWith?: () => Error | undefined;
-    hinted?: (key: string) => boolean;
   } = {},
 ) {
   const clock = new FakeClock();
@@ -89,8 +88,7 @@ function setup(
       ? {}
       : { countBudgetPerMinute: over.countBudgetPerMinute }),
     jitter: 0,
-    ...(over.hinted === undefined ? {} : { hinted: over.hinted, hintedPeriodMs: 10_000 }),
-    onRound: (outcome) => rounds.push(outcome),
+    onRound: () => rounds.push('ran'),
     onChange: (key) => changes.push(key),
     forget: (ns, name) => changes.push(`forget ${ns}/${name}`),
     logger,
@@ -337,46 +335,15 @@ describe('peer watch over the change feed (ADR 0018)', () => {
   });
 });
 
-describe('peer watch while the import agent tells of changes (ADR 0018 decision 10)', () => {
-  it('runs every hinted period while every key is hinted, every period otherwise', async () => {
-    const hinted = new Set(['shop/cart', 'shop/web']);
-    const t = setup({ hinted: (key) => hinted.has(key) });
-    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b', 1, [])]);
-    t.watch.watch('shop/cart', svc('cart'), 1, ['c2']);
-    t.watch.watch('shop/web', svc('web'), 1, []);
-    t.watch.start();
-    for (let i = 0; i < 10; i++) await t.round(); // 20 s at a 2 s period
-    // The first round, then one per 10 s hinted period (at 12 s: 10 s after the first).
-    expect(t.rounds.filter((r) => r === 'ran')).toHaveLength(2);
-    expect(t.rounds.filter((r) => r === 'skipped')).toHaveLength(8);
-    expect(t.feedCalls.filter((c) => c === 'revision')).toHaveLength(2);
-    expect(t.watch.rounds()).toEqual({ ran: 2, skipped: 8 });
-    // One key no longer hinted (its ServiceImport went, or the import agent's Lease lapsed):
-    // every round runs again.
-    hinted.delete('shop/web');
-    t.rounds.length = 0;
-    for (let i = 0; i < 3; i++) await t.round();
-    expect(t.rounds).toEqual(['ran', 'ran', 'ran']);
-    await t.watch.stop();
-  });
-
-  it('a change told by the import agent requeues the key, fresh reads first; unwatched keys are ignored', async () => {
-    const t = setup({ hinted: () => true });
-    t.watch.watch('shop/cart', svc('cart'), 1, ['c2']);
-    t.watch.told('shop/cart');
-    t.watch.told('shop/other');
-    expect(t.changes).toEqual(['forget shop/cart', 'shop/cart']);
-    expect(t.calls).toEqual([]);
-    expect(t.feedCalls).toEqual([]);
-  });
-
-  it('without hints every round runs', async () => {
+describe('peer watch period (ADR 0020: the import agent tells it nothing)', () => {
+  it('runs a round every period, on the feed alone', async () => {
     const t = setup();
     t.setFeed([feedOf('c1', 'a', 1, [])]);
     t.watch.watch('shop/cart', svc('cart'), 1, []);
     t.watch.start();
     for (let i = 0; i < 4; i++) await t.round();
     expect(t.rounds).toEqual(['ran', 'ran', 'ran', 'ran']);
+    expect(t.watch.rounds()).toBe(4);
     await t.watch.stop();
   });
 });
