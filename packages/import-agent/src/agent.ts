@@ -11,7 +11,7 @@ import {
   type LocalAddresses,
 } from '@cloudmap-mcs/core';
 import type { AgentContext, AgentRun } from '@cloudmap-mcs/core/agent';
-import { createEventRecorder, kubeEventSink } from '@cloudmap-mcs/core/runtime';
+import { createEventRecorder, kubeEventSink, leaderOnly } from '@cloudmap-mcs/core/runtime';
 import { pollPeriodsOf, type ImportAgentConfig } from './config.js';
 import { createImportController, type ImportController } from './controller.js';
 import { startImportInformers, type ImportInformers } from './kube/informers.js';
@@ -20,7 +20,6 @@ import { createKubeWriter } from './kube/kube-writer.js';
 import { createKubeLocalAddressReader, createLocalAddressWatch } from './kube/local-addresses.js';
 import { startExternalImports } from './external/wire.js';
 import { createImportMetrics } from './metrics.js';
-import { serveNudges, type NudgeEndpoint } from './nudge-endpoint.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from './reconcile/k8s-types.js';
 import { SLICE_MANAGED_BY } from './reconcile/reconciler.js';
 
@@ -44,20 +43,8 @@ export async function startImportAgent(ctx: Ctx): Promise<AgentRun> {
     agent: createImportMetrics(ctx.registry),
     controllers: createControllerMetrics(ctx.registry),
   };
-  // The route exists before the election: a standby answers 503 until it leads.
   const ref: ControllerRef = {};
-  const endpoint = serveNudges(
-    ctx,
-    identity.clustersetId,
-    metrics.agent,
-    () => ref.controller?.poller,
-  );
-  return {
-    lead: () => runImport(ctx, identity, metrics, ref, endpoint),
-    ...(endpoint.leaseAnnotations === undefined
-      ? {}
-      : { leaseAnnotations: endpoint.leaseAnnotations }),
-  };
+  return { lead: (signal) => runImport(ctx, identity, metrics, ref, signal) };
 }
 
 interface ControllerRef {
@@ -92,21 +79,13 @@ async function runImport(
   identity: ClusterIdentity,
   metrics: Metrics,
   ref: ControllerRef,
-  endpoint: NudgeEndpoint,
+  signal: AbortSignal,
 ): Promise<void> {
   // Informer and address events before the controller exists are dropped: its start replays.
   const informers = await syncedInformers(ctx, () => ref.controller);
   const local = createLocalAddresses();
   if (!(await readLocalAddresses(ctx, local, () => ref.controller?.enqueueAll()))) return;
-  const ctl = createController(
-    ctx,
-    identity,
-    metrics,
-    informers,
-    local,
-    endpoint,
-    () => ref.controller,
-  );
+  const ctl = createController(ctx, identity, metrics, informers, local, () => ref.controller);
   ref.controller = ctl;
   ctx.readiness.add('cloud-map', () => {
     if (!ctl.poller.synced)
@@ -117,7 +96,7 @@ async function runImport(
     return h.reachable ? { ok: true } : { ok: false, message: h.message };
   });
   ctx.shutdown.onShutdown('controller', 20, () => ctl.stop());
-  await ctl.start();
+  await ctl.start(signal);
   ctx.logger.info('import agent running', { [logFields.clustersetId]: identity.clustersetId });
 }
 
@@ -212,7 +191,6 @@ function createController(
   metrics: Metrics,
   informers: ImportInformers,
   local: LocalAddresses,
-  endpoint: NudgeEndpoint,
   controller: () => ImportController | undefined,
 ): ImportController {
   const { config } = ctx;
@@ -241,21 +219,12 @@ function createController(
     ...(external === undefined ? {} : { external }),
     cloudMap: ctx.cloudMap,
     sources: createKubeSources(informers),
-    writer: createKubeWriter(ctx.kubeConfig),
+    // No Kubernetes write once another replica may lead (ADR 0020).
+    writer: leaderOnly(createKubeWriter(ctx.kubeConfig), ctx.leading),
     clock: ctx.clock,
     logger: ctx.logger,
     trust,
     periods: pollPeriodsOf(config),
-    ...(config.nudge
-      ? {
-          nudges: {
-            nudgedFeedMs: config.pollFeedNudgedMs,
-            settleMs: config.nudgeSettleMs,
-            ownAddress: endpoint.address,
-            localClusterId: identity.clusterId,
-          },
-        }
-      : {}),
     ...(config.requestBudgetPerSecond === undefined
       ? {}
       : { requestBudgetPerSecond: config.requestBudgetPerSecond }),

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import type { Options } from 'yargs';
 import { parseCidr } from '@cloudmap-mcs/core';
 import type { PollPeriods } from './poller/schedule.js';
@@ -29,12 +28,6 @@ export interface ImportOwnConfig {
   pollFeedMs: number;
   pollHeartbeatMs: number;
   pollResyncMs: number;
-  /** Nudges (ADR 0018 decision 11): taken on the health port, the feed polled slowly while trusted. */
-  nudge: boolean;
-  /** The IP other clusters' export agents reach this agent at; undefined: none published. */
-  nudgeHost?: string;
-  pollFeedNudgedMs: number;
-  nudgeSettleMs: number;
   /** Calls a minute the backstop reads and (feed on) the listing may use, half each. */
   pollBackgroundBudget: number;
   pollJitter: number;
@@ -85,29 +78,6 @@ const OPTIONS = {
     default: 1.2,
     describe:
       'period of the DiscoverInstancesRevision of the clusterset change feed; when it moves, only the services it names are read (0: no feed, every service at --poll-fast-seconds)',
-  },
-  'poll-feed-nudged-seconds': {
-    type: 'number',
-    default: 5,
-    describe:
-      'period of the change feed check while nudges are trusted: every writer nudges this agent after each write (ADR 0018 decision 11)',
-  },
-  nudge: {
-    type: 'boolean',
-    default: true,
-    describe:
-      'take nudges from export agents (POST /nudge on the health port) and publish where on the Lease',
-  },
-  'nudge-host': {
-    type: 'string',
-    describe:
-      'the IP other clusters reach this agent at; default: --advertise-host (the chart: the pod IP), else none (no nudges taken)',
-  },
-  'nudge-settle-seconds': {
-    type: 'number',
-    default: 60,
-    describe:
-      'how long this agent’s address must have been in its cluster’s feed record before the feed is polled at the nudged period',
   },
   'poll-fast-seconds': {
     type: 'number',
@@ -220,24 +190,12 @@ const namespaceList = (flag: string, value: string): string[] => {
   return names;
 };
 
-/** Where nudges reach this agent: --nudge-host (an IP literal), else the advertise host. */
-function nudgeHostOf(
-  flag: string | undefined,
-  advertiseHost: string | undefined,
-): string | undefined {
-  if (flag !== undefined && flag !== '') {
-    if (isIP(flag) === 0) throw new ConfigError(`--nudge-host: "${flag}" is not an IP address`);
-    return flag;
-  }
-  return advertiseHost;
-}
-
 export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
   name: 'import-agent',
   usage: "Imports the clusterset's Cloud Map services into this cluster.",
   defaults: { leaseName: 'cloudmap-mcs-import-agent', healthPort: 8081, metricsPort: 8080 },
   options: OPTIONS,
-  build(args, common) {
+  build(args) {
     if (args.pollJitter < 0 || args.pollJitter > 1)
       throw new ConfigError('--poll-jitter must be within 0..1');
     const maxPerSlice = positive('max-endpoints-per-slice', args.maxEndpointsPerSlice);
@@ -249,9 +207,6 @@ export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
       pollFeedMs: nonNegative('poll-feed-seconds', args.pollFeedSeconds) * 1000,
       pollHeartbeatMs: positive('poll-heartbeat-seconds', args.pollHeartbeatSeconds) * 1000,
       pollResyncMs: positive('poll-resync-seconds', args.pollResyncSeconds) * 1000,
-      nudge: args.nudge,
-      pollFeedNudgedMs: positive('poll-feed-nudged-seconds', args.pollFeedNudgedSeconds) * 1000,
-      nudgeSettleMs: nonNegative('nudge-settle-seconds', args.nudgeSettleSeconds) * 1000,
       pollBackgroundBudget: nonNegative('poll-background-budget', args.pollBackgroundBudget),
       pollJitter: args.pollJitter,
       pollMaxBackoffMs: positive('poll-max-backoff-seconds', args.pollMaxBackoffSeconds) * 1000,
@@ -274,8 +229,6 @@ export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
       externalPollMs: positive('external-poll-seconds', args.externalPollSeconds) * 1000,
       maxEndpointsPerSlice: Math.floor(maxPerSlice),
     };
-    const nudgeHost = nudgeHostOf(args.nudgeHost, common.advertiseHost);
-    if (nudgeHost !== undefined) config.nudgeHost = nudgeHost;
     if (args.requestBudget !== undefined)
       config.requestBudgetPerSecond = positive('request-budget', args.requestBudget);
     return config;

@@ -17,7 +17,6 @@ import {
   createPoller,
   type Poller,
   type PollerMetrics,
-  type PollerNudgeOptions,
   type PollerOptions,
 } from './poller/poller.js';
 import { createLivenessTracker, type LivenessTracker } from './liveness-tracker.js';
@@ -49,8 +48,6 @@ export interface ImportControllerOptions {
   logger: Logger;
   trust: TrustPolicy;
   periods: PollPeriods;
-  /** Nudges (ADR 0018 decision 11); absent: off. */
-  nudges?: PollerNudgeOptions;
   requestBudgetPerSecond?: number;
   heartbeatTtlMs: number;
   workers: number;
@@ -78,8 +75,11 @@ export interface ImportControllerOptions {
 export interface ImportController {
   readonly poller: Poller;
   readonly queue: WorkQueue<string>;
-  /** Resolves once the first snapshot is complete and workers run. */
-  start(): Promise<void>;
+  /**
+   * Resolves once the first snapshot is complete and workers run; `signal` (leadership)
+   * stops the workers when it aborts.
+   */
+  start(signal?: AbortSignal): Promise<void>;
   /** A namespace appeared or went away locally. */
   namespaceChanged(namespace: string): void;
   /** An owned object changed or was deleted behind our back: reconcile its import. */
@@ -143,7 +143,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
   return {
     poller: w.poller,
     queue: w.queue,
-    start: () => start(w),
+    start: (signal) => start(w, signal),
     namespaceChanged(namespace) {
       // Services that appear in it later are named by the change feed (or found by the listing).
       void w.poller.refreshNow().then(() => {
@@ -189,7 +189,6 @@ function pollerOptions(
     logger: opts.logger,
     clustersetId: opts.trust.clustersetId,
     periods: opts.periods,
-    ...(opts.nudges === undefined ? {} : { nudges: opts.nudges }),
     ...(opts.requestBudgetPerSecond === undefined
       ? {}
       : { requestBudgetPerSecond: opts.requestBudgetPerSecond }),
@@ -263,7 +262,7 @@ function waitSynced(w: ImportWiring): Promise<void> {
 }
 
 /** Polls, waits for the first snapshot, replays every import and runs the workers. */
-async function start(w: ImportWiring): Promise<void> {
+async function start(w: ImportWiring, signal?: AbortSignal): Promise<void> {
   const { poller, queue, opts } = w;
   poller.start();
   await waitSynced(w);
@@ -282,7 +281,7 @@ async function start(w: ImportWiring): Promise<void> {
   for (const ns of new Set([...keys, ...allSnapshotKeys(poller)].map(nsOf)))
     w.liveness.observe(ns, true);
   w.log.info('import controller started', { keys: queue.length, workers: opts.workers });
-  w.workers = w.controller.run();
+  w.workers = w.controller.run(signal);
 }
 
 async function stop(w: ImportWiring): Promise<void> {

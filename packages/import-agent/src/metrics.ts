@@ -16,7 +16,6 @@ export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'):
   return {
     ...writeMetrics(registers, prefix),
     ...pollMetrics(registers, prefix),
-    ...nudgeMetrics(registers, prefix),
     ...healthMetrics(registers, prefix),
     ...importStateMetrics(registers, prefix),
   };
@@ -84,31 +83,6 @@ function pollMetrics(registers: Registers, prefix: string) {
     readError: (operation: string) => readErrors.inc({ operation }),
     feedSweep: (reason: string) => feedSweeps.inc({ reason }),
     feedRejected: () => feedRejected.inc(),
-  } satisfies Partial<ControllerMetrics>;
-}
-
-/** Nudges (ADR 0018 decision 11): what arrived, whether they are trusted, what was missed. */
-function nudgeMetrics(registers: Registers, prefix: string) {
-  const nudges = new Counter({
-    name: `${prefix}nudges_total`,
-    help: 'Nudges by result: accepted, invalid (refused, 400), standby (not the leader, 503), unconfirmed (the feed did not show the write within 3 s).',
-    labelNames: ['result'],
-    registers,
-  });
-  const trusted = new Gauge({
-    name: `${prefix}nudges_trusted`,
-    help: '1 while every change-feed writer nudges this agent and the feed is polled at --poll-feed-nudged-seconds.',
-    registers,
-  });
-  const missed = new Counter({
-    name: `${prefix}nudges_missed_total`,
-    help: 'Change-feed writes by nudging writers with no nudge to this agent within 2 s (each makes the feed polled fast for 10 min).',
-    registers,
-  });
-  return {
-    nudge: (result: string) => nudges.inc({ result }),
-    nudgesTrusted: (isTrusted: boolean) => trusted.set(isTrusted ? 1 : 0),
-    nudgesMissed: (count: number) => missed.inc(count),
   } satisfies Partial<ControllerMetrics>;
 }
 

@@ -34,26 +34,14 @@ describe('import agent config', () => {
     expect(c.caps).toEqual({ perNamespace: 2000, total: 5000 });
   });
 
-  it('takes nudges by default, at the bind address when it is one IP, or at --nudge-host', async () => {
-    const d = await parseConfig([], {}, 'host');
-    expect(d).toMatchObject({ nudge: true, pollFeedNudgedMs: 5_000, nudgeSettleMs: 60_000 });
-    expect(d.nudgeHost).toBeUndefined(); // bound to 0.0.0.0: no address to publish
-    expect((await parseConfig(['--bind-address', '127.0.0.1'], {})).nudgeHost).toBe('127.0.0.1');
-    const c = await parseConfig([], {
-      MCS_NUDGE_HOST: '10.244.1.17',
-      MCS_POLL_FEED_NUDGED_SECONDS: '4',
-      MCS_NUDGE_SETTLE_SECONDS: '90',
-    });
-    expect(c).toMatchObject({
-      nudgeHost: '10.244.1.17',
-      pollFeedNudgedMs: 4_000,
-      nudgeSettleMs: 90_000,
-    });
-    expect((await parseConfig(['--nudge=false'], {})).nudge).toBe(false);
-    await expect(parseConfig(['--nudge-host', 'importer.example'], {})).rejects.toThrow(
-      /--nudge-host: "importer.example" is not an IP address/,
-    );
-    await expect(parseConfig(['--poll-feed-nudged-seconds', '0'], {})).rejects.toThrow(ConfigError);
+  it('polls the feed every 1.2 s by default and takes no nudges (ADR 0020)', async () => {
+    expect((await parseConfig([], {}, 'host')).pollFeedMs).toBe(1_200);
+    for (const gone of [
+      ['--nudge'],
+      ['--nudge-host', '10.0.0.1'],
+      ['--poll-feed-nudged-seconds', '5'],
+    ])
+      await expect(parseConfig(gone, {})).rejects.toThrow(/Unknown argument/);
   });
 
   it('reads the namespace policy and caps from flags and MCS_* variables', async () => {

@@ -7,7 +7,6 @@ import {
   logFields,
   planFeedRead,
   type FeedCursor,
-  type FeedRecord,
 } from '@cloudmap-mcs/core';
 import type { ServiceSnapshot } from './snapshot.js';
 import type { ServiceReads } from './reads.js';
@@ -37,8 +36,6 @@ export interface FeedFollowerOptions {
   reads: ServiceReads;
   /** Read everything (listing + every service): the feed cannot say what changed. */
   sweep: () => void;
-  /** Every read of the feed: its valid records (none when the feed is gone). */
-  onRecords?: (records: readonly FeedRecord[]) => void;
 }
 
 const gone = (error: unknown): boolean =>
@@ -87,7 +84,6 @@ function sweep(feed: FeedState, reason: string, detail: Record<string, unknown> 
 /** The feed is not there (never written, or deleted): nothing is covered any more. */
 function feedMissing(feed: FeedState): void {
   const had = feed.writers.size > 0;
-  feed.opts.onRecords?.([]);
   feed.writers = new Set();
   feed.cursors = new Map();
   feed.revision = undefined;
@@ -145,7 +141,6 @@ async function readFeed(feed: FeedState): Promise<boolean> {
   }
   const { feeds, rejected } = decodeFeeds(instances, { clustersetId });
   noteRejected(feed, rejected);
-  feed.opts.onRecords?.(feeds);
   const plan = planFeedRead(feed.cursors, feeds, feed.baselined);
   feed.cursors = plan.cursors;
   feed.writers = new Set(feeds.map((f) => f.cluster.clusterId));

@@ -20,10 +20,7 @@ export interface RoundLoop {
   readonly random: () => number;
   /** The fast round's period when the feed is on (0: no feed). */
   readonly feedMs: number;
-  /**
-   * The feed round's period now: `feedMs`, or the slower nudged period while nudges are
-   * trusted (nudges.ts).
-   */
+  /** The feed round's period: `feedMs`. */
   feedPeriod: () => number;
   /** The rounds (rounds.ts); set once the feed follower exists. */
   rounds: Record<RoundKind, () => Promise<boolean>>;

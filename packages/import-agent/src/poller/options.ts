@@ -1,4 +1,4 @@
-import type { CloudMapPort, Clock, Logger, Nudge } from '@cloudmap-mcs/core';
+import type { CloudMapPort, Clock, Logger } from '@cloudmap-mcs/core';
 import type { PollPeriods } from './schedule.js';
 import type { CloudMapSnapshot, SnapshotHealth } from './snapshot.js';
 
@@ -15,24 +15,6 @@ export interface PollerMetrics {
   feedSweep?(reason: string): void;
   /** A feed instance that could not be decoded (ignored). */
   feedRejected?(): void;
-  /** A nudge's outcome (ADR 0018 decision 11): accepted, or unconfirmed after the retries. */
-  nudge?(result: 'accepted' | 'invalid' | 'standby' | 'unconfirmed'): void;
-  /** Whether the feed is polled at the nudged (slow) period now. */
-  nudgesTrusted?(trusted: boolean): void;
-  /** Writes that nudging writers made without nudging this agent (each a miss). */
-  nudgesMissed?(count: number): void;
-}
-
-/** Nudges (ADR 0018 decision 11): the feed is polled at `nudgedFeedMs` while they are trusted. */
-export interface PollerNudgeOptions {
-  /** The scheduled feed period while nudges are trusted (nudge-trust.ts). */
-  nudgedFeedMs: number;
-  /** How long this agent's address must have been in its own cluster's feed record first. */
-  settleMs: number;
-  /** This agent's published address; undefined: it takes no nudges and is never trusted. */
-  ownAddress: string | undefined;
-  /** This cluster's id: its feed record is where its own address must show. */
-  localClusterId: string;
 }
 
 export interface PollerOptions {
@@ -55,8 +37,6 @@ export interface PollerOptions {
   /** Called each time `synced` or reachability changes. */
   onHealthChange?(health: SnapshotHealth, synced: boolean): void;
   metrics?: PollerMetrics;
-  /** Absent: no nudges, the feed is polled at `periods.feedMs` always. */
-  nudges?: PollerNudgeOptions;
 }
 
 export interface Poller extends CloudMapSnapshot {
@@ -69,11 +49,4 @@ export interface Poller extends CloudMapSnapshot {
   readonly tracked: number;
   /** Tracked services the change feed vouches for (no per-service revision check). */
   readonly feedCovered: number;
-  /**
-   * Takes a nudge (already validated): checks the feed now. False when this poller takes no
-   * nudges (no feed, or nudges off).
-   */
-  nudge(nudge: Nudge): boolean;
-  /** Whether the feed is polled at the nudged period now. */
-  readonly nudgesTrusted: boolean;
 }

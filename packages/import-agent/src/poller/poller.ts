@@ -4,7 +4,6 @@ import {
   type CloudMapInstance,
 } from '@cloudmap-mcs/core';
 import { createFeedFollower, type FeedFollower } from './feed.js';
-import { createPollerNudges, type PollerNudges } from './nudges.js';
 import {
   createRoundLoop,
   recovered,
@@ -21,7 +20,7 @@ import { mergedSnapshot } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
 import { createPollerState, keyOf, type PollerState } from './state.js';
 
-export type { Poller, PollerMetrics, PollerNudgeOptions, PollerOptions } from './options.js';
+export type { Poller, PollerMetrics, PollerOptions } from './options.js';
 
 /**
  * Keeps a snapshot of Cloud Map for one clusterset, as cheaply as Cloud Map allows:
@@ -49,36 +48,20 @@ export function createPoller(opts: PollerOptions): Poller {
   const reads = createServiceReads(state);
   const loop = createRoundLoop(state);
   const { feedMs } = loop;
-  const nudges =
-    feedMs > 0 && opts.nudges !== undefined
-      ? createPollerNudges(state, loop, opts.nudges)
-      : undefined;
   const feed =
-    feedMs > 0
-      ? createFeedFollower({
-          state,
-          reads,
-          sweep: () => requestSweep(loop),
-          ...(nudges === undefined ? {} : { onRecords: (r) => nudges.observed(r) }),
-        })
-      : undefined;
+    feedMs > 0 ? createFeedFollower({ state, reads, sweep: () => requestSweep(loop) }) : undefined;
   state.onRecovered = () => recovered(loop);
   const heartbeatMs = periods.heartbeatMs ?? periods.fastMs;
   const feedPeriod = (): number => loop.feedPeriod();
   loop.rounds = pollRounds({ state, reads, feed, periods, feedPeriod, heartbeatMs });
-  return pollerApi(state, feed, loop, nudges);
+  return pollerApi(state, feed, loop);
 }
 
 /**
  * What the importer reads (Kubernetes Services: base merged with shards, and heartbeats),
  * and the loop's start and stop.
  */
-function pollerApi(
-  state: PollerState,
-  feed: FeedFollower | undefined,
-  loop: RoundLoop,
-  nudges: PollerNudges | undefined,
-): Poller {
+function pollerApi(state: PollerState, feed: FeedFollower | undefined, loop: RoundLoop): Poller {
   const { services, opts } = state;
   /** A Kubernetes Service's snapshot: its base service merged with its shards. */
   const view = (s: ServiceSnapshot): ServiceSnapshot =>
@@ -116,19 +99,8 @@ function pollerApi(
       return services.get(keyOf(namespace, HEARTBEAT_SERVICE_NAME));
     },
     health: () => state.health(),
-    nudge(nudge) {
-      if (nudges === undefined) return false;
-      nudges.nudge(nudge);
-      return true;
-    },
-    get nudgesTrusted() {
-      return nudges?.trusted ?? false;
-    },
     start: () => startLoop(loop),
-    stop: () => {
-      nudges?.stop();
-      return stopLoop(loop);
-    },
+    stop: () => stopLoop(loop),
     async refreshNow() {
       await runRound(loop, 'slow');
     },

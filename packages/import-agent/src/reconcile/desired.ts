@@ -1,5 +1,4 @@
 import {
-  ANNOTATION_EXPORTERS_DIGEST,
   LABEL_MCS_SERVICE_NAME,
   ServiceImportApi,
   shortHash,
@@ -111,7 +110,6 @@ export function desiredServiceImport(
       annotations: {
         ...m.annotations,
         [ANNOTATION_DERIVED_SERVICE]: derivedName,
-        [ANNOTATION_EXPORTERS_DIGEST]: m.exportersDigest,
       },
     },
     spec: {

@@ -29,8 +29,6 @@ import {
 /** The production defaults (the flags' defaults), without jitter so runs repeat exactly. */
 const config = await parseAgentConfig(importConfigSpec, [], {}, 'bench');
 const defaults = pollPeriodsOf(config);
-/** This importer's nudge address in its own cluster's (c2's) feed record. */
-const OWN = '10.0.0.2:8081';
 const feedPeriods = { ...defaults, jitter: 0 };
 /** Without the change feed: every service's revision every fast period (`--poll-feed-seconds 0`). */
 const perServicePeriods = { ...feedPeriods, feedMs: 0 };
@@ -38,24 +36,17 @@ const perServicePeriods = { ...feedPeriods, feedMs: 0 };
 const STEP_MS = 100;
 
 /** c1's feed instance as its export agent writes it: `changed` lists (name, seq), newest first. */
-function writeFeed(
-  cm: FakeCloudMap,
-  seq: number,
-  changed: [string, number][],
-  nudge?: string,
-  clusterId = 'c1',
-): void {
+function writeFeed(cm: FakeCloudMap, seq: number, changed: [string, number][]): void {
   const ns = cm.namespaceByName(FEED_NAMESPACE_NAME) ?? cm.seedNamespace(FEED_NAMESPACE_NAME);
   const name = feedServiceName(CLUSTERSET);
   const svc = cm.serviceByName(ns.name, name) ?? cm.seedService(ns.name, name);
   const { instance } = encodeFeed({
-    cluster: { clusterId, clustersetId: CLUSTERSET },
+    cluster: { clusterId: 'c1', clustersetId: CLUSTERSET },
     epoch: 'bench',
     seq,
     floor: 0, // the codec raises it past what does not fit
     updatedAtMs: 1,
     changes: changed.map(([n, at]) => ({ namespace: 'shop', name: n, seq: at })),
-    ...(nudge === undefined ? {} : { nudge }),
   });
   cm.seedInstance(svc.id, instance.id, instance.attributes);
 }
@@ -65,7 +56,6 @@ async function pollCost(
   changesPerMinute: number,
   budget: number | undefined,
   feed: boolean,
-  nudged = false,
 ): Promise<Record<string, number>> {
   const cm = createFakeCloudMap();
   for (let i = 0; i < services; i++)
@@ -73,11 +63,7 @@ async function pollCost(
   await heartbeat(cm, 'shop', 'c1', 1);
   let seq = 0;
   let recent: [string, number][] = [];
-  // Nudged: c1 nudges ('-': its own cluster's importer takes none here) and this importer's
-  // address is in its own cluster's record, so it polls the feed slowly once settled.
-  const c1Nudge = nudged ? '-' : undefined;
-  if (feed) writeFeed(cm, seq, recent, c1Nudge);
-  if (nudged) writeFeed(cm, 0, [], OWN, 'c2');
+  if (feed) writeFeed(cm, seq, recent);
   const periods = feed ? feedPeriods : perServicePeriods;
   const clock = new FakeClock();
   const poller = createPoller({
@@ -90,16 +76,6 @@ async function pollCost(
     periods,
     random: () => 0,
     ...(budget === undefined ? {} : { requestBudgetPerSecond: budget }),
-    ...(nudged
-      ? {
-          nudges: {
-            nudgedFeedMs: config.pollFeedNudgedMs,
-            settleMs: config.nudgeSettleMs,
-            ownAddress: OWN,
-            localClusterId: 'c2',
-          },
-        }
-      : {}),
     isLocalNamespace: () => true,
     onServiceChange: () => {},
     onHeartbeatChange: () => {},
@@ -107,14 +83,14 @@ async function pollCost(
   poller.start();
   clock.advance(0);
   await settle(50);
-  // Warm up one slow period (and the nudge settle time), then measure ten minutes.
+  // Warm up one slow period, then measure ten minutes.
   const step = async (ms: number): Promise<void> => {
     for (let t = 0; t < ms; t += STEP_MS) {
       clock.advance(STEP_MS);
       await settle(8);
     }
   };
-  await step(nudged ? 60_000 + config.nudgeSettleMs : 60_000);
+  await step(60_000);
   cm.resetCounters();
   const minutes = 10;
   for (let m = 0; m < minutes; m++) {
@@ -126,9 +102,7 @@ async function pollCost(
       if (feed) {
         const name = `svc-${String(c % services)}`;
         recent = [[name, ++seq] as [string, number], ...recent.filter(([n]) => n !== name)];
-        writeFeed(cm, seq, recent, c1Nudge);
-        if (nudged)
-          poller.nudge({ clustersetId: CLUSTERSET, clusterId: 'c1', epoch: 'bench', seq });
+        writeFeed(cm, seq, recent);
       }
     }
     await step(60_000);
@@ -189,7 +163,7 @@ function planningTime(
 }
 
 const rows: string[] = [];
-for (const [services, changes, budget, feed, nudged = false] of [
+for (const [services, changes, budget, feed] of [
   [10, 0, undefined, false],
   [100, 0, undefined, false],
   [1000, 0, undefined, false],
@@ -200,20 +174,15 @@ for (const [services, changes, budget, feed, nudged = false] of [
   [100, 20, undefined, true],
   [1000, 0, undefined, true],
   [1000, 20, undefined, true],
-  [10, 0, undefined, true, true],
-  [100, 0, undefined, true, true],
-  [100, 20, undefined, true, true],
-  [1000, 0, undefined, true, true],
-  [1000, 20, undefined, true, true],
 ] as const) {
-  const cost = await pollCost(services, changes, budget, feed, nudged);
+  const cost = await pollCost(services, changes, budget, feed);
   const total = Object.values(cost).reduce((a, b) => a + b, 0);
   rows.push(
-    `${nudged ? 'nudged  ' : feed ? 'feed    ' : 'no feed '} services=${String(services).padStart(4)} changes/min=${String(changes).padStart(2)} budget=${String(budget ?? '-').padStart(3)}/s  calls/min=${total.toFixed(1).padStart(7)}  ${JSON.stringify(cost)}`,
+    `${feed ? 'feed    ' : 'no feed '} services=${String(services).padStart(4)} changes/min=${String(changes).padStart(2)} budget=${String(budget ?? '-').padStart(3)}/s  calls/min=${total.toFixed(1).padStart(7)}  ${JSON.stringify(cost)}`,
   );
 }
 console.log(
-  `Poll cost, 10-minute average, the defaults (feed ${String((feedPeriods.feedMs ?? 0) / 1000)} s, ${String(config.pollFeedNudgedMs / 1000)} s while nudges are trusted, heartbeats ${String((feedPeriods.heartbeatMs ?? 0) / 1000)} s, listing ${String(feedPeriods.slowMs / 1000)} s, background budget ${String((feedPeriods.resyncBudgetPerMinute ?? 0) + (feedPeriods.listingBudgetPerMinute ?? 0))}/min; no feed: every service every ${String(feedPeriods.fastMs / 1000)} s):`,
+  `Poll cost, 10-minute average, the defaults (feed ${String((feedPeriods.feedMs ?? 0) / 1000)} s, heartbeats ${String((feedPeriods.heartbeatMs ?? 0) / 1000)} s, listing ${String(feedPeriods.slowMs / 1000)} s, background budget ${String((feedPeriods.resyncBudgetPerMinute ?? 0) + (feedPeriods.listingBudgetPerMinute ?? 0))}/min; no feed: every service every ${String(feedPeriods.fastMs / 1000)} s):`,
 );
 for (const r of rows) console.log(`  ${r}`);
 console.log(
