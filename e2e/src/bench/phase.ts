@@ -24,7 +24,6 @@ import {
   kindsOf,
   startSide,
   stopSide,
-  untilNudgesTrusted,
   type BenchProcess,
   type Side,
 } from './sides.js';
@@ -275,14 +274,6 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
       `cold sync ${coldSyncSeconds.toFixed(1)} s; settling ${opts.settleSeconds} s, then ${opts.idleSeconds} s idle`,
     );
     await sleep(opts.settleSeconds * 1000);
-    if (side === 'ours') {
-      const waited = await untilNudgesTrusted(processes, 180_000);
-      say(
-        waited === undefined
-          ? 'import agents did not all trust nudges within 180 s: idle measured as is'
-          : `import agents trust nudges (waited ${waited.toFixed(0)} s more)`,
-      );
-    }
     const idle = await measureIdle(side, cs, emu, processes, opts.idleSeconds);
     say(`idle: ${idle.idle.cloudMapCallsPerMinute.toFixed(0)} Cloud Map calls/min`);
 

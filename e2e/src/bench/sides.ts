@@ -51,8 +51,7 @@ function oursArgs(
   emu: BenchEmulator,
   port: number,
 ): string[] {
-  // Bound to 127.0.0.1, which is also each agent's advertise host, as the pod IP is in the
-  // chart: leader election runs quiet (ADR 0019), as in production.
+  // Bound to 127.0.0.1: a server a test starts listens on loopback only.
   const common = [
     `--kubeconfig=${kubeconfig}`,
     `--cloudmap-endpoint=${emu.url}`,
@@ -150,39 +149,6 @@ async function startOne(
     record,
     ...(kind === 'import-agent' ? { metricsUrl: `http://127.0.0.1:${port!}/metrics` } : {}),
   };
-}
-
-/** A gauge's value on a process's /metrics (undefined: unreachable or absent). */
-async function gauge(url: string, name: string): Promise<number | undefined> {
-  try {
-    const text = await (await fetch(url, { signal: AbortSignal.timeout(2000) })).text();
-    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-    return line === undefined ? undefined : Number(line.slice(name.length + 1));
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Our import agents poll the change feed slowly only once they trust nudges (their address
- * published for a minute, every exporting cluster nudging; ADR 0018 decision 11): the steady
- * state a running clusterset is in. Waits for it (at most `timeoutMs`) so the idle window
- * measures that state, not the first minute after a start; returns the seconds waited, or
- * undefined when some import agent did not get there (the idle figures then show it).
- */
-export async function untilNudgesTrusted(
-  processes: readonly BenchProcess[],
-  timeoutMs: number,
-): Promise<number | undefined> {
-  const urls = processes.flatMap((p) => (p.metricsUrl === undefined ? [] : [p.metricsUrl]));
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    assertAlive(processes);
-    const values = await Promise.all(urls.map((u) => gauge(u, 'mcs_import_nudges_trusted')));
-    if (values.every((v) => v === 1)) return (Date.now() - started) / 1000;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  return undefined;
 }
 
 /** Starts the side in every cluster; resolves with the processes and the start time. */

@@ -18,7 +18,6 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import type { ClusterInfo } from '../cluster.js';
-import { ANNOTATION_LEADER_ADDRESS } from '@cloudmap-mcs/core/runtime';
 import { repoRoot } from '../paths.js';
 import { waitFor } from '../wait.js';
 import type { AgentImages, AgentName } from './images.js';
@@ -313,8 +312,6 @@ export async function readLease(
       holder: string;
       renewMs: number;
       durationSeconds: number;
-      /** A quiet holder's `GET /leader` address (ADR 0019): it is never renewed. */
-      leaderAddress?: string;
     }
   | undefined
 > {
@@ -323,12 +320,10 @@ export async function readLease(
       namespace: releaseNamespace,
       name: agentFullname(release, agent),
     });
-    const leaderAddress = lease.metadata?.annotations?.[ANNOTATION_LEADER_ADDRESS];
     return {
       holder: lease.spec?.holderIdentity ?? '',
       renewMs: new Date(lease.spec?.renewTime ?? 0).getTime(),
       durationSeconds: lease.spec?.leaseDurationSeconds ?? 0,
-      ...(leaderAddress === undefined ? {} : { leaderAddress }),
     };
   } catch (err) {
     if ((err as { code?: number }).code === 404) return undefined;
