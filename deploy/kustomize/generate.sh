@@ -35,13 +35,10 @@ for f in "$deploy"/crds/*.yaml; do cp "$f" "$out/crds/"; done
 # The chart wants an explicit endpoint-address choice; the kustomize base takes "any address but
 # the always-refused ones" (this cluster's own Service CIDRs and nodes included), and
 # docs/install.md tells kustomize users to set MCS_ALLOWED_CIDRS in their overlay.
-# The export base watches the import base's Lease (the two are installed side by side; without
-# the import base that Lease never exists and the export agent follows the change feed itself).
 for agent in export import; do
   other=$([[ $agent == export ]] && echo import || echo export)
   { echo "$header"; render --set "${agent}Agent.enabled=true" --set "${other}Agent.enabled=false" \
-    --set importAgent.allowAllAddresses=true \
-    --set exportAgent.importAgentLease=cloudmap-mcs-import-agent; } \
+    --set importAgent.allowAllAddresses=true; } \
     >"$out/$agent-agent/$agent-agent.yaml"
   cat >"$out/$agent-agent/kustomization.yaml" <<EOT
 $header

@@ -95,7 +95,6 @@ const everything = {
     registerRate: 7,
     dns: { records: true, ttlSeconds: 30, namespaceVpc: 'vpc-0abc123' },
     leaderElection: {
-      quiet: false,
       leaseName: 'exp-lease',
       leaseDurationSeconds: 30,
       renewDeadlineSeconds: 20,
@@ -121,8 +120,6 @@ describe('export agent', () => {
     const cfg = await parseWith(parse, processEnv(deployment({}, 'export-agent')));
     expect(cfg).toMatchObject({
       leaderElect: true,
-      quietLease: true,
-      advertiseHost: POD_IP,
       leaseNamespace: 'mcs-system',
       leaseName: 'mcs-cloudmap-mcs-export-agent',
       healthPort: 8081,
@@ -150,7 +147,6 @@ describe('export agent', () => {
       heartbeatSeconds: 20,
       registerRatePerSecond: 7,
       leaderElect: true,
-      quietLease: false,
       leaseNamespace: 'mcs-system',
       leaseName: 'exp-lease',
       leaseDurationSeconds: 30,
@@ -194,8 +190,6 @@ describe('import agent', () => {
     const cfg = await parseWith(parse, processEnv(deployment({}, 'import-agent')));
     expect(cfg).toMatchObject({
       leaderElect: true,
-      quietLease: true,
-      advertiseHost: POD_IP,
       leaseNamespace: 'mcs-system',
       leaseName: 'mcs-cloudmap-mcs-import-agent',
       healthPort: 8081,
@@ -205,10 +199,6 @@ describe('import agent', () => {
       logFormat: 'json',
       pollSlowMs: 60_000,
       pollFeedMs: 1_200,
-      pollFeedNudgedMs: 5_000,
-      nudge: true,
-      nudgeHost: POD_IP,
-      nudgeSettleMs: 60_000,
       pollFastMs: 5_000,
       pollHeartbeatMs: 30_000,
       pollResyncMs: 3_600_000,

@@ -83,13 +83,8 @@ describe.each(Object.keys(modes) as Mode[])('mode %s', (mode) => {
         .filter((o) => component(o) === comp)
         .map((o) => o.kind)
         .sort();
-      // With both agents, the export agent may also read the import agent's Lease (its own
-      // Role and RoleBinding, ADR 0018 decision 10).
-      const expected =
-        comp === 'export-agent' && mode === 'both'
-          ? [...perAgentKinds, 'Role', 'RoleBinding'].sort()
-          : perAgentKinds;
-      expect(kinds, comp).toEqual(on ? expected : []);
+      // The export agent reads nothing of the import agent's (ADR 0020): the same kinds.
+      expect(kinds, comp).toEqual(on ? perAgentKinds : []);
     }
     // Nothing without a component except what the values ask for (none by default), and no
     // CRDs: those live in crds/ and are installed by helm before the templates.
@@ -339,12 +334,12 @@ describe('values', () => {
       `ghcr.io/cloudmap-mcs/export-agent@${digest}`,
     );
     expect(envOf(d).get('MCS_LEADER_ELECT')?.value).toBe('false');
-    // No leader-election Role; the import agent's Lease is still read (its own Role).
-    expect(
-      out.objects
-        .filter((o) => o.kind === 'Role' && component(o) === 'export-agent')
-        .map((o) => o.metadata?.name?.endsWith('-export-agent-import-agent-lease')),
-    ).toEqual([true]);
+    // No leader-election Role, and no Lease to read (ADR 0020: it reads nothing of the
+    // import agent's).
+    expect(out.objects.filter((o) => o.kind === 'Role' && component(o) === 'export-agent')).toEqual(
+      [],
+    );
+    expect(envOf(d).has('MCS_LEASE_NAMESPACE')).toBe(false);
     const pdb = one<KubernetesObject & { spec: Record<string, unknown> }>(
       out.objects,
       'PodDisruptionBudget',
@@ -403,52 +398,42 @@ describe('RBAC', () => {
         'multicluster.x-k8s.io/serviceexports:list',
         'multicluster.x-k8s.io/serviceexports:patch',
         'multicluster.x-k8s.io/serviceexports:watch',
-        // the exporters digest on the import agent's ServiceImports (ADR 0018 decision 10)
-        'multicluster.x-k8s.io/serviceimports:list',
-        'multicluster.x-k8s.io/serviceimports:watch',
       ].sort(),
     );
   });
 
-  it('points the export agent at the import agent of the release (its Lease, read only), or at none', () => {
-    const both = render({
-      values: { importAgent: { leaderElection: { leaseName: 'imp-lease' } } },
-    });
-    const d = one<V1Deployment>(both.objects, 'Deployment', 'export-agent');
-    expect(envOf(d).get('MCS_IMPORT_AGENT_LEASE')?.value).toBe('imp-lease');
-    expect(envOf(d).get('MCS_PEER_CHECK_HINTED_SECONDS')?.value).toBe('30');
-    const role = both.objects.find(
-      (o) => o.kind === 'Role' && o.metadata?.name?.endsWith('export-agent-import-agent-lease'),
-    ) as (KubernetesObject & { rules: V1PolicyRule[] }) | undefined;
-    expect(role?.rules).toEqual([
-      {
-        apiGroups: ['coordination.k8s.io'],
-        resources: ['leases'],
-        resourceNames: ['imp-lease'],
-        verbs: ['get', 'list', 'watch'],
-      },
-    ]);
-    // Without an import agent in the release (or without its election): nothing to watch.
-    for (const importAgent of [
-      { enabled: false },
-      { replicas: 1, leaderElection: { enabled: false } },
+  it('gives the export agent nothing of the import agent: no Lease, no ServiceImports, no pod IP (ADR 0020)', () => {
+    for (const values of [
+      modes.both,
+      { importAgent: { leaderElection: { leaseName: 'imp-lease' } } },
     ]) {
-      const alone = render({ values: { importAgent } });
-      expect(alone.stderr).toBe('');
-      const e = one<V1Deployment>(alone.objects, 'Deployment', 'export-agent');
-      expect(envOf(e).get('MCS_IMPORT_AGENT_LEASE')?.value).toBe('');
-      const cr = one<V1ClusterRole>(alone.objects, 'ClusterRole', 'export-agent');
-      expect(grants(cr.rules).filter((g) => g.includes('serviceimports'))).toEqual([]);
-      expect(alone.objects.filter((o) => o.metadata?.name?.endsWith('import-agent-lease'))).toEqual(
+      const both = render({ values });
+      expect(both.stderr).toBe('');
+      expect(both.objects.filter((o) => o.metadata?.name?.endsWith('import-agent-lease'))).toEqual(
         [],
       );
+      for (const agent of ['export-agent', 'import-agent'] as const) {
+        const env = envOf(one<V1Deployment>(both.objects, 'Deployment', agent));
+        for (const gone of [
+          'MCS_IMPORT_AGENT_LEASE',
+          'MCS_PEER_CHECK_HINTED_SECONDS',
+          'MCS_QUIET_LEASE',
+          'MCS_ADVERTISE_HOST',
+          'MCS_NUDGE',
+          'MCS_NUDGE_HOST',
+          'MCS_POLL_FEED_NUDGED_SECONDS',
+        ])
+          expect(env.has(gone), `${agent} ${gone}`).toBe(false);
+      }
     }
-    // An import agent installed apart: named explicitly.
-    const apart = render({
-      values: { importAgent: { enabled: false }, exportAgent: { importAgentLease: 'other' } },
-    });
-    const a = one<V1Deployment>(apart.objects, 'Deployment', 'export-agent');
-    expect(envOf(a).get('MCS_IMPORT_AGENT_LEASE')?.value).toBe('other');
+    // The values are gone too: the schema refuses them.
+    for (const values of [
+      { exportAgent: { leaderElection: { quiet: true } } },
+      { exportAgent: { importAgentLease: 'other' } },
+      { exportAgent: { nudges: true } },
+      { importAgent: { nudges: true } },
+    ])
+      expect(render({ values }).status).not.toBe(0);
   });
 
   it('gives the import agent its own objects (apply, delete), Events, and nothing of the export side', () => {

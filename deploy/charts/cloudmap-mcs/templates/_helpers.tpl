@@ -65,20 +65,6 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (include "cloudmap-mcs.agent.fullname" .) .agent.leaderElection.leaseName }}
 {{- end }}
 
-{{- /*
-The import agent's Lease the export agent watches to know the import agent is alive:
-exportAgent.importAgentLease when set (an import agent installed apart, in the same
-namespace), else this release's import agent's when it runs with leader election, else ""
-(the export agent follows the change feed itself). Called with the root context.
-*/}}
-{{- define "cloudmap-mcs.importAgentLease" -}}
-{{- if .Values.exportAgent.importAgentLease }}
-{{- .Values.exportAgent.importAgentLease }}
-{{- else if and .Values.importAgent.enabled .Values.importAgent.leaderElection.enabled }}
-{{- include "cloudmap-mcs.agent.leaseName" (dict "root" . "component" "import-agent" "agent" .Values.importAgent) }}
-{{- end }}
-{{- end }}
-
 {{- define "cloudmap-mcs.agent.image" -}}
 {{- if .agent.image.digest }}
 {{- printf "%s@%s" .agent.image.repository .agent.image.digest }}
@@ -134,12 +120,11 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 {{- end }}
 - name: MCS_LEADER_ELECT
   value: {{ .agent.leaderElection.enabled | quote }}
-{{- /* Also without election: the export agent finds the import agent's Lease there. */}}
+{{- if .agent.leaderElection.enabled }}
 - name: MCS_LEASE_NAMESPACE
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
-{{- if .agent.leaderElection.enabled }}
 - name: MCS_LEASE_NAME
   value: {{ include "cloudmap-mcs.agent.leaseName" . | quote }}
 - name: MCS_LEASE_DURATION_SECONDS
@@ -148,14 +133,7 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.leaderElection.renewDeadlineSeconds | quote }}
 - name: MCS_RETRY_PERIOD_SECONDS
   value: {{ .agent.leaderElection.retryPeriodSeconds | quote }}
-- name: MCS_QUIET_LEASE
-  value: {{ ne .agent.leaderElection.quiet false | quote }}
 {{- end }}
-{{- /* Where the other replicas (and the export agent) ask this one: the pod IP (ADR 0019). */}}
-- name: MCS_ADVERTISE_HOST
-  valueFrom:
-    fieldRef:
-      fieldPath: status.podIP
 {{- /* Both agents: this replica in the Lease and in Events. */}}
 - name: MCS_IDENTITY
   valueFrom:
@@ -170,19 +148,12 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.peerCheckSeconds | quote }}
 - name: MCS_PEER_CHECK_BUDGET
   value: {{ .agent.peerCheckBudget | quote }}
-{{- /* The import agent of this release tells of other clusters' changes (ADR 0018 decision 10). */}}
-- name: MCS_IMPORT_AGENT_LEASE
-  value: {{ include "cloudmap-mcs.importAgentLease" .root | quote }}
-- name: MCS_PEER_CHECK_HINTED_SECONDS
-  value: {{ .agent.peerCheckHintedSeconds | quote }}
 - name: MCS_HEARTBEAT_SECONDS
   value: {{ .agent.heartbeatSeconds | quote }}
 - name: MCS_CHANGE_FEED
   value: {{ .agent.changeFeed | quote }}
 - name: MCS_FEED_INTERVAL_SECONDS
   value: {{ .agent.feedIntervalSeconds | quote }}
-- name: MCS_NUDGE
-  value: {{ .agent.nudges | quote }}
 - name: MCS_REGISTER_RATE
   value: {{ .agent.registerRate | quote }}
 {{- with .agent.podLabelAttributes }}
@@ -206,17 +177,6 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.poll.slowSeconds | quote }}
 - name: MCS_POLL_FEED_SECONDS
   value: {{ .agent.poll.feedSeconds | quote }}
-- name: MCS_POLL_FEED_NUDGED_SECONDS
-  value: {{ .agent.poll.feedNudgedSeconds | quote }}
-- name: MCS_NUDGE
-  value: {{ .agent.nudges | quote }}
-{{- if .agent.nudges }}
-{{- /* Where other clusters' export agents nudge this agent (ADR 0018 decision 11). */}}
-- name: MCS_NUDGE_HOST
-  valueFrom:
-    fieldRef:
-      fieldPath: status.podIP
-{{- end }}
 - name: MCS_POLL_FAST_SECONDS
   value: {{ .agent.poll.fastSeconds | quote }}
 - name: MCS_POLL_HEARTBEAT_SECONDS
