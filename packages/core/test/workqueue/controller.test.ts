@@ -184,3 +184,39 @@ describe('createController', () => {
     expect(finished).toBe(true);
   });
 });
+
+describe('createController run(signal) (leadership, ADR 0020)', () => {
+  it('hands the signal to reconciles; on abort, drops queued keys and ends once the one in flight ends', async () => {
+    const leading = new AbortController();
+    const seen: string[] = [];
+    const signals: (AbortSignal | undefined)[] = [];
+    let release: () => void = () => {};
+    const controller = createController<string>({
+      name: 'thing',
+      reconcile: async (key, ctx) => {
+        seen.push(key);
+        signals.push(ctx?.signal);
+        if (key === 'slow') await new Promise<void>((r) => (release = r));
+      },
+      workers: 1,
+      clock: new FakeClock(),
+      logger: createMemoryLogger(),
+    });
+    const done = controller.run(leading.signal);
+    controller.queue.add('slow');
+    controller.queue.add('queued-1');
+    controller.queue.add('queued-2');
+    await flush();
+    expect(seen).toEqual(['slow']);
+    expect(signals[0]).toBe(leading.signal);
+    leading.abort();
+    release();
+    await done;
+    // The next leader's work: never reconciled here.
+    expect(seen).toEqual(['slow']);
+    expect(controller.queue.shuttingDown).toBe(true);
+    controller.queue.add('late');
+    await flush();
+    expect(seen).toEqual(['slow']);
+  });
+});
