@@ -94,7 +94,7 @@ describe('the repository stands alone', () => {
 
   it.each([
     'docs/migrate-from-aws-controller.md step 2',
-    'docs/architecture.md#the-change-feed',
+    'docs/architecture.md#layers',
     '${MCS_API_UPSTREAM:-../shared/upstream/mcs-api}',
     'cached in /root/.cache/cloudmap-mcs/controlplane',
     'under ~/.cache/cloudmap-mcs',

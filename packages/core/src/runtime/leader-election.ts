@@ -94,7 +94,7 @@ export interface LeaderElector {
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, after client-go's leaderelection
- * (client-node has none, test-infra.md §C.5): optimistic concurrency on resourceVersion,
+ * (client-node has none, docs/architecture.md#client-node-gaps): optimistic concurrency on resourceVersion,
  * expiry judged by *local* time since the record last changed (no clock-skew trust), and
  * release on shutdown by clearing the holder.
  *
