@@ -74,6 +74,60 @@ function isText(bytes: Buffer): boolean {
   return !bytes.subarray(0, 8000).includes(0);
 }
 
+/** The text files of the repository, with their contents. */
+function repoTexts(): { file: string; text: string }[] {
+  const texts: { file: string; text: string }[] = [];
+  for (const file of repoFiles()) {
+    const path = join(root, file);
+    if (!statSync(path).isFile()) continue;
+    const bytes = readFileSync(path);
+    if (isText(bytes)) texts.push({ file, text: bytes.toString('utf8') });
+  }
+  return texts;
+}
+
+/** The anchors GitHub gives a Markdown file's headings (`#section`), fenced code skipped. */
+export function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    const m = fenced ? null : /^#{1,6}\s+(.*)$/.exec(line);
+    if (m === null) continue;
+    const slug = (m[1] ?? '')
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return anchors;
+}
+
+// `docs/<path>.md` or `docs/<path>.md#<anchor>`, as comments and docs cite the project's docs.
+const DOCS_CITATION = /(?<![\w/.-])(docs\/[\w/.-]*\.md)(?:#([\w-]+))?/g;
+
+/** Citations of `docs/….md[#anchor]` in `content` that name no such file or heading. */
+export function brokenDocCitations(
+  file: string,
+  content: string,
+  docs: ReadonlyMap<string, ReadonlySet<string>>,
+): Citation[] {
+  const found: Citation[] = [];
+  content.split('\n').forEach((line, i) => {
+    for (const m of line.matchAll(DOCS_CITATION)) {
+      const [text, doc = '', anchor] = m;
+      const anchors = docs.get(doc);
+      if (anchors === undefined || (anchor !== undefined && !anchors.has(anchor)))
+        found.push({ file, line: i + 1, text });
+    }
+  });
+  return found;
+}
+
 describe('the repository stands alone', () => {
   // Built from pieces so that this file does not itself cite anything.
   const cut = (...pieces: string[]): string => pieces.join('');
@@ -113,17 +167,55 @@ describe('the repository stands alone', () => {
     const files = repoFiles();
     expect(files.length).toBeGreaterThan(100);
     const inRepo = new Set(files.map((f) => basename(f)));
-    const found: string[] = [];
-    for (const file of files) {
-      const path = join(root, file);
-      if (!statSync(path).isFile()) continue;
-      const bytes = readFileSync(path);
-      if (!isText(bytes)) continue;
-      for (const c of outsideCitations(file, bytes.toString('utf8'), inRepo))
-        found.push(`${c.file}:${c.line}: ${c.text}`);
-    }
+    const found = repoTexts().flatMap(({ file, text }) =>
+      outsideCitations(file, text, inRepo).map((c) => `${c.file}:${c.line}: ${c.text}`),
+    );
     // Point at the repository's own docs instead: docs/architecture.md, docs/contributing.md,
     // docs/adr/, docs/cloudmap-schema.md.
+    expect(found).toEqual([]);
+  });
+});
+
+describe("citations of the project's own docs resolve", () => {
+  // A made-up doc, named from pieces so that these examples are not citations themselves.
+  const a = ['docs', 'a.md'].join('/');
+  const b = ['docs', 'b.md'].join('/');
+  const docs = new Map([
+    [a, headingAnchors('# A\n\n## Cost model\n```\n# not a heading\n```\n## Cost model\n')],
+  ]);
+
+  it('reads the anchors GitHub gives headings', () => {
+    expect([...headingAnchors('# Limits — never truncated\n## 9. Flags (`--x`)\n')]).toEqual([
+      'limits--never-truncated',
+      '9-flags---x',
+    ]);
+    expect([...(docs.get(a) ?? [])]).toEqual(['a', 'cost-model', 'cost-model-1']);
+  });
+
+  it.each([
+    ['see ', b, ''],
+    ['(', `${a}#costs`, ')'],
+    ['(', `${a}#not-a-heading`, ')'],
+  ])('flags %s%s%s', (before, text, after) => {
+    const line = `${before}${text}${after}`;
+    expect(brokenDocCitations('f', line, docs)).toEqual([{ file: 'f', line: 1, text }]);
+  });
+
+  it.each([`see ${a}`, `(${a}#cost-model-1, step 2)`, `x/${b}`])('allows %s', (line) => {
+    expect(brokenDocCitations('f', line, docs)).toEqual([]);
+  });
+
+  it('every docs/….md[#anchor] cited in the repository names a file and a heading in it', () => {
+    const texts = repoTexts();
+    const docs = new Map(
+      texts
+        .filter(({ file }) => file.startsWith('docs/') && file.endsWith('.md'))
+        .map(({ file, text }) => [file, headingAnchors(text)] as const),
+    );
+    expect(docs.size).toBeGreaterThan(20);
+    const found = texts.flatMap(({ file, text }) =>
+      brokenDocCitations(file, text, docs).map((c) => `${c.file}:${c.line}: ${c.text}`),
+    );
     expect(found).toEqual([]);
   });
 });
