@@ -10,7 +10,7 @@ export const coreAdapterFiles = [
   'packages/core/src/agent/**',
 ];
 
-/** Imports the pure core must not make (DESIGN.md §2). */
+/** Imports the pure core must not make (docs/architecture.md#layers). */
 const purePatterns = [
   {
     group: ['@kubernetes/client-node', '@kubernetes/client-node/*'],
@@ -55,7 +55,7 @@ export default tseslint.config(
     },
   },
   {
-    // DESIGN.md §2 / GUIDE.md rule 5: the pure core knows neither Kubernetes nor AWS.
+    // docs/contributing.md#pure-core: the pure core knows neither Kubernetes nor AWS.
     files: corePureFiles,
     ignores: coreAdapterFiles,
     rules: {
@@ -69,7 +69,7 @@ export default tseslint.config(
         'error',
         {
           selector: "MemberExpression[object.name='process'][property.name='env']",
-          message: 'Only main.ts reads process.env (DESIGN.md §6).',
+          message: 'Only main.ts reads process.env (docs/contributing.md#config-and-logs).',
         },
       ],
     },
@@ -95,7 +95,7 @@ export default tseslint.config(
     },
   },
   {
-    // Issue 13 / GUIDE.md rule 12: the agents read top to bottom, as named functions in small
+    // Issue 13 / docs/contributing.md#reconcile-shape: the agents read top to bottom, as named functions in small
     // files (no function over 80 lines, no file over 300).
     files: ['packages/export-agent/src/**/*.ts', 'packages/import-agent/src/**/*.ts'],
     rules: {

@@ -7,7 +7,7 @@
 // Why: @kubernetes/client-node 2.0.1 has no `exports` map and every entry point reaches its
 // whole generated API (1,033 files); loading that module graph costs ~85 MiB of RSS in every
 // agent before it caches anything. One tree-shaken file costs a third of that
-// (/work/shared/reference/performance-facts.md, docs/benchmarks.md).
+// (docs/adr/0016-agent-memory.md, docs/benchmarks.md).
 //
 // Input is the compiled JavaScript that the tests run (dist/src/main.js, with tsc's source
 // maps), so the bundle is the tested code; esbuild follows those maps, so the bundle's map

@@ -6,10 +6,13 @@
 # <key> hashes every file of the mcs-api tree (the suite replaces sigs.k8s.io/mcs-api with
 # `..`), this script and the Go toolchain, so an edited tree or another Go rebuilds.
 #
-# The source is referred to by path, never copied: ${MCS_API_UPSTREAM:-../shared/upstream/mcs-api}
-# (a relative path is taken from the repository root). It is read-only in CI, so the build
-# writes nothing there: `go test -c -o <cache>`, -mod=readonly (go.mod/go.sum are not
-# updated), -buildvcs=false (no VCS stamping), GOWORK=off; modules go to the usual module cache.
+# The source is referred to by path, never copied: $MCS_API_UPSTREAM, a checkout of
+# kubernetes-sigs/mcs-api. Its default, ../shared/upstream/mcs-api, is only where CI keeps that
+# checkout beside the clone (an override default for the suite's source, not a document this
+# repository relies on; a relative path is taken from the repository root). It is read-only in
+# CI, so the build writes nothing there: `go test -c -o <cache>`, -mod=readonly (go.mod/go.sum
+# are not updated), -buildvcs=false (no VCS stamping), GOWORK=off; modules go to the usual
+# module cache.
 #
 # Prints the binary's path on stdout and writes suite.env next to it (MCS_SUITE_COMMIT,
 # MCS_SUITE_TREE, MCS_SUITE_GO, MCS_SUITE_SOURCE). Progress goes to stderr.

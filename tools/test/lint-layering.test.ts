@@ -2,7 +2,7 @@ import { ESLint } from 'eslint';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-// Proves the layering rule of DESIGN.md §2 is live: if the rule were removed from
+// Proves the layering rule of docs/architecture.md#layers is live: if the rule were removed from
 // eslint.config.js, these assertions would fail.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const eslint = new ESLint({ cwd: root });

@@ -14,7 +14,7 @@ export interface Cell {
 
 /**
  * The default of `make bench`: 10 and 100 services on 2 clusters, 100 on 3, and the sizes of
- * the cost model (DESIGN.md §8): 1,000 services × 10 endpoints on 2 clusters with 5,000
+ * the cost model (docs/architecture.md#cost-model): 1,000 services × 10 endpoints on 2 clusters with 5,000
  * unrelated Services + EndpointSlices per cluster (memory bounded by what the agents
  * manage), and on 3 clusters (propagation). On a 2-core machine the 1,000-service cells
  * dominate (the Go controller exports one service at a time, about 2 s each), see

@@ -30,7 +30,7 @@ export async function checkCrds(kubeConfig: KubeConfig): Promise<void> {
 }
 
 /**
- * The export agent's own wiring on core's skeleton (DESIGN.md §2–§6): informers, the
+ * The export agent's own wiring on core's skeleton (docs/architecture.md#the-two-agents): informers, the
  * controller and its metrics. Caches sync before the Lease is sought, so a standby replica
  * takes over with warm caches.
  */

@@ -27,11 +27,12 @@ class ApplyError extends Error {
 }
 
 /**
- * Submits a plan (DESIGN.md §3 step 5): registrations first, so a rolling change never leaves
- * the service emptier than needed, then deregistrations. Every submitted operation is recorded
- * in `pending` and not awaited. An instance with an operation already in flight
- * (DuplicateRequest) is left for the requeue that its completion triggers; one already gone
- * counts as deregistered. Other failures are thrown together after every write was tried.
+ * Submits a plan (docs/architecture.md#how-each-agent-reconciles, step 5): registrations first, so
+ * a rolling change never leaves the service emptier than needed, then deregistrations. Every
+ * submitted operation is recorded in `pending` and not awaited. An instance with an operation
+ * already in flight (DuplicateRequest) is left for the requeue that its completion triggers; one
+ * already gone counts as deregistered. Other failures are thrown together after every write was
+ * tried.
  */
 export async function applyPlan(
   cloudMap: CloudMapPort,

@@ -89,9 +89,10 @@ function dnsServiceSpec(dns: DnsOptions, family: IPFamily): ServiceSpec {
 }
 
 /**
- * Resolves Cloud Map namespace N and service S for a Kubernetes Service N/S (DESIGN.md §4).
- * Namespace creation is asynchronous: the resolver submits it once, answers `pending` until
- * the namespace is listed, and never blocks a worker on the operation.
+ * Resolves Cloud Map namespace N and service S for a Kubernetes Service N/S
+ * (docs/cloudmap-schema.md#naming). Namespace creation is asynchronous: the resolver submits it
+ * once, answers `pending` until the namespace is listed, and never blocks a worker on the
+ * operation.
  */
 export function createTargetResolver(opts: TargetResolverOptions): TargetResolver {
   const r: Resolver = {

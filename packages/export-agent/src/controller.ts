@@ -22,7 +22,7 @@ import type {
 export type { ExportController, ExportControllerOptions } from './controller-options.js';
 
 /**
- * Wires the export reconciler to the work queue (GUIDE.md rules 1–3): informer callbacks call
+ * Wires the export reconciler to the work queue (docs/contributing.md#reconcile-shape): informer callbacks call
  * `enqueue`, workers run `reconcile`, a finished Cloud Map operation requeues its key, and the
  * heartbeat renews on its own timer.
  */

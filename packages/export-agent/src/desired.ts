@@ -135,10 +135,11 @@ function endpointsOf(
 }
 
 /**
- * What this cluster should export for one ServiceExport (DESIGN.md §3 step 2). Pure: reads
- * only its arguments. ClusterIP, NodePort and LoadBalancer export as ClusterSetIP, headless as
- * Headless; ExternalName is refused (mcs-api `InvalidServiceType`). With `pods`, each endpoint
- * carries its pod's labels among `pods.keys` as attributes; without, nothing changes.
+ * What this cluster should export for one ServiceExport
+ * (docs/architecture.md#how-each-agent-reconciles, step 2). Pure: reads only its arguments.
+ * ClusterIP, NodePort and LoadBalancer export as ClusterSetIP, headless as Headless; ExternalName
+ * is refused (mcs-api `InvalidServiceType`). With `pods`, each endpoint carries its pod's labels
+ * among `pods.keys` as attributes; without, nothing changes.
  */
 export function buildDesiredExport(
   cluster: ClusterIdentity,

@@ -3,7 +3,10 @@ import type { DesiredCondition } from '@cloudmap-mcs/core';
 import { ConditionType } from './conditions.js';
 import type { InvalidReason } from './desired.js';
 
-/** The three mcs-api conditions for one outcome of a reconcile (mcs-api.md §1.9). */
+/**
+ * The three mcs-api conditions for one outcome of a reconcile
+ * (docs/export-agent.md#conditions-mcs-api).
+ */
 export type ExportOutcome =
   | { kind: 'invalid'; reason: InvalidReason; message: string }
   | { kind: 'failed'; message: string }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The export agent's entry point: the only module that reads process.env (DESIGN.md §6). Its
+// The export agent's entry point: the only module that reads process.env (docs/contributing.md#config-and-logs). Its
 // own flags are in config.ts, its wiring in agent.ts; the rest is core's agent skeleton.
 import { hostname } from 'node:os';
 import { hideBin } from 'yargs/helpers';

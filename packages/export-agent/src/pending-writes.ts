@@ -4,8 +4,8 @@ import type { CloudMapInstance } from '@cloudmap-mcs/core';
  * Writes submitted to Cloud Map whose operation has not finished ("expectations", as in
  * client-go's ReplicaSet controller). Until an operation ends, reads may not show its effect;
  * planning against reads alone would submit the same write again (the AWS controller's
- * duplicate re-registrations, aws-controller.md §9.9). The reconciler overlays these on what
- * it reads, and drops an entry when its operation completes.
+ * duplicate re-registrations, docs/architecture.md#the-aws-controller, item 7). The reconciler
+ * overlays these on what it reads, and drops an entry when its operation completes.
  */
 export interface PendingWrites {
   /** `attributes` null marks a deregistration. */

@@ -39,13 +39,17 @@ export interface ExportReconciler {
   exportedCount(): number;
 }
 
-/** The export agent's reconcile of one ServiceExport key (DESIGN.md §3). */
+/**
+ * The export agent's reconcile of one ServiceExport key
+ * (docs/architecture.md#how-each-agent-reconciles).
+ */
 export function createExportReconciler(deps: ExportReconcilerDeps): ExportReconciler {
   const state = createReconcilerState(deps);
   return {
     async reconcile(key, ctx) {
-      // The harness's child logger {controller, key, reconcileId} (GUIDE.md rule 14), so these
-      // lines and its outcome line share one reconcile id.
+      // The harness's child logger {controller, key, reconcileId}
+      // (docs/contributing.md#config-and-logs), so these lines and its outcome line share one
+      // reconcile id.
       const log =
         ctx?.logger ??
         deps.logger.child({ [logFields.controller]: 'serviceexport', [logFields.key]: key });

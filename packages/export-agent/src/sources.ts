@@ -1,7 +1,10 @@
 import type { ClusterIdentity, Condition } from '@cloudmap-mcs/core';
 import type { EndpointSliceObject, ServiceExportObject, ServiceObject } from './k8s-types.js';
 
-/** Read side: the informer caches, as the reconciler sees them (DESIGN.md §3 step 1). */
+/**
+ * Read side: the informer caches, as the reconciler sees them
+ * (docs/architecture.md#how-each-agent-reconciles, step 1).
+ */
 export interface ExportSources {
   /** Undefined while ClusterProperties are missing or invalid. */
   identity(): ClusterIdentity | undefined;

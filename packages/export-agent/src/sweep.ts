@@ -7,11 +7,12 @@ import {
 } from '@cloudmap-mcs/core';
 
 /**
- * Keys of Services this cluster still has records for in Cloud Map (GUIDE.md rule 9: replay
- * owned objects on start). A ServiceExport deleted while the agent was down without its
- * finalizer running leaves records and no object; enqueueing these keys lets the reconciler
- * remove them. Only namespaces holding this cluster's heartbeat are searched: every namespace
- * the agent ever exported into has one, which keeps the sweep to a few reads.
+ * Keys of Services this cluster still has records for in Cloud Map
+ * (docs/contributing.md#idempotence: replay owned objects on start). A ServiceExport deleted while
+ * the agent was down without its finalizer running leaves records and no object; enqueueing these
+ * keys lets the reconciler remove them. Only namespaces holding this cluster's heartbeat are
+ * searched: every namespace the agent ever exported into has one, which keeps the sweep to a few
+ * reads.
  */
 export async function findOwnedKeys(
   cloudMap: CloudMapPort,

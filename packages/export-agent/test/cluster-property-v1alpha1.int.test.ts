@@ -13,10 +13,11 @@ import { Attr, ServiceExportApi } from '@cloudmap-mcs/core';
 import { startAgentProcess, type AgentProcess } from './int/agent-process.js';
 import { cloudMapReader, instancesOf } from './int/cloudmap-reader.js';
 
-// Issue 13 / DESIGN.md §6: identity comes from ClusterProperty in about.k8s.io v1alpha1 or
-// v1beta1. Here the cluster serves v1alpha1 only (v1beta1 stays the storage version but is
-// not served), and the export agent, given no --cluster-id/--clusterset-id, must still find
-// its identity and export. The CRD is restored afterwards (suites run one file at a time).
+// Issue 13 / docs/architecture.md#configuration: identity comes from ClusterProperty in
+// about.k8s.io v1alpha1 or v1beta1. Here the cluster serves v1alpha1 only (v1beta1 stays the
+// storage version but is not served), and the export agent, given no --cluster-id/--clusterset-id,
+// must still find its identity and export. The CRD is restored afterwards (suites run one file at a
+// time).
 const clusters = e2eClusters();
 const ctx = e2eContext();
 const env: Record<string, string> =

@@ -100,7 +100,7 @@ async function runImport(
   ctx.logger.info('import agent running', { [logFields.clustersetId]: identity.clustersetId });
 }
 
-/** Informer events only enqueue keys (GUIDE.md rule 3); the controller exists after sync. */
+/** Informer events only enqueue keys (docs/contributing.md#reconcile-shape); the controller exists after sync. */
 async function syncedInformers(
   ctx: Ctx,
   controller: () => ImportController | undefined,

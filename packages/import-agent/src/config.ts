@@ -17,7 +17,7 @@ import {
 } from './reconcile/scope.js';
 
 /**
- * The import agent's own configuration (DESIGN.md §6); the flags both agents share (cluster
+ * The import agent's own configuration (docs/architecture.md#configuration); the flags both agents share (cluster
  * identity, AWS, workers, leader election, ports, logging) are core's `CommonConfig`
  * (docs/install.md lists every flag). Flag `--poll-fast-seconds` ⇔ env `MCS_POLL_FAST_SECONDS`.
  */

@@ -36,7 +36,7 @@ import {
 } from './reconcile/scope.js';
 
 /**
- * Wires the poller, the work queue and the reconciler (GUIDE.md rules 1–3). Workers start only
+ * Wires the poller, the work queue and the reconciler (docs/contributing.md#reconcile-shape). Workers start only
  * after the first complete Cloud Map snapshot (and, by the caller, after the informer caches
  * synced), then every managed ServiceImport is replayed so deletes missed while down happen.
  */

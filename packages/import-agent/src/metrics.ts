@@ -7,7 +7,7 @@ type ControllerMetrics = NonNullable<ImportControllerOptions['metrics']> & {
 };
 
 /**
- * The import agent's own metrics (DESIGN.md §6); reconcile and queue metrics come from core's
+ * The import agent's own metrics (docs/architecture.md#configuration); reconcile and queue metrics come from core's
  * controller harness (`mcs_reconcile_*`, `mcs_workqueue_*`), Cloud Map call metrics from the client.
  */
 export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'): ControllerMetrics {

@@ -2,7 +2,7 @@ import yargs, { type ArgumentsCamelCase, type InferredOptionTypes, type Options 
 import { logLevels, type LogLevel } from '../logging/logger.js';
 
 /**
- * The configuration both agents share (DESIGN.md §6): the same flag names and meanings, each
+ * The configuration both agents share (docs/architecture.md#configuration): the same flag names and meanings, each
  * flag also read from `MCS_<FLAG_NAME>` (`--lease-name` ⇔ `MCS_LEASE_NAME`), parsed and
  * validated once in the agent's entry point. Flags are documented once, in docs/install.md.
  */

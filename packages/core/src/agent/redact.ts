@@ -1,7 +1,7 @@
 import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 
-/** Keys whose values are never logged (DESIGN.md §7: credentials never logged). */
+/** Keys whose values are never logged (docs/architecture.md#security: credentials never logged). */
 export const secretKeyPattern =
   /secret|token|password|credential|external-?id|access-?key|session/i;
 
@@ -17,7 +17,9 @@ export function redactConfig(config: unknown, pattern: RegExp = secretKeyPattern
   return out;
 }
 
-/** Logs the effective config once at start (GUIDE.md rule 13), secrets redacted. */
+/**
+ * Logs the effective config once at start (docs/contributing.md#config-and-logs), secrets redacted.
+ */
 export function logEffectiveConfig(logger: Logger, config: object, pattern?: RegExp): void {
   logger.info('effective configuration', { [logFields.config]: redactConfig(config, pattern) });
 }

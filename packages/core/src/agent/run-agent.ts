@@ -79,7 +79,7 @@ export interface AgentProcess {
 }
 
 /**
- * The agent skeleton both agents run on (DESIGN.md §2, §6): config from flags and MCS_* env,
+ * The agent skeleton both agents run on (docs/architecture.md#layers): config from flags and MCS_* env,
  * logger, metrics registry, health and metrics servers on one bind address, the Cloud Map
  * client, cluster identity, leader election and ordered shutdown. Exits 2 on bad config or a
  * StartupError, 1 on any other failure.

@@ -37,8 +37,8 @@ export class AssumeRoleError extends Error {
 /**
  * A credentials provider that assumes `roleArn` with STS and caches the temporary
  * credentials until `refreshMarginMs` before they expire (like the SDK's
- * fromTemporaryCredentials, built on STSClient as DESIGN.md §7 asks). Concurrent callers share
- * one AssumeRole call. The credentials are never logged or put in error messages.
+ * fromTemporaryCredentials, built on STSClient as docs/architecture.md#security says). Concurrent
+ * callers share one AssumeRole call. The credentials are never logged or put in error messages.
  */
 export function createAssumeRoleCredentials(options: AssumeRoleOptions): CredentialsProvider {
   const now = options.now ?? Date.now;

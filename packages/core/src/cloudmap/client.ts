@@ -45,7 +45,7 @@ export interface CloudMapClientOptions {
 }
 
 /**
- * The one Cloud Map client both agents use (GUIDE.md rule 6): the port plus per-operation rate
+ * The one Cloud Map client both agents use (docs/contributing.md#pure-core): the port plus per-operation rate
  * limits, retries with full jitter on throttling/5xx, read caches evicted on write, and
  * background tracking of asynchronous operations. It is itself a CloudMapPort, so code above
  * it is tested with the fake port underneath.

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { CloudMapOperationName } from '../ports/operations.js';
 
-/** What the Cloud Map client reports (DESIGN.md §6: calls by operation and outcome, throttles). */
+/** What the Cloud Map client reports (docs/architecture.md#configuration: calls by operation and outcome, throttles). */
 export interface CloudMapMetrics {
   /** One attempt finished; `outcome` is 'success' or the CloudMapErrorCode. */
   call(op: CloudMapOperationName, outcome: string, seconds: number): void;

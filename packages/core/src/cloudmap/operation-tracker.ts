@@ -28,7 +28,7 @@ export interface OperationResult extends TrackedOperation {
 
 /**
  * Polls GetOperation in the background. `track` returns at once; nobody has to await the
- * result, so a reconcile never blocks on an operation (DESIGN.md §3 step 5). Completions are
+ * result, so a reconcile never blocks on an operation (docs/architecture.md#how-each-agent-reconciles, step 5). Completions are
  * reported to listeners (e.g. "requeue the key whose register FAILed") and to `wait`.
  */
 export interface OperationTracker {

@@ -10,11 +10,12 @@ export interface RateLimit {
 }
 
 /**
- * Per-agent defaults, well under Cloud Map's account-wide quotas (reference/cloudmap-api.md §6)
- * because every cluster of the clusterset shares one account's budget: DiscoverInstances
- * 1,000/s and DiscoverInstancesRevision 3,000/s are documented; control-plane rates are not,
- * the community figure for ListInstances is ~50/s, and the AWS controller's own client limits
- * (ListNamespaces 0.5/s, CreateService 5/s, RegisterInstance 50/s) are the ceiling here.
+ * Per-agent defaults, well under Cloud Map's account-wide quotas
+ * (docs/architecture.md#cloud-map-facts) because every cluster of the clusterset shares one
+ * account's budget: DiscoverInstances 1,000/s and DiscoverInstancesRevision 3,000/s are documented;
+ * control-plane rates are not, the community figure for ListInstances is ~50/s, and the AWS
+ * controller's own client limits (ListNamespaces 0.5/s, CreateService 5/s, RegisterInstance 50/s)
+ * are the ceiling here.
  */
 export const defaultRateLimits: Readonly<Record<CloudMapOperationName, RateLimit>> = {
   listNamespaces: { perSecond: 0.5, burst: 5 },

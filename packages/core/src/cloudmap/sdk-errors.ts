@@ -74,7 +74,7 @@ const detailMembers = [
 ];
 
 /**
- * Translates anything the SDK throws into a CloudMapError (GUIDE.md rule 5: adapters
+ * Translates anything the SDK throws into a CloudMapError (docs/contributing.md#pure-core: adapters
  * translate at the edge). Throttling, 5xx and network failures are retryable; the original
  * error is kept as `cause`.
  */

@@ -23,7 +23,8 @@ export type DesiredCondition = Omit<Condition, 'lastTransitionTime'>;
 /**
  * Applies desired conditions onto the current list (apimachinery `SetStatusCondition`):
  * lastTransitionTime moves only when the status flips; conditions of other types are kept.
- * Returns whether anything changed, so the caller writes status only then (GUIDE.md rule 8).
+ * Returns whether anything changed, so the caller writes status only then
+ * (docs/contributing.md#idempotence).
  */
 export function setConditions(
   current: readonly Condition[],

@@ -1,6 +1,6 @@
 /**
- * The field names of every structured log entry (GUIDE.md rule 14). Use these constants so
- * the same thing is always called the same way and can be queried across both agents.
+ * The field names of every structured log entry (docs/contributing.md#config-and-logs). Use these
+ * constants so the same thing is always called the same way and can be queried across both agents.
  */
 export const logFields = {
   /** The agent component: 'export-agent', 'import-agent'. */

@@ -1,6 +1,6 @@
 /**
- * The logger every component receives by injection (GUIDE.md rules 13–14): a constant
- * message plus structured fields, never a module-global. The winston implementation is an
+ * The logger every component receives by injection (docs/contributing.md#config-and-logs): a
+ * constant message plus structured fields, never a module-global. The winston implementation is an
  * adapter in `@cloudmap-mcs/core/runtime` (`createLogger`); tests use `createMemoryLogger`
  * from `@cloudmap-mcs/core/testing`.
  */

@@ -1,7 +1,7 @@
 import type { ClusterIdentity } from './types.js';
 
 /**
- * Cluster identity per KEP-2149 (shared/reference/mcs-api.md §2.6), as pure functions: the
+ * Cluster identity per KEP-2149 (docs/install.md#2-cluster-identity), as pure functions: the
  * runtime reads ClusterProperty objects and flags, these decide whether what it found is
  * usable and, when not, say exactly what to create.
  */

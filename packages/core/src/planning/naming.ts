@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Deterministic names for what the import agent creates (GUIDE.md rule 7): the same inputs
- * give the same name in every replica and after every restart, so "already exists" is the
- * object we want, never a stranger's.
+ * Deterministic names for what the import agent creates (docs/contributing.md#idempotence): the
+ * same inputs give the same name in every replica and after every restart, so "already exists" is
+ * the object we want, never a stranger's.
  */
 
 const BASE32HEX = '0123456789abcdefghijklmnopqrstuv';

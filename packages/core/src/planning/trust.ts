@@ -17,7 +17,7 @@ import type { CloudMapInstance } from '../ports/cloudmap-port.js';
 import { canonicalAddress, type AddressPolicy } from './address-policy.js';
 
 /**
- * The import agent's trust boundary (DESIGN.md §7): everything read from Cloud Map is
+ * The import agent's trust boundary (docs/architecture.md#security): everything read from Cloud Map is
  * validated before it can reach the Kubernetes API. Bad items are refused one at a time (an
  * endpoint, a port, a label) so one hostile or broken record never takes the rest of the
  * service down; only what makes the whole export meaningless (wrong clusterset, invalid

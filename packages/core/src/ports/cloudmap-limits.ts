@@ -1,9 +1,10 @@
 /**
  * Cloud Map's record grammar: its documented input limits and character sets
- * (shared/reference/cloudmap-api.md §2–§3), as pure checks. This is the one table: the record
+ * (docs/architecture.md#cloud-map-facts), as pure checks. This is the one table: the record
  * codec checks what it writes against it (records/limits.ts turns "does not fit" into a
- * condition, DESIGN.md §4), the trust boundary refuses what it reads against it
- * (planning/trust.ts), and the fake port enforces it like the service does (InvalidInput).
+ * condition, docs/cloudmap-schema.md#limits--never-truncated), the trust boundary refuses what it
+ * reads against it (planning/trust.ts), and the fake port enforces it like the service does
+ * (InvalidInput).
  */
 
 export const cloudMapLimits = {

@@ -1,5 +1,5 @@
 /**
- * The narrow port through which everything above it talks to Cloud Map (GUIDE.md rule 6):
+ * The narrow port through which everything above it talks to Cloud Map (docs/contributing.md#pure-core):
  * only the operations the agents call, in our own types. The AWS SDK adapter lives in
  * packages/core/src/cloudmap; tests use an in-memory fake of this interface.
  */

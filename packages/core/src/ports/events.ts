@@ -1,7 +1,7 @@
 /**
- * The port through which reconcilers report Kubernetes Events (DESIGN.md §6: Events on
- * ServiceExport for conflicts and failures). The runtime implements it on events.k8s.io/v1;
- * tests use `createMemoryEventRecorder` from `@cloudmap-mcs/core/testing`.
+ * The port through which reconcilers report Kubernetes Events (docs/architecture.md#configuration:
+ * Events on ServiceExport for conflicts and failures). The runtime implements it on
+ * events.k8s.io/v1; tests use `createMemoryEventRecorder` from `@cloudmap-mcs/core/testing`.
  */
 
 export interface EventObjectRef {

@@ -16,7 +16,7 @@ export const CONTROLLER_NAME = 'cloudmap-mcs';
 /** Cloud Map service (per namespace) that holds one heartbeat instance per cluster. */
 export const HEARTBEAT_SERVICE_NAME = '_mcs-heartbeat';
 
-/** The AWS controller's endpoint attributes (reference/aws-controller.md §2). */
+/** The AWS controller's endpoint attributes (docs/architecture.md#the-aws-controller, item 1). */
 export const Attr = {
   Ipv4: 'AWS_INSTANCE_IPV4',
   Ipv6: 'AWS_INSTANCE_IPV6',

@@ -4,9 +4,9 @@ import { cloudMapLimits } from '../ports/cloudmap-limits.js';
 
 /**
  * A short, stable hash of the cluster's identity. Two clusters may reuse pod IPs (the AWS
- * controller's IDs collide then, reference/aws-controller.md §9.3), so every instance ID we
- * write starts with this prefix. 12 hex characters (48 bits) keep the longest endpoint ID
- * (SCTP, full-length IPv6, 5-digit port) at 63 characters.
+ * controller's IDs collide then, docs/architecture.md#the-aws-controller, item 3), so every
+ * instance ID we write starts with this prefix. 12 hex characters (48 bits) keep the longest
+ * endpoint ID (SCTP, full-length IPv6, 5-digit port) at 63 characters.
  */
 export function clusterPrefix(cluster: ClusterIdentity): string {
   return createHash('sha256')

@@ -2,8 +2,8 @@ import { cloudMapLimits } from '../ports/cloudmap-limits.js';
 
 /**
  * JSON in attribute values. Cloud Map values must be printable ASCII and may not start with
- * whitespace (reference/cloudmap-api.md §3), so every character outside 0x21–0x7E (space and
- * tab included) is written as a JSON `\uXXXX` escape: the value stays valid JSON, contains no
+ * whitespace (docs/architecture.md#cloud-map-facts), so every character outside 0x21–0x7E (space
+ * and tab included) is written as a JSON `\uXXXX` escape: the value stays valid JSON, contains no
  * whitespace, and can be cut anywhere.
  */
 export function asciiJson(value: unknown): string {

@@ -68,8 +68,8 @@ const same = (a?: ClusterIdentity, b?: ClusterIdentity): boolean =>
 
 /**
  * The cluster's identity from ClusterProperty `cluster.clusterset.k8s.io` and
- * `clusterset.k8s.io` (DESIGN.md §6), watched for changes, validated per KEP-2149, with
- * flags overriding. While it is missing or invalid the readiness check fails with a
+ * `clusterset.k8s.io` (docs/architecture.md#configuration), watched for changes, validated per
+ * KEP-2149, with flags overriding. While it is missing or invalid the readiness check fails with a
  * message saying exactly what to create.
  */
 export function createClusterIdentityWatcher(

@@ -26,7 +26,7 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
    * open without delivering an object (a BOOKMARK), so the watchdog does not restart it.
    */
   create: (listed: () => void, alive: () => void) => InformerLike<T>;
-  /** Must only enqueue (GUIDE.md rule 3); a throw is logged and swallowed. */
+  /** Must only enqueue (docs/contributing.md#reconcile-shape); a throw is logged and swallowed. */
   onEvent: (event: InformerEvent, obj: T) => void;
   logger: Logger;
   clock?: Clock;
@@ -58,7 +58,7 @@ export interface SupervisedInformer<T extends KubernetesObject> {
 
 /**
  * Keeps a client-node informer running: client-node stops an informer for good on any error
- * other than 410 (test-infra.md §C.3), so this restarts it with jittered backoff, restarts
+ * other than 410 (docs/architecture.md#client-node-gaps), so this restarts it with jittered backoff, restarts
  * it when it goes silent, and reports sync once the first list is in the cache.
  */
 export function superviseInformer<T extends KubernetesObject>(
@@ -188,7 +188,7 @@ export class CacheSyncAbortedError extends Error {
   override readonly name = 'CacheSyncAbortedError';
 }
 
-/** Resolves when every informer has synced (start workers only then, GUIDE.md rule 3). */
+/** Resolves when every informer has synced (start workers only then, docs/contributing.md#reconcile-shape). */
 export async function waitForCacheSync(
   informers: readonly Pick<SupervisedInformer<KubernetesObject>, 'synced' | 'name' | 'hasSynced'>[],
   signal?: AbortSignal,

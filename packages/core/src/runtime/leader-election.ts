@@ -49,7 +49,8 @@ const JITTER = 0.2;
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease with client-go's semantics
- * (k8s.io/client-go/tools/leaderelection; @kubernetes/client-node has no elector):
+ * (k8s.io/client-go/tools/leaderelection; @kubernetes/client-node has none,
+ * docs/architecture.md#client-node-gaps):
  *
  * - A candidate takes the Lease only when it is free or expired: unchanged (same
  *   resourceVersion and holder) for its `leaseDurationSeconds`, judged by this replica's own

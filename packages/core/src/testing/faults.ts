@@ -13,7 +13,7 @@ export interface FaultOptions {
 }
 
 /**
- * Switches that make a named operation fail the next N times (GUIDE.md rule 16, admiral's
+ * Switches that make a named operation fail the next N times (docs/contributing.md#tests, admiral's
  * failing reactor), and counters of every call made, failed or not.
  */
 export interface FaultInjector {

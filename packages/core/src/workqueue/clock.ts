@@ -1,6 +1,6 @@
 /**
  * Time as the queue and controllers see it. Injected everywhere so tests can run on fake
- * time instead of sleeping (GUIDE.md rule 2).
+ * time instead of sleeping (docs/contributing.md#reconcile-shape).
  */
 export interface Clock {
   /** Milliseconds since an arbitrary epoch; only differences matter. */

@@ -25,7 +25,7 @@ export type Reconciler<K> = (key: K, ctx?: ReconcileContext) => Promise<Reconcil
 
 /**
  * An error that retrying cannot fix (a user error, a refused input). The controller reports
- * it and forgets the key instead of backing off (GUIDE.md rule 10).
+ * it and forgets the key instead of backing off (docs/contributing.md#bad-input).
  */
 export class TerminalError extends Error {
   override readonly name = 'TerminalError';
@@ -51,7 +51,7 @@ export interface ControllerOptions<K> {
 }
 
 /**
- * A work queue and the workers that drain it (GUIDE.md rules 1–3, 14): the one place a
+ * A work queue and the workers that drain it (docs/contributing.md#reconcile-shape): the one place a
  * reconcile's outcome is logged and counted. Informer callbacks add keys to `queue`.
  */
 export interface Controller<K> {
@@ -107,7 +107,7 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
         metrics.retried(opts.name);
         outcome = 'error';
       }
-      // The one place a reconcile error is logged (GUIDE.md rule 14).
+      // The one place a reconcile error is logged (docs/contributing.md#config-and-logs).
       keyLog.error('reconcile failed', { [logFields.outcome]: outcome, [logFields.error]: error });
     }
     const durationMs = opts.clock.now() - started;

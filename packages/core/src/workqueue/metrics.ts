@@ -4,7 +4,8 @@ import type { ReconcileOutcome } from './controller.js';
 /**
  * What the controller harness reports, labelled by controller name. One instance per
  * process (per registry), shared by every controller in it, so both agents publish the same
- * families: `mcs_<thing>_<unit>{controller=...}` (GUIDE.md, one metric naming scheme).
+ * families: `mcs_<thing>_<unit>{controller=...}` (docs/contributing.md#config-and-logs: one metric
+ * naming scheme).
  */
 export interface ControllerMetrics {
   reconciled(controller: string, result: ReconcileOutcome, seconds: number): void;

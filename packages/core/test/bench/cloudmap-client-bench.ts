@@ -1,5 +1,5 @@
-// The Cloud Map client's own overhead per call, without network (GUIDE.md rule 18: figures are
-// printed, never asserted). Build, then run:
+// The Cloud Map client's own overhead per call, without network (docs/contributing.md#tests:
+// figures are printed, never asserted). Build, then run:
 //   node packages/core/dist/test/bench/cloudmap-client-bench.js [instances] [calls]
 import { createCloudMapClient } from '../../src/cloudmap/client.js';
 import { createBottleneckLimiter } from './bottleneck-limiter.js';

@@ -41,7 +41,7 @@ const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.n
 type ExportInformer = SupervisedInformer<ServiceExportObject & KubernetesObject>;
 
 /**
- * The informer caches (GUIDE.md rule 3: callbacks only enqueue). ServiceExport, Service and
+ * The informer caches (docs/contributing.md#reconcile-shape: callbacks only enqueue). ServiceExport, Service and
  * EndpointSlice events map to the ServiceExport key; a ClusterProperty event re-queues every
  * key, since the identity is part of every record.
  *

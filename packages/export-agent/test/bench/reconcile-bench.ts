@@ -1,6 +1,6 @@
-// Throughput benchmark of the export controller (GUIDE.md rule 18: figures are printed, never
-// asserted), over the in-memory Cloud Map or, with `emulator`, the emulator over HTTP through the
-// real AWS SDK. Client-side rate limits are off in both, so the figures are the agent's own.
+// Throughput benchmark of the export controller (docs/contributing.md#tests: figures are printed,
+// never asserted), over the in-memory Cloud Map or, with `emulator`, the emulator over HTTP through
+// the real AWS SDK. Client-side rate limits are off in both, so the figures are the agent's own.
 // Run: node packages/export-agent/dist/test/bench/reconcile-bench.js [exports] [endpoints] [emulator]
 import {
   createCloudMapClient,

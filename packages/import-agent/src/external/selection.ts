@@ -34,7 +34,8 @@ export interface Problem {
 
 const PROTOCOLS = new Set(['TCP', 'UDP', 'SCTP']);
 const PORT_NAME = /^(?=.{1,15}$)(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*[a-z0-9]?$/;
-// Cloud Map's own patterns, loosely: HttpName ≤1024 printable, service name ≤127 (cloudmap-api.md).
+// Cloud Map's own patterns, loosely: HttpName ≤1024 printable, service name ≤127
+// (docs/cloudmap-emulator.md#operations-and-semantics).
 const CM_NAMESPACE = /^[!-~]{1,1024}$/;
 const CM_SERVICE = /^[A-Za-z0-9_.-]{1,127}$/;
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

@@ -4,8 +4,8 @@ import type { ExternalStatus } from './types.js';
 /**
  * The status of a CloudMapServiceImport (pure): one Ready condition (core's setConditions),
  * the generation it is about and the instance counts of the last read. Written only when it
- * says something new, so a steady import writes nothing (DESIGN.md §8: zero Kubernetes writes
- * at idle).
+ * says something new, so a steady import writes nothing (docs/architecture.md#cost-model: zero
+ * Kubernetes writes at idle).
  */
 
 export interface ReadyState {

@@ -17,7 +17,7 @@ import {
 
 /**
  * The import agent's informers, supervised by the shared runtime (restart with backoff,
- * watchdog, synced after the first list). Handlers only enqueue (GUIDE.md rule 3).
+ * watchdog, synced after the first list). Handlers only enqueue (docs/contributing.md#reconcile-shape).
  */
 type Watched<T extends KubernetesObject> = SupervisedInformer<T>;
 

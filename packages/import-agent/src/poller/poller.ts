@@ -30,7 +30,7 @@ export type { Poller, PollerMetrics, PollerOptions } from './options.js';
  *   for (records of clusters that do not write it: the AWS controller, non-Kubernetes
  *   writers, older agents; services whose last read failed) get a DiscoverInstancesRevision
  *   every `fastMs`, heartbeat services every `heartbeatMs`. Without a feed (`feedMs` 0) the
- *   round runs every `fastMs` and checks every service, as aws-controller.md §9.1 fixed.
+ *   round runs every `fastMs` and checks every service, as the AWS controller does (docs/architecture.md#the-aws-controller, item 2).
  * - slow round (`slowMs`): namespaces and services are listed (listing.ts).
  * - resync (`resyncMs`), and sweeps the feed asks for: every service is read again.
  *

@@ -17,7 +17,7 @@ import { observe } from './view.js';
 
 /**
  * The object steps of an import reconcile once it is in scope, alive and admitted (steps 1–4
- * of DESIGN.md §3), and when to look again.
+ * of docs/architecture.md#how-each-agent-reconciles), and when to look again.
  */
 
 /** Re-check a key this long after a change we could not observe yet (derived Service IPs). */

@@ -18,7 +18,7 @@ import {
 
 /**
  * Pure builders of the objects the import agent applies, and the comparisons that decide
- * whether an apply is needed at all (GUIDE.md rule 8). Never mutate their inputs.
+ * whether an apply is needed at all (docs/contributing.md#idempotence). Never mutate their inputs.
  */
 
 /** A short digest of an object's content (key order does not matter). */

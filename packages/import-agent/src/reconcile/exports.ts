@@ -15,7 +15,7 @@ import type { CloudMapSnapshot } from '../poller/snapshot.js';
 
 /**
  * What Cloud Map says one service should import: its records from the poller's snapshot,
- * trusted and decoded, with clusters whose heartbeat expired dropped (DESIGN.md §4).
+ * trusted and decoded, with clusters whose heartbeat expired dropped (docs/architecture.md#heartbeats).
  */
 
 export interface ExportReading {

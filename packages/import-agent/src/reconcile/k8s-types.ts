@@ -68,7 +68,7 @@ export interface EndpointSliceObject extends KubeEndpointSliceObject {
   endpoints: KubeSliceEndpoint[];
 }
 
-/** Ownership marker on everything the import agent creates (GUIDE.md rule 7). */
+/** Ownership marker on everything the import agent creates (docs/contributing.md#idempotence). */
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'cloudmap-mcs-import-agent';
 export const ANNOTATION_DERIVED_SERVICE = 'multicluster.kubernetes.io/derived-service';

@@ -2,9 +2,9 @@ import { ServiceImportApi } from '@cloudmap-mcs/core';
 import { LABEL_MANAGED_BY, MANAGED_BY, type ObjectMeta, type OwnerReference } from './k8s-types.js';
 
 /**
- * Which objects the import agent may modify or delete (GUIDE.md rule 7, issue 11 item 2): only
- * those carrying all of its ownership markers. A name match is never enough — a user's
- * Service may already use the derived name (the mcs-api reference scheme is the same), and a
+ * Which objects the import agent may modify or delete (docs/contributing.md#idempotence, issue 11
+ * item 2): only those carrying all of its ownership markers. A name match is never enough — a
+ * user's Service may already use the derived name (the mcs-api reference scheme is the same), and a
  * user's ServiceImport the imported name. Such an object is left byte-for-byte alone and the
  * import is blocked until the user deletes or renames it.
  */

@@ -81,10 +81,10 @@ const CAP_RECHECK_MS = 60_000;
 
 /**
  * One key, `<namespace>/<name>`: reads the Cloud Map snapshot and the informer caches, and
- * converges the ServiceImport, its derived Service and its EndpointSlices (DESIGN.md §3).
- * Level-triggered: it never asks what happened, only what should exist. Reads top to bottom:
- * scope → live exports → admission → ServiceImport → derived Service → slices → status →
- * when to look again.
+ * converges the ServiceImport, its derived Service and its EndpointSlices
+ * (docs/architecture.md#how-each-agent-reconciles). Level-triggered: it never asks what happened,
+ * only what should exist. Reads top to bottom: scope → live exports → admission → ServiceImport →
+ * derived Service → slices → status → when to look again.
  */
 export function createImportReconciler(deps: ImportReconcilerDeps): Reconciler<string> {
   const shared = sharedParts(deps);

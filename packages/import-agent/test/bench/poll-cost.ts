@@ -1,6 +1,7 @@
-// Benchmark (prints figures, asserts nothing; GUIDE.md rule 18): Cloud Map calls per minute of
-// the poller for N services, idle and with changes, and the planning time of one reconcile.
-// Run: pnpm exec tsc --build packages/import-agent && node packages/import-agent/dist/test/bench/poll-cost.js
+// Benchmark (prints figures, asserts nothing; docs/contributing.md#tests): Cloud Map calls per
+// minute of the poller for N services, idle and with changes, and the planning time of one
+// reconcile. Run: pnpm exec tsc --build packages/import-agent && node
+// packages/import-agent/dist/test/bench/poll-cost.js
 import {
   encodeFeed,
   FEED_NAMESPACE_NAME,
