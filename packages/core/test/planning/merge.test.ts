@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ServicePort } from '../../src/index.js';
-import {
-  detectConflicts,
-  mergeExports,
-  type MergedImport,
-} from '../../src/planning/index.js';
+import { detectConflicts, mergeExports, type MergedImport } from '../../src/planning/index.js';
 import { clusterExport, endpoint, frozen } from './fixtures.js';
 
 const tcp = (name: string, port: number) => ({ name, protocol: 'TCP' as const, port });
