@@ -25,6 +25,8 @@ import { e2eClusters, e2eContext } from '../src/vitest/index.js';
 const FAST = [
   'baseline-no-fault',
   'stale-eviction',
+  'exporter-clock-behind',
+  'forged-future-heartbeat',
   'kill-9-mid-sync',
   'leader-failover',
   'hostile-addresses-ipv4',

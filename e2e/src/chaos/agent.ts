@@ -20,6 +20,10 @@ export interface AgentSpec {
   /** Cloud Map endpoint (the emulator, or a cuttable proxy in front of it). */
   readonly cloudMapUrl: string;
   readonly args: readonly string[];
+  /** Extra `node` options before the agent's script (a test-only `--import` preload). */
+  readonly nodeArgs?: readonly string[];
+  /** Extra environment variables (read by such a preload; never MCS_*, the agents' flags). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export class ChaosAgent {
@@ -63,6 +67,7 @@ export class ChaosAgent {
     const child = spawn(
       process.execPath,
       [
+        ...(this.spec.nodeArgs ?? []),
         ...agentNodeArgsOf(this.spec.kind),
         `--kubeconfig=${this.spec.kubeconfig}`,
         `--cloudmap-endpoint=${this.spec.cloudMapUrl}`,
@@ -78,6 +83,7 @@ export class ChaosAgent {
           AWS_REGION: 'us-east-1',
           AWS_ACCESS_KEY_ID: 'test',
           AWS_SECRET_ACCESS_KEY: 'test',
+          ...this.spec.env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },

@@ -72,10 +72,14 @@ export class ChaosContext {
       name = `${kind}-${c.name}`,
       args = [],
       cloudMapUrl = this.env.emulatorUrl,
+      nodeArgs,
+      env,
     }: {
       name?: string;
       args?: readonly string[];
       cloudMapUrl?: string;
+      nodeArgs?: readonly string[];
+      env?: Readonly<Record<string, string>>;
     } = {},
   ): ChaosAgent {
     const defaults = kind === 'import' ? this.profile.import.args : this.profile.export.args;
@@ -90,6 +94,8 @@ export class ChaosContext {
           ...(kind === 'export' ? ['--leader-elect=false', `--pod-name=${c.name}-${name}`] : []),
           ...args,
         ]),
+        ...(nodeArgs === undefined ? {} : { nodeArgs }),
+        ...(env === undefined ? {} : { env }),
       },
       join(this.env.workDir, 'agents'),
     );

@@ -8,6 +8,7 @@ import {
   HEARTBEAT_SERVICE_NAME,
   encodeClusterExport,
   encodeHeartbeat,
+  heartbeatInstanceId,
   type CloudMapInstance,
   type CloudMapPort,
   type ClusterExport,
@@ -116,11 +117,18 @@ export class CloudMapRecords {
     return out;
   }
 
-  /** Heartbeat renewal time of a cluster in a namespace, as stored in Cloud Map. */
-  async heartbeatMs(namespace: string, clusterId: string): Promise<number | undefined> {
-    const hb = (await this.instances(namespace, HEARTBEAT_SERVICE_NAME)).find(
-      (i) => i.attributes[Attr.ClusterId] === clusterId,
-    );
+  /**
+   * Heartbeat renewal time of a cluster in a namespace, as stored in Cloud Map: from the
+   * instance whose id is that cluster's heartbeat id (a forged extra instance claiming the
+   * cluster is not its heartbeat).
+   */
+  async heartbeatMs(
+    namespace: string,
+    clusterId: string,
+    clustersetId = 'e2e-clusterset',
+  ): Promise<number | undefined> {
+    const id = heartbeatInstanceId({ clusterId, clustersetId });
+    const hb = (await this.instances(namespace, HEARTBEAT_SERVICE_NAME)).find((i) => i.id === id);
     const at = hb?.attributes[Attr.HeartbeatRenewedAt];
     return at === undefined ? undefined : Number(at);
   }

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   Attr,
   encodeClusterExport,
+  encodeHeartbeat,
+  exportsDigest,
   HEARTBEAT_SERVICE_NAME,
   type ClusterExport,
 } from '@cloudmap-mcs/core';
@@ -416,6 +418,31 @@ describe('export reconciler: refusals and heartbeats', () => {
     await converged(() => expect(renewedAt()).toBe('1000090'));
     k8s.delete('export', KEY);
     await converged(() => expect(fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)).toEqual([]));
+  });
+
+  it("renews at once over a predecessor's heartbeat ahead of its clock, then on its own period", async () => {
+    // The predecessor's clock ran 90 s ahead of ours (or ours runs 90 s behind): its renewal
+    // looks "in the future". Importers judge liveness by when they see the value change, so
+    // waiting for our clock to pass it would leave them without a renewal for 90 s + a period.
+    let now = 1_000_000;
+    const fake = createFakeCloudMap();
+    fake.seedNamespace('shop');
+    const svc = fake.seedService('shop', HEARTBEAT_SERVICE_NAME);
+    const ahead = encodeHeartbeat({
+      cluster: clusterA,
+      renewedAtMs: now + 90_000,
+      periodSeconds: 30,
+      exportsDigest: exportsDigest(['cart']),
+    });
+    await fake.registerInstance(svc.id, ahead.id, ahead.attributes);
+    const k8s = new FakeK8s(clusterA);
+    agents.push(startAgent(k8s, fake, { heartbeatPeriodMs: 90, wallNow: () => now }));
+    exportCart(k8s);
+    const renewedAt = () =>
+      fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)[0]?.attributes[Attr.HeartbeatRenewedAt];
+    await converged(() => expect(renewedAt()).toBe('1000000'));
+    now += 90;
+    await converged(() => expect(renewedAt()).toBe('1000090'));
   });
 });
 

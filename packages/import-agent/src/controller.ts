@@ -137,6 +137,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
       now: opts.now,
       heartbeatService: (ns) => w.poller.heartbeatService(ns),
       onChange: (ns) => enqueueNamespace(w, ns),
+      refusals,
     }),
   };
   const reconcile = createImportReconciler(reconcilerOptions(opts, w.poller, policy, refusals));

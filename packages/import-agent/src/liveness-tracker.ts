@@ -1,18 +1,22 @@
 import {
   decodeHeartbeats,
+  HEARTBEAT_SERVICE_NAME,
   heartbeatLiveness,
   type Clock,
+  type RefusalLog,
   type TimerHandle,
 } from '@cloudmap-mcs/core';
 import type { ServiceSnapshot } from './poller/snapshot.js';
 
 /**
  * Which clusters are live in each namespace, as its imports were last run with (core
- * `heartbeatLiveness`). The controller re-runs a namespace's imports only when that moves:
- * a heartbeat change that makes a cluster live or stale, or the expiry of a live cluster's
- * heartbeat, watched here once per namespace (in data time, like the reconciles: the check
- * waits until heartbeats that old can have been read). A renewal that keeps every cluster
- * live, the steady state, re-runs nothing.
+ * `heartbeatLiveness`, from when the poller saw each cluster's renewal change on its own
+ * clock). The controller re-runs a namespace's imports only when that moves: a heartbeat
+ * change that makes a cluster live or stale, or the expiry of a live cluster's heartbeat,
+ * watched here once per namespace (in data time, like the reconciles: the check waits until
+ * heartbeats that old can have been read). A renewal that keeps every cluster live, the
+ * steady state, re-runs nothing. Heartbeat instances the decoder refuses (one whose id names
+ * another cluster than its attributes, say) are counted and logged here, once per read.
  */
 export interface LivenessTracker {
   /**
@@ -32,6 +36,7 @@ export interface LivenessTrackerOptions {
   now: () => number;
   heartbeatService: (namespace: string) => ServiceSnapshot | undefined;
   onChange: (namespace: string) => void;
+  refusals: RefusalLog;
 }
 
 /** Slack after an expiry, and the shortest re-check (as converge.ts had per service). */
@@ -46,8 +51,9 @@ export function createLivenessTracker(opts: LivenessTrackerOptions): LivenessTra
     if (stopped) return;
     const hb = opts.heartbeatService(namespace);
     const asOfMs = hb?.confirmedAtMs ?? opts.now();
+    reportRefused(opts, namespace, hb);
     const { key, nextExpiryMs } = heartbeatLiveness(
-      decodeHeartbeats(hb?.instances ?? [], { clustersetId: opts.clustersetId }).heartbeats,
+      hb?.renewalsSeen,
       asOfMs,
       opts.ttlMs,
       hb?.resumedAtMs,
@@ -77,4 +83,19 @@ export function createLivenessTracker(opts: LivenessTrackerOptions): LivenessTra
       timers.clear();
     },
   };
+}
+
+function reportRefused(
+  opts: LivenessTrackerOptions,
+  namespace: string,
+  hb: ServiceSnapshot | undefined,
+): void {
+  const { rejected } = decodeHeartbeats(hb?.instances ?? [], { clustersetId: opts.clustersetId });
+  for (const x of rejected) {
+    opts.refusals.refused({
+      reason: 'invalid-instance',
+      subject: `${namespace}/${HEARTBEAT_SERVICE_NAME} - ${x.instanceId}`,
+      fields: { detail: x.reason },
+    });
+  }
 }

@@ -151,6 +151,9 @@ beforeAll(async () => {
         '2',
         '--heartbeat-ttl-seconds',
         String(TTL_SECONDS),
+        // Liveness counts from the read that saw a renewal change: read well within the TTL.
+        '--poll-heartbeat-seconds',
+        '1',
       ],
       env,
     );

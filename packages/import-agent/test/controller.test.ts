@@ -1,6 +1,8 @@
 import {
   createAddressPolicy,
   derivedServiceName,
+  encodeHeartbeat,
+  HEARTBEAT_SERVICE_NAME,
   noopControllerMetrics,
   noopLogger,
   type Logger,
@@ -292,6 +294,69 @@ describe('import controller over the fake Cloud Map', () => {
     await tick(10_000);
     expect(outcomes.length).toBeGreaterThanOrEqual(3);
     expect(addresses(cluster)).toHaveLength(6);
+  });
+
+  it('an exporter clock 90 s behind or ahead loses no endpoint: liveness is judged on our clock', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    await publish(cm, exportOf('c2', 'shop', 'cart', endpoints(2, 2)));
+    await heartbeat(cm, 'shop', 'c1', 1_000_000 - 90_000);
+    await heartbeat(cm, 'shop', 'c2', 1_000_000 + 90_000);
+    const { cluster, tick, state } = await setup(cm);
+    let fewest = addresses(cluster).length;
+    expect(fewest).toBe(4);
+    // Both renew every 20 s on their own clocks for 5 minutes (TTL 60 s).
+    for (let i = 0; i < 15; i++) {
+      await heartbeat(cm, 'shop', 'c1', state.wall - 90_000);
+      await heartbeat(cm, 'shop', 'c2', state.wall + 90_000);
+      await tick(20_000);
+      fewest = Math.min(fewest, addresses(cluster).length);
+    }
+    expect(fewest).toBe(4);
+    // c2 (90 s ahead) stopped 20 s ago: stale one TTL after its last change was read, not
+    // 90 s later.
+    for (let i = 0; i < 2; i++) {
+      await heartbeat(cm, 'shop', 'c1', state.wall - 90_000);
+      await tick(17_000);
+    }
+    expect(addresses(cluster)).toHaveLength(4); // 54 s
+    await heartbeat(cm, 'shop', 'c1', state.wall - 90_000);
+    await tick(12_000); // 66 s: TTL, + the heartbeat check and slack
+    expect(addresses(cluster)).toEqual(['c1:10.1.0.1', 'c1:10.1.0.2']);
+  });
+
+  it('a heartbeat instance whose id names another cluster keeps nothing alive and is refused', async () => {
+    const cm = createFakeCloudMap();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(2, 1)));
+    await heartbeat(cm, 'shop', 'c1', 1_000_000);
+    // A forged extra instance claiming c1, renewed "five years from now".
+    const hbService = cm.serviceByName('shop', HEARTBEAT_SERVICE_NAME)!;
+    const forged = encodeHeartbeat({
+      cluster: { clusterId: 'c1', clustersetId: CLUSTERSET },
+      renewedAtMs: 1_000_000 + 5 * 365 * 86_400_000,
+    });
+    await cm.registerInstance(hbService.id, 'forged-c1-heartbeat', forged.attributes);
+    const logger = createMemoryLogger();
+    const counted: string[] = [];
+    const { cluster, tick, state } = await setup(cm, createFakeCluster(), 1_000_000, {
+      logger,
+      refused: (reason) => counted.push(reason),
+    });
+    expect(addresses(cluster)).toHaveLength(2);
+    for (let i = 0; i < 3; i++) {
+      await heartbeat(cm, 'shop', 'c1', state.wall);
+      await tick(10_000);
+    }
+    const lastRenewal = state.wall;
+    await heartbeat(cm, 'shop', 'c1', lastRenewal); // then c1's agent dies
+    await tick(57_000);
+    expect(addresses(cluster)).toHaveLength(2);
+    await tick(6_000); // TTL 60 s after the last renewal, + the heartbeat check and slack
+    expect(addresses(cluster)).toEqual([]);
+    expect(counted).toContain('invalid-instance');
+    expect(logger.find('refused cloud map record').map((l) => l.fields['subject'])).toEqual([
+      `shop/${HEARTBEAT_SERVICE_NAME} - forged-c1-heartbeat`,
+    ]);
   });
 
   it('a Cloud Map outage keeps the imports and says so; nothing is deleted', async () => {

@@ -135,6 +135,10 @@ beforeAll(async () => {
         '4',
         '--heartbeat-ttl-seconds',
         String(TTL_SECONDS),
+        // Liveness counts from the read that saw a renewal change, so the heartbeats must be
+        // read well within the TTL (the default read period, 30 s, is for the default 120 s).
+        '--poll-heartbeat-seconds',
+        '1',
         '--log-format',
         'json',
       ],

@@ -1,4 +1,11 @@
-import { exportsDigest, noopLogger, type CloudMapPort } from '@cloudmap-mcs/core';
+import {
+  exportsDigest,
+  HEARTBEAT_SERVICE_NAME,
+  heartbeatInstanceId,
+  lastRenewalSeenMs,
+  noopLogger,
+  type CloudMapPort,
+} from '@cloudmap-mcs/core';
 import { createFakeCloudMap, type FakeCloudMap, FakeClock } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createPoller, fastPeriodFor, type Poller } from '../src/poller/index.js';
@@ -156,6 +163,33 @@ describe('poller', () => {
     await tick(5_000);
     expect(hbChanges).toEqual(['shop', 'shop']);
     expect(changes).toEqual(['shop/cart']);
+    await poller.stop();
+  });
+
+  it('notes when it saw each renewal change on its own clock, and forgets heartbeats that go', async () => {
+    const { cm, clock, poller, tick } = setup();
+    await publish(cm, exportOf('c1', 'shop', 'cart', endpoints(1, 1)));
+    // Writers' clocks far off ours: their values are compared, never aged.
+    await heartbeat(cm, 'shop', 'c1', 9_000_000);
+    await heartbeat(cm, 'shop', 'c2', 5);
+    poller.start();
+    await tick(0);
+    const seen = () => poller.heartbeatService('shop')?.renewalsSeen;
+    const startedAt = clock.now();
+    expect(lastRenewalSeenMs(seen(), 'c1')).toBe(startedAt);
+    await tick(10_000); // re-read, nothing changed: sightings stay
+    expect(lastRenewalSeenMs(seen(), 'c1')).toBe(startedAt);
+    await heartbeat(cm, 'shop', 'c1', 9_000_001);
+    const svc = cm.serviceByName('shop', HEARTBEAT_SERVICE_NAME)!;
+    await cm.deregisterInstance(
+      svc.id,
+      heartbeatInstanceId({ clusterId: 'c2', clustersetId: CLUSTERSET }),
+    );
+    await tick(5_000);
+    const changedAt = lastRenewalSeenMs(seen(), 'c1') ?? 0;
+    expect(changedAt).toBeGreaterThan(startedAt + 10_000);
+    expect(changedAt).toBeLessThanOrEqual(clock.now());
+    expect([...(seen()?.keys() ?? [])]).toEqual(['c1']);
     await poller.stop();
   });
 

@@ -4,6 +4,7 @@ import { baseline } from './baseline.js';
 import { userServiceCollision } from './collision.js';
 import { staleEviction } from './eviction.js';
 import { leaderFailover } from './failover.js';
+import { exporterClockBehind, forgedFutureHeartbeat } from './heartbeat-trust.js';
 import {
   ghostCluster,
   hostileAddressesV4,
@@ -25,6 +26,8 @@ export const scenarios: readonly Scenario[] = [
   importerOutage,
   exporterOutage,
   staleEviction,
+  exporterClockBehind,
+  forgedFutureHeartbeat,
   throttling,
   killMidSync,
   leaderFailover,

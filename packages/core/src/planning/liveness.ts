@@ -6,15 +6,26 @@ import type { ClusterExport, Heartbeat } from '../model/types.js';
  * as far as Cloud Map says) but loses its endpoints, so traffic stops going to a cluster that
  * may be gone.
  *
- * Ages are judged at `asOfMs`, the wall time the heartbeats were last confirmed by a
- * successful read, never at "now": while the importer cannot read Cloud Map it knows nothing
- * new, and a frozen heartbeat compared with a running clock would empty every import after
- * one TTL of the importer's own outage (issue 11 item 1).
+ * Liveness is judged on the reader's own clock, never by comparing the writer's renewal time
+ * with it (issue 31): the reader notes when it *saw a cluster's renewal value change*
+ * (`sightRenewals`), and the cluster is live while that sighting is younger than the TTL. This
+ * is how kube-controller-manager judges node Leases (it records when it saw `renewTime` move,
+ * on its own clock). The writer's clock may be minutes off, and a forged renewal time years
+ * ahead is just a value that never changes again; neither moves an expiry.
+ *
+ * Ages are judged at `asOfMs`, the reader's time of its last successful read of the
+ * heartbeats, never at "now": while the importer cannot read Cloud Map it sees no change, and
+ * a frozen sighting compared with a running clock would empty every import after one TTL of
+ * the importer's own outage (issue 11 item 1).
  *
  * Right after the importer's own blind period (`resumedAtMs`: reads of the heartbeats failed,
  * then succeeded again) nobody is declared stale for one TTL: an outage of Cloud Map
  * usually stopped the exporters' renewals as well, and they need a renewal period to catch
  * up. A cluster that really died during the outage goes stale one TTL after reads resumed.
+ *
+ * A heartbeat seen for the first time counts as a change seen then (the reader cannot tell
+ * how old it is without trusting the writer's clock): after a restart of the importer, a
+ * cluster whose heartbeat no longer moves goes stale one TTL after the first read.
  *
  * A cluster without any heartbeat record:
  * - records in the AWS Go controller's format (`hasExportRecord: false`) have no heartbeat
@@ -42,6 +53,66 @@ export interface Liveness {
   nextFirstSeenExpiryMs?: number;
 }
 
+/** What one reader knows of one cluster's heartbeat in one namespace. */
+export interface RenewalSighting {
+  /** The renewal value last read (the writer's clock): compared for change, never aged. */
+  readonly renewedAtMs: number;
+  /** When this reader first read that value, on its own clock (the time base of `asOfMs`). */
+  readonly seenAtMs: number;
+}
+
+/**
+ * Per cluster id, its heartbeat in one namespace as this reader last saw it change. Holds the
+ * clusters of the latest read only, so it is as large as the heartbeat service.
+ */
+export type RenewalSightings = ReadonlyMap<string, RenewalSighting>;
+
+/**
+ * The sightings after a successful read at `readAtMs` (the reader's clock) of a namespace's
+ * heartbeats: a cluster whose renewal value is unchanged keeps its sighting; a changed or new
+ * one is seen at `readAtMs`; a cluster whose heartbeat is gone is forgotten. `heartbeats` must
+ * be decoded (`decodeHeartbeats`: one per cluster, each from the instance its id names).
+ */
+export function sightRenewals(
+  before: RenewalSightings | undefined,
+  heartbeats: readonly Heartbeat[],
+  readAtMs: number,
+): RenewalSightings {
+  const out = new Map<string, RenewalSighting>();
+  for (const { cluster, renewedAtMs } of heartbeats) {
+    const known = before?.get(cluster.clusterId);
+    out.set(
+      cluster.clusterId,
+      known?.renewedAtMs === renewedAtMs ? known : { renewedAtMs, seenAtMs: readAtMs },
+    );
+  }
+  return out;
+}
+
+/**
+ * When this reader last saw `clusterId`'s heartbeat renewal change (its own clock), or
+ * undefined when the cluster has no heartbeat in the namespace. A cluster's heartbeat vouches
+ * for its records while `asOfMs < heartbeatExpiresAtMs(...)` of this time.
+ */
+export function lastRenewalSeenMs(
+  sightings: RenewalSightings | undefined,
+  clusterId: string,
+): number | undefined {
+  return sightings?.get(clusterId)?.seenAtMs;
+}
+
+/**
+ * When a cluster last seen renewing at `seenAtMs` stops being live: one TTL later, and never
+ * within one TTL of reads resuming after this reader's own outage (`resumedAtMs`).
+ */
+export function heartbeatExpiresAtMs(
+  seenAtMs: number,
+  ttlMs: number,
+  resumedAtMs?: number,
+): number {
+  return Math.max(seenAtMs + ttlMs, resumedAtMs === undefined ? -Infinity : resumedAtMs + ttlMs);
+}
+
 export interface LivenessTimes {
   /** Per cluster id, when its records were first read (same time base as `asOfMs`). */
   firstSeenMs?: Readonly<Record<string, number>>;
@@ -49,40 +120,24 @@ export interface LivenessTimes {
   resumedAtMs?: number;
 }
 
-/** Nobody expires before one TTL of uninterrupted reading after our own outage. */
-const graceEndsAt = (resumedAtMs: number | undefined, ttlMs: number): number =>
-  resumedAtMs === undefined ? -Infinity : resumedAtMs + ttlMs;
-
-/** Each cluster's newest renewal. */
-function latestRenewals(heartbeats: readonly Heartbeat[]): Map<string, number> {
-  const renewed = new Map<string, number>();
-  for (const hb of heartbeats) {
-    const id = hb.cluster.clusterId;
-    renewed.set(id, Math.max(renewed.get(id) ?? -Infinity, hb.renewedAtMs));
-  }
-  return renewed;
-}
-
 export function applyHeartbeats(
   exports: readonly ClusterExport[],
-  heartbeats: readonly Heartbeat[],
+  sightings: RenewalSightings | undefined,
   asOfMs: number,
   ttlMs: number,
   times: LivenessTimes = {},
 ): Liveness {
   const { firstSeenMs, resumedAtMs } = times;
-  const graceEnds = graceEndsAt(resumedAtMs, ttlMs);
-  const renewed = latestRenewals(heartbeats);
   const stale = new Set<string>();
   let nextExpiryMs: number | undefined;
   let nextFirstSeenExpiryMs: number | undefined;
   const out = exports.map((e) => {
     const id = e.cluster.clusterId;
-    const beat = renewed.get(id);
+    const beat = lastRenewalSeenMs(sightings, id);
     const last =
       beat ?? (e.hasExportRecord && firstSeenMs !== undefined ? firstSeenMs[id] : undefined);
     if (last === undefined) return e;
-    const expires = Math.max(last + ttlMs, graceEnds);
+    const expires = heartbeatExpiresAtMs(last, ttlMs, resumedAtMs);
     if (expires > asOfMs) {
       nextExpiryMs = Math.min(nextExpiryMs ?? Infinity, expires);
       if (beat === undefined)
@@ -108,16 +163,15 @@ export function applyHeartbeats(
  * reconciles every ~10 s, then ~6 a second; most of an idle import agent's CPU).
  */
 export function heartbeatLiveness(
-  heartbeats: readonly Heartbeat[],
+  sightings: RenewalSightings | undefined,
   asOfMs: number,
   ttlMs: number,
   resumedAtMs?: number,
 ): { key: string; nextExpiryMs?: number } {
-  const graceEnds = graceEndsAt(resumedAtMs, ttlMs);
   let nextExpiryMs: number | undefined;
   const parts: string[] = [];
-  for (const [id, last] of latestRenewals(heartbeats)) {
-    const expires = Math.max(last + ttlMs, graceEnds);
+  for (const [id, { seenAtMs }] of sightings ?? []) {
+    const expires = heartbeatExpiresAtMs(seenAtMs, ttlMs, resumedAtMs);
     const live = expires > asOfMs;
     if (live) nextExpiryMs = Math.min(nextExpiryMs ?? Infinity, expires);
     parts.push(`${id}=${live ? 'live' : 'stale'}`);

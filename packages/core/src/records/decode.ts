@@ -12,6 +12,7 @@ import type {
 import type { CloudMapInstance } from '../ports/index.js';
 import { Attr, SCHEMA_VERSION, type RecordKind } from './attributes.js';
 import { comparePorts } from './encode.js';
+import { heartbeatInstanceId } from './ids.js';
 import { getChunked } from './json-attr.js';
 import * as p from './parse.js';
 
@@ -226,7 +227,12 @@ export interface HeartbeatDecodeResult {
   rejected: RejectedInstance[];
 }
 
-/** Decodes the instances of a namespace's `_mcs-heartbeat` service. */
+/**
+ * Decodes the instances of a namespace's `_mcs-heartbeat` service. A heartbeat counts only
+ * for the cluster its instance id names (`heartbeatInstanceId`): an extra instance claiming a
+ * cluster under another id is rejected, so each cluster has at most one heartbeat per
+ * namespace and nobody can keep another cluster's alive (or mask its renewals) beside it.
+ */
 export function decodeHeartbeats(
   instances: readonly CloudMapInstance[],
   opts: DecodeOptions = {},
@@ -237,6 +243,8 @@ export function decodeHeartbeats(
     try {
       if (attributes[Attr.Record] !== 'heartbeat') throw new p.RecordParseError('not a heartbeat');
       const cluster = checkVersionAndIdentity(attributes, opts);
+      if (id !== heartbeatInstanceId(cluster))
+        throw new p.RecordParseError(`instance id is not the heartbeat id of ${cluster.clusterId}`);
       const hb: Heartbeat = {
         cluster,
         renewedAtMs: p.parseCount(

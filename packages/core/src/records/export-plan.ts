@@ -72,6 +72,12 @@ export const isEmptyPlan = (plan: ExportPlan): boolean =>
  * naming another set of exported services than `exportsDigest` (an export started or ended:
  * importers learn of it from the heartbeat they already poll). A restart inside a period with
  * the same exports therefore writes nothing.
+ *
+ * A renewal time ahead of `nowMs` (written by a predecessor whose clock ran ahead of ours, or
+ * forged) is due at once: its age is unknown, and reading it as "fresh" would postpone our
+ * renewal by the skew while importers, which judge liveness by when they see the value change,
+ * see nothing (issue 31: 90 s of skew cost 12 s of endpoints). From then on the agent renews on
+ * its own schedule, from what it wrote itself.
  */
 export function heartbeatDue(
   observed: CloudMapInstance | undefined,
@@ -80,7 +86,8 @@ export function heartbeatDue(
   exportsDigest?: string,
 ): boolean {
   const renewedAt = Number(observed?.attributes[Attr.HeartbeatRenewedAt] ?? Number.NaN);
-  if (!Number.isFinite(renewedAt) || nowMs - renewedAt >= periodMs) return true;
+  if (!Number.isFinite(renewedAt) || renewedAt > nowMs || nowMs - renewedAt >= periodMs)
+    return true;
   return (
     exportsDigest !== undefined && observed?.attributes[Attr.HeartbeatExports] !== exportsDigest
   );

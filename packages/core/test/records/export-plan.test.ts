@@ -70,6 +70,9 @@ describe('heartbeatDue', () => {
     ['fresh', hb('100000'), 110_000, false],
     ['one period old', hb('100000'), 130_000, true],
     ['unreadable', hb('soon'), 0, true],
+    // A predecessor's renewal 90 s ahead of our clock: renewed now, not 90 s + a period later.
+    ['ahead of our clock', hb('200000'), 110_000, true],
+    ['written just now', hb('110000'), 110_000, false],
   ])('%s → %s', (_, observed, now, due) => {
     expect(heartbeatDue(observed, now, 30_000)).toBe(due);
   });

@@ -1,4 +1,9 @@
-import { HEARTBEAT_SERVICE_NAME, isCloudMapError } from '@cloudmap-mcs/core';
+import {
+  decodeHeartbeats,
+  HEARTBEAT_SERVICE_NAME,
+  isCloudMapError,
+  sightRenewals,
+} from '@cloudmap-mcs/core';
 import { normalized, queryFor, referencedShards } from './shards.js';
 import { sameInstances, type ServiceSnapshot } from './snapshot.js';
 import { firstSeen, keyOf, type PollerState } from './state.js';
@@ -84,6 +89,11 @@ async function read(ctx: ReadContext, s: ServiceSnapshot): Promise<'ok' | 'faile
     const before = services.get(key) ?? s;
     const resumed = endsBlindPeriod(state, before) ? readAt : before.resumedAtMs;
     if (resumed !== undefined) next.resumedAtMs = resumed;
+    if (s.name === HEARTBEAT_SERVICE_NAME) {
+      const { clustersetId } = state.opts;
+      const { heartbeats } = decodeHeartbeats(instances, { clustersetId });
+      next.renewalsSeen = sightRenewals(before.renewalsSeen, heartbeats, readAt);
+    }
     delete next.error;
     services.set(key, next);
     stamp(ctx, next);

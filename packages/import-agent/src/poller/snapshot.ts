@@ -1,4 +1,4 @@
-import type { CloudMapInstance } from '@cloudmap-mcs/core';
+import type { CloudMapInstance, RenewalSightings } from '@cloudmap-mcs/core';
 
 /**
  * What the poller last read from Cloud Map for one service. When a read fails the previous
@@ -34,6 +34,12 @@ export interface ServiceSnapshot {
    * heartbeat. Clusters no longer present are forgotten.
    */
   clustersFirstSeenMs?: Readonly<Record<string, number>>;
+  /**
+   * The heartbeat service only: per cluster, its renewal value and when this poller saw it
+   * change (core `sightRenewals`; same wall clock as `confirmedAtMs`). Liveness is judged from
+   * these, never from the writer's clock. Clusters whose heartbeat is gone are forgotten.
+   */
+  renewalsSeen?: RenewalSightings;
   error?: { message: string; sinceMs: number };
 }
 

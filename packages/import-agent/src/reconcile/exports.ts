@@ -1,6 +1,5 @@
 import {
   applyHeartbeats,
-  decodeHeartbeats,
   decodeServiceInstances,
   logFields,
   trustExport,
@@ -35,9 +34,11 @@ export type LiveExports = ReturnType<typeof applyHeartbeats> & {
 };
 
 /**
- * The trusted exports of one service that are alive. Heartbeat ages are judged as of the
- * last successful read of the heartbeats (never the wall clock across our own outage, issue
- * 11); without a heartbeat service, as of the last successful read of this service.
+ * The trusted exports of one service that are alive: a cluster is live while the poller saw
+ * its heartbeat renewal change within the TTL (its own clock, never the writer's). Ages are
+ * judged as of the last successful read of the heartbeats (never the wall clock across our
+ * own outage, issue 11); without a heartbeat service, as of the last successful read of this
+ * service.
  */
 export function liveExports(
   r: ExportReading,
@@ -50,9 +51,7 @@ export function liveExports(
   const asOfMs = heartbeatService?.confirmedAtMs ?? entry?.confirmedAtMs ?? r.now();
   const live = applyHeartbeats(
     trustedExports(r, log, namespace, name),
-    decodeHeartbeats(heartbeatService?.instances ?? [], {
-      clustersetId: r.trust.clustersetId,
-    }).heartbeats,
+    heartbeatService?.renewalsSeen,
     asOfMs,
     r.heartbeatTtlMs,
     {
