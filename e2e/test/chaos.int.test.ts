@@ -24,6 +24,7 @@ import { e2eClusters, e2eContext } from '../src/vitest/index.js';
 // all at the agents' default settings.
 const FAST = [
   'baseline-no-fault',
+  'importer-black-hole',
   'stale-eviction',
   'exporter-clock-behind',
   'forged-future-heartbeat',

@@ -4,16 +4,27 @@
  * regional outage or a broken NAT/VPC endpoint looks like to the SDK), so an outage can hit
  * the importing side while the exporting side still works, or the other way round. The
  * emulator's own admin outage hits every client at once.
+ *
+ * Black-holed, it answers nothing at all: each request is read and its connection held open,
+ * never answered nor reset (a stuck proxy or NAT). Healing does not revive those: a request
+ * the black hole took stays unanswered until the client gives up on it, so only clients that
+ * drop a silent connection and open a new one see the heal.
  */
-import { createServer, request, type Server } from 'node:http';
+import { createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export class CuttableProxy {
   #cut = false;
+  #blackHole = false;
+  readonly #held: ServerResponse[] = [];
   #server: Server | undefined;
   #url = '';
   /** Calls answered 503 because the proxy was cut. */
   refused = 0;
+  /** Calls the black hole took (never answered). */
+  swallowed = 0;
+  /** Connections accepted so far. */
+  connections = 0;
 
   constructor(readonly target: string) {}
 
@@ -24,6 +35,12 @@ export class CuttableProxy {
   async start(): Promise<void> {
     const target = new URL(this.target);
     const server = createServer((req, res) => {
+      if (this.#blackHole) {
+        this.swallowed += 1;
+        req.resume();
+        this.#held.push(res);
+        return;
+      }
       if (this.#cut) {
         this.refused += 1;
         req.resume();
@@ -53,6 +70,7 @@ export class CuttableProxy {
       req.pipe(upstream);
     });
     server.keepAliveTimeout = 1_000;
+    server.on('connection', () => (this.connections += 1));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     this.#server = server;
     this.#url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
@@ -60,6 +78,10 @@ export class CuttableProxy {
 
   cut(on: boolean): void {
     this.#cut = on;
+  }
+
+  blackHole(on: boolean): void {
+    this.#blackHole = on;
   }
 
   async stop(): Promise<void> {

@@ -33,7 +33,6 @@ function cloudMapAccess(args: GlobalArgs) {
   if (region === undefined) return undefined;
   const sdk = createServiceDiscoveryClient({
     region,
-    requestTimeoutMs: 5_000,
     ...(endpoint === undefined ? {} : { endpoint }),
   });
   const client = createCloudMapClient(createSdkCloudMapPort(sdk), {

@@ -1,6 +1,7 @@
 // Every fault scenario, in the order a run takes them.
 import type { Scenario } from '../scenario.js';
 import { baseline } from './baseline.js';
+import { importerBlackHole } from './black-hole.js';
 import { userServiceCollision } from './collision.js';
 import { staleEviction } from './eviction.js';
 import { leaderFailover } from './failover.js';
@@ -25,6 +26,7 @@ export const scenarios: readonly Scenario[] = [
   cloudMapOutage,
   importerOutage,
   exporterOutage,
+  importerBlackHole,
   staleEviction,
   exporterClockBehind,
   forgedFutureHeartbeat,

@@ -3,7 +3,13 @@ import type { CloudMapPort, OperationRef } from '../ports/cloudmap-port.js';
 import type { CloudMapOperationName } from '../ports/operations.js';
 import { noopLogger, type Logger } from '../logging/logger.js';
 import { realClock, type Clock } from '../workqueue/clock.js';
-import { createCaller, defaultRetryPolicy, type Caller, type RetryPolicy } from './calls.js';
+import {
+  createCaller,
+  defaultRetryPolicy,
+  type Caller,
+  type PortCall,
+  type RetryPolicy,
+} from './calls.js';
 import { noopCloudMapMetrics, type CloudMapMetrics } from './metrics.js';
 import {
   createOperationTracker,
@@ -100,7 +106,8 @@ export function createCloudMapClient(
     ...options.operations,
     clock,
     logger: log,
-    getOperation: (id) => caller.attempt('getOperation', () => port.getOperation(id)),
+    getOperation: (id) =>
+      caller.attempt('getOperation', (signal) => port.getOperation(id, { signal })),
     onPendingChange: (n) => metrics.operationsPending(n),
   });
   tracker.onComplete((r) => {
@@ -118,7 +125,8 @@ export function createCloudMapClient(
     operations: tracker,
     ...cachedReads(port, caller, caches),
     ...evictingWrites(port, caller, caches, track),
-    getOperation: (id) => caller.call('getOperation', () => port.getOperation(id)),
+    getOperation: (id) =>
+      caller.call('getOperation', (signal) => port.getOperation(id, { signal })),
     invalidateAll: () => caches.clearAll(),
     invalidateDiscover: (ns, svc) => caches.forgetDiscover(ns, svc),
     async close() {
@@ -141,31 +149,33 @@ function cachedReads(port: CloudMapPort, c: Caller, caches: ReadCaches): Pick<Cl
   return {
     listNamespaces: () =>
       caches.namespaces.get('', async () => {
-        const list = await c.call('listNamespaces', () => port.listNamespaces());
+        const list = await c.call('listNamespaces', (signal) => port.listNamespaces({ signal }));
         caches.learnNamespaces(list);
         return list;
       }),
     listServices: (namespaceId) =>
       caches.services.get(namespaceId, async () => {
-        const list = await c.call('listServices', () => port.listServices(namespaceId));
+        const list = await c.call('listServices', (signal) =>
+          port.listServices(namespaceId, { signal }),
+        );
         for (const s of list) caches.learnService(s);
         return list;
       }),
     listInstances: (serviceId) =>
       caches.instances.get(serviceId, () =>
-        c.call('listInstances', () => port.listInstances(serviceId)),
+        c.call('listInstances', (signal) => port.listInstances(serviceId, { signal })),
       ),
     discoverInstances: (ns, svc, query) =>
       caches.discover.get(discoverKey(ns, svc, query), async () => {
-        const result = await c.call('discoverInstances', () =>
-          port.discoverInstances(ns, svc, query),
+        const result = await c.call('discoverInstances', (signal) =>
+          port.discoverInstances(ns, svc, query, { signal }),
         );
         caches.readAt(ns, svc, result.revision);
         return result;
       }),
     discoverInstancesRevision: async (ns, svc) => {
-      const revision = await c.call('discoverInstancesRevision', () =>
-        port.discoverInstancesRevision(ns, svc),
+      const revision = await c.call('discoverInstancesRevision', (signal) =>
+        port.discoverInstancesRevision(ns, svc, { signal }),
       );
       caches.revisionSeen(ns, svc, revision);
       return revision;
@@ -186,7 +196,7 @@ function evictingWrites(
   caches: ReadCaches,
   track: (ref: OperationRef, op: Omit<TrackedOperation, 'operationId'>) => OperationRef,
 ): Pick<CloudMapPort, Writes> {
-  const around = async <T>(evict: () => void, op: CloudMapOperationName, fn: () => Promise<T>) => {
+  const around = async <T>(evict: () => void, op: CloudMapOperationName, fn: PortCall<T>) => {
     evict();
     try {
       return await c.call(op, fn);
@@ -197,14 +207,14 @@ function evictingWrites(
   const namespaces = () => caches.namespaces.clear();
   return {
     createHttpNamespace: async (name, tags, creatorRequestId = randomUUID()) => {
-      const ref = await around(namespaces, 'createHttpNamespace', () =>
-        port.createHttpNamespace(name, tags, creatorRequestId),
+      const ref = await around(namespaces, 'createHttpNamespace', (signal) =>
+        port.createHttpNamespace(name, tags, creatorRequestId, { signal }),
       );
       return track(ref, { kind: 'createHttpNamespace', namespaceName: name });
     },
     createPrivateDnsNamespace: async (name, vpc, tags, creatorRequestId = randomUUID()) => {
-      const ref = await around(namespaces, 'createPrivateDnsNamespace', () =>
-        port.createPrivateDnsNamespace(name, vpc, tags, creatorRequestId),
+      const ref = await around(namespaces, 'createPrivateDnsNamespace', (signal) =>
+        port.createPrivateDnsNamespace(name, vpc, tags, creatorRequestId, { signal }),
       );
       return track(ref, { kind: 'createPrivateDnsNamespace', namespaceName: name });
     },
@@ -212,7 +222,7 @@ function evictingWrites(
       const svc = await around(
         () => caches.services.evict(namespaceId),
         'createService',
-        () => port.createService(namespaceId, name, tags, creatorRequestId, spec),
+        (signal) => port.createService(namespaceId, name, tags, creatorRequestId, spec, { signal }),
       );
       caches.learnService(svc);
       return svc;
@@ -224,13 +234,13 @@ function evictingWrites(
         else caches.services.evict(namespaceId);
         caches.evictService(serviceId);
       };
-      await around(evict, 'deleteService', () => port.deleteService(serviceId));
+      await around(evict, 'deleteService', (signal) => port.deleteService(serviceId, { signal }));
     },
     registerInstance: async (serviceId, instanceId, attributes) => {
       const ref = await around(
         () => caches.evictService(serviceId),
         'registerInstance',
-        () => port.registerInstance(serviceId, instanceId, attributes),
+        (signal) => port.registerInstance(serviceId, instanceId, attributes, { signal }),
       );
       return track(ref, { kind: 'registerInstance', serviceId, instanceId });
     },
@@ -238,7 +248,7 @@ function evictingWrites(
       const ref = await around(
         () => caches.evictService(serviceId),
         'deregisterInstance',
-        () => port.deregisterInstance(serviceId, instanceId),
+        (signal) => port.deregisterInstance(serviceId, instanceId, { signal }),
       );
       return track(ref, { kind: 'deregisterInstance', serviceId, instanceId });
     },

@@ -35,7 +35,11 @@ const aliases: Record<string, CloudMapErrorCode> = {
   ServiceAttributesLimitExceededException: 'ResourceLimitExceeded',
 };
 
-/** Network-level failures (no HTTP response): transient by nature. */
+/**
+ * Network-level failures (no HTTP response): transient by nature. TimeoutError is the SDK's
+ * request timeout (no answer within it; the connection was dropped), AbortError an abandoned
+ * call (its deadline; calls.ts replaces it with `deadlineExceeded`).
+ */
 const networkErrors = new Set([
   'TimeoutError',
   'AbortError',
@@ -72,6 +76,20 @@ const detailMembers = [
   'CreatorRequestId',
   'DuplicateOperationId',
 ];
+
+/**
+ * A call that got no answer within its deadline (calls.ts): retryable, like any network
+ * failure, and it counts as a failed call wherever calls are counted (the import agent's
+ * reachability, the reconcilers' backoff).
+ */
+export function deadlineExceeded(operation: CloudMapOperationName, ms: number): CloudMapError {
+  return new CloudMapError(
+    'ServiceUnavailable',
+    `${operation}: no answer from Cloud Map within the call deadline of ${String(ms / 1000)} s (connection dropped)`,
+    operation,
+    { retryable: true },
+  );
+}
 
 /**
  * Translates anything the SDK throws into a CloudMapError (docs/contributing.md#pure-core: adapters

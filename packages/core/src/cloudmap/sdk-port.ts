@@ -14,6 +14,7 @@ import {
   type ServiceDiscoveryClient,
 } from '@aws-sdk/client-servicediscovery';
 import type {
+  CallOptions,
   CloudMapInstance,
   CloudMapNamespace,
   CloudMapPort,
@@ -29,6 +30,10 @@ import { fromSdkDnsConfig, toSdkServiceSpec } from './sdk-dns-config.js';
 import { toCloudMapError } from './sdk-errors.js';
 
 const toTagList = (tags: Tags) => Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+
+/** The SDK's per-call options: the caller's deadline as its abortSignal. */
+const sendOptions = (options?: CallOptions): { abortSignal?: AbortSignal } =>
+  options?.signal === undefined ? {} : { abortSignal: options.signal };
 
 const required = (value: string | undefined, what: string, op: CloudMapOperationName): string => {
   if (value === undefined || value === '')
@@ -51,10 +56,10 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
   };
 
   return {
-    listNamespaces: () =>
+    listNamespaces: (options) =>
       call('listNamespaces', async () => {
         const out: CloudMapNamespace[] = [];
-        for await (const page of paginateListNamespaces({ client: sd }, {})) {
+        for await (const page of paginateListNamespaces({ client: sd }, {}, sendOptions(options))) {
           for (const ns of page.Namespaces ?? []) {
             out.push({
               id: required(ns.Id, 'namespace Id', 'listNamespaces'),
@@ -66,7 +71,7 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
         }
         return out;
       }),
-    createHttpNamespace: (name, tags, creatorRequestId) =>
+    createHttpNamespace: (name, tags, creatorRequestId, options) =>
       call('createHttpNamespace', async () => {
         const res = await sd.send(
           new CreateHttpNamespaceCommand({
@@ -74,10 +79,11 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
             Tags: toTagList(tags),
             ...(creatorRequestId === undefined ? {} : { CreatorRequestId: creatorRequestId }),
           }),
+          sendOptions(options),
         );
         return { operationId: required(res.OperationId, 'OperationId', 'createHttpNamespace') };
       }),
-    createPrivateDnsNamespace: (name, vpc, tags, creatorRequestId) =>
+    createPrivateDnsNamespace: (name, vpc, tags, creatorRequestId, options) =>
       call('createPrivateDnsNamespace', async () => {
         const res = await sd.send(
           new CreatePrivateDnsNamespaceCommand({
@@ -86,18 +92,23 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
             Tags: toTagList(tags),
             ...(creatorRequestId === undefined ? {} : { CreatorRequestId: creatorRequestId }),
           }),
+          sendOptions(options),
         );
         return {
           operationId: required(res.OperationId, 'OperationId', 'createPrivateDnsNamespace'),
         };
       }),
-    listServices: (namespaceId) =>
+    listServices: (namespaceId, options) =>
       call('listServices', async () => {
         const out: CloudMapService[] = [];
         const filters = [
           { Name: 'NAMESPACE_ID' as const, Values: [namespaceId], Condition: 'EQ' as const },
         ];
-        for await (const page of paginateListServices({ client: sd }, { Filters: filters })) {
+        for await (const page of paginateListServices(
+          { client: sd },
+          { Filters: filters },
+          sendOptions(options),
+        )) {
           for (const s of page.Services ?? []) {
             // ServiceSummary has no NamespaceId; it is the one we filtered on.
             const dnsConfig = fromSdkDnsConfig(s.DnsConfig);
@@ -114,7 +125,7 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
         }
         return out;
       }),
-    createService: (namespaceId, name, tags, creatorRequestId, spec) =>
+    createService: (namespaceId, name, tags, creatorRequestId, spec, options) =>
       call('createService', async () => {
         const res = await sd.send(
           new CreateServiceCommand({
@@ -124,6 +135,7 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
             ...(creatorRequestId === undefined ? {} : { CreatorRequestId: creatorRequestId }),
             ...toSdkServiceSpec(spec),
           }),
+          sendOptions(options),
         );
         const s = res.Service;
         const dnsConfig = fromSdkDnsConfig(s?.DnsConfig);
@@ -136,14 +148,18 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
           ...(s?.HealthCheckCustomConfig === undefined ? {} : { customHealth: true }),
         };
       }),
-    deleteService: (serviceId) =>
+    deleteService: (serviceId, options) =>
       call('deleteService', async () => {
-        await sd.send(new DeleteServiceCommand({ Id: serviceId }));
+        await sd.send(new DeleteServiceCommand({ Id: serviceId }), sendOptions(options));
       }),
-    listInstances: (serviceId) =>
+    listInstances: (serviceId, options) =>
       call('listInstances', async () => {
         const out: CloudMapInstance[] = [];
-        for await (const page of paginateListInstances({ client: sd }, { ServiceId: serviceId })) {
+        for await (const page of paginateListInstances(
+          { client: sd },
+          { ServiceId: serviceId },
+          sendOptions(options),
+        )) {
           for (const i of page.Instances ?? [])
             out.push({
               id: required(i.Id, 'instance Id', 'listInstances'),
@@ -152,7 +168,7 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
         }
         return out;
       }),
-    discoverInstances: (namespaceName, serviceName, queryParameters) =>
+    discoverInstances: (namespaceName, serviceName, queryParameters, options) =>
       call('discoverInstances', async () => {
         const res = await sd.send(
           new DiscoverInstancesCommand({
@@ -163,6 +179,7 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
             HealthStatus: 'ALL',
             ...(queryParameters === undefined ? {} : { QueryParameters: queryParameters }),
           }),
+          sendOptions(options),
         );
         return {
           instances: (res.Instances ?? []).map((i) => ({
@@ -177,17 +194,18 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
           revision: res.InstancesRevision ?? 0,
         };
       }),
-    discoverInstancesRevision: (namespaceName, serviceName) =>
+    discoverInstancesRevision: (namespaceName, serviceName, options) =>
       call('discoverInstancesRevision', async () => {
         const res = await sd.send(
           new DiscoverInstancesRevisionCommand({
             NamespaceName: namespaceName,
             ServiceName: serviceName,
           }),
+          sendOptions(options),
         );
         return res.InstancesRevision ?? 0;
       }),
-    registerInstance: (serviceId, instanceId, attributes) =>
+    registerInstance: (serviceId, instanceId, attributes, options) =>
       call('registerInstance', async () => {
         const res = await sd.send(
           new RegisterInstanceCommand({
@@ -195,19 +213,24 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
             InstanceId: instanceId,
             Attributes: attributes,
           }),
+          sendOptions(options),
         );
         return { operationId: required(res.OperationId, 'OperationId', 'registerInstance') };
       }),
-    deregisterInstance: (serviceId, instanceId) =>
+    deregisterInstance: (serviceId, instanceId, options) =>
       call('deregisterInstance', async () => {
         const res = await sd.send(
           new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceId }),
+          sendOptions(options),
         );
         return { operationId: required(res.OperationId, 'OperationId', 'deregisterInstance') };
       }),
-    getOperation: (operationId) =>
+    getOperation: (operationId, options) =>
       call('getOperation', async () => {
-        const res = await sd.send(new GetOperationCommand({ OperationId: operationId }));
+        const res = await sd.send(
+          new GetOperationCommand({ OperationId: operationId }),
+          sendOptions(options),
+        );
         const op = res.Operation;
         const state: OperationState = {
           operationId: op?.Id ?? operationId,

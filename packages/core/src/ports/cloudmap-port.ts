@@ -71,42 +71,67 @@ export interface OperationState {
 
 export type Tags = Record<string, string>;
 
+/**
+ * Per-call options. `signal` abandons the call: the client's caller passes each call's
+ * deadline here (calls.ts), so a call that gets no answer fails and its connection is dropped.
+ */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
 export interface CloudMapPort {
-  listNamespaces(): Promise<CloudMapNamespace[]>;
-  createHttpNamespace(name: string, tags: Tags, creatorRequestId?: string): Promise<OperationRef>;
+  listNamespaces(options?: CallOptions): Promise<CloudMapNamespace[]>;
+  createHttpNamespace(
+    name: string,
+    tags: Tags,
+    creatorRequestId?: string,
+    options?: CallOptions,
+  ): Promise<OperationRef>;
   /** A DNS_PRIVATE namespace (a Route 53 private hosted zone `name`) in `vpc`. */
   createPrivateDnsNamespace(
     name: string,
     vpc: string,
     tags: Tags,
     creatorRequestId?: string,
+    options?: CallOptions,
   ): Promise<OperationRef>;
-  listServices(namespaceId: string): Promise<CloudMapService[]>;
+  listServices(namespaceId: string, options?: CallOptions): Promise<CloudMapService[]>;
   createService(
     namespaceId: string,
     name: string,
     tags: Tags,
     creatorRequestId?: string,
     spec?: ServiceSpec,
+    options?: CallOptions,
   ): Promise<CloudMapService>;
-  deleteService(serviceId: string): Promise<void>;
+  deleteService(serviceId: string, options?: CallOptions): Promise<void>;
   /** Every instance of a service (paginated ListInstances, control plane). */
-  listInstances(serviceId: string): Promise<CloudMapInstance[]>;
+  listInstances(serviceId: string, options?: CallOptions): Promise<CloudMapInstance[]>;
   /** Data plane; `queryParameters` are exact-match attribute filters (AND). */
   discoverInstances(
     namespaceName: string,
     serviceName: string,
     queryParameters?: Record<string, string>,
+    options?: CallOptions,
   ): Promise<{ instances: CloudMapInstance[]; revision: number }>;
-  discoverInstancesRevision(namespaceName: string, serviceName: string): Promise<number>;
+  discoverInstancesRevision(
+    namespaceName: string,
+    serviceName: string,
+    options?: CallOptions,
+  ): Promise<number>;
   /** Create or replace (same ID replaces the attributes). Asynchronous: returns an operation. */
   registerInstance(
     serviceId: string,
     instanceId: string,
     attributes: Record<string, string>,
+    options?: CallOptions,
   ): Promise<OperationRef>;
-  deregisterInstance(serviceId: string, instanceId: string): Promise<OperationRef>;
-  getOperation(operationId: string): Promise<OperationState>;
+  deregisterInstance(
+    serviceId: string,
+    instanceId: string,
+    options?: CallOptions,
+  ): Promise<OperationRef>;
+  getOperation(operationId: string, options?: CallOptions): Promise<OperationState>;
 }
 
 /** Cloud Map error names the agents branch on (the SDK's exception `name`). */

@@ -131,4 +131,53 @@ describe('Cloud Map client retries', () => {
     await c2.close();
     await client.close();
   });
+
+  it('a call with no answer fails at its deadline, the signal reaching the port', async () => {
+    const { clock, fake, client } = setup();
+    const signals: AbortSignal[] = [];
+    const hung = {
+      ...fake,
+      // Never answers, whatever the signal says: the deadline must still end the call.
+      discoverInstancesRevision: (
+        _ns: string,
+        _svc: string,
+        options?: { signal?: AbortSignal },
+      ) => {
+        if (options?.signal !== undefined) signals.push(options.signal);
+        return new Promise<number>(() => undefined);
+      },
+    };
+    const c2 = createCloudMapClient(hung, { clock, limiter: unlimited, random: () => 0.5 });
+    let error: unknown;
+    const p = c2.discoverInstancesRevision('demo', 'web').catch((e: unknown) => (error = e));
+    await advance(clock, 9_900, 100);
+    expect(error).toBeUndefined();
+    await advance(clock, 200, 100);
+    await p;
+    expect(error).toMatchObject({ code: 'ServiceUnavailable', retryable: true });
+    expect((error as Error).message).toBe(
+      'discoverInstancesRevision: no answer from Cloud Map within the call deadline of 10 s (connection dropped)',
+    );
+    expect(signals).toHaveLength(1);
+    expect(signals[0]?.aborted).toBe(true);
+    await c2.close();
+    await client.close();
+  });
+
+  it('retries stop when the next one could not start before the deadline', async () => {
+    const { clock, fake, client } = setup({ random: () => 0.999 });
+    fake.failAlways('listInstances', 'ThrottlingException');
+    let error: unknown;
+    const p = client.listInstances('svc').catch((e: unknown) => (error = e));
+    // Throttle backoff (full jitter at its ceiling): 0.5, 1, 2, 4 s; the fifth attempt at
+    // 7.5 s fails again and the next wait, 8 s, would end past the 10 s deadline, so the call
+    // fails then with the last error (without the deadline: six attempts, 15.5 s).
+    await advance(clock, 7_400, 100);
+    expect(error).toBeUndefined();
+    await advance(clock, 200, 100);
+    await p;
+    expect(fake.calls('listInstances')).toBe(5);
+    expect(error).toMatchObject({ code: 'ThrottlingException' });
+    await client.close();
+  });
 });

@@ -63,9 +63,15 @@ function endsBlindPeriod(state: PollerState, before: ServiceSnapshot): boolean {
   return before.error !== undefined || missedOutage;
 }
 
-/** DiscoverInstances for one service; 'missing' when Cloud Map has no such service. */
+/**
+ * DiscoverInstances for one service; 'missing' when Cloud Map has no such service. While
+ * Cloud Map cannot be reached a read is not attempted (nor a check): each would only wait
+ * out its deadline and hold its round. The fast round's probe finds out when Cloud Map is
+ * back, and a service not read meanwhile counts as blind until read (`endsBlindPeriod`).
+ */
 async function read(ctx: ReadContext, s: ServiceSnapshot): Promise<'ok' | 'failed' | 'missing'> {
   const { state } = ctx;
+  if (state.unreachable) return 'failed';
   const { port, clock, services } = state;
   const key = keyOf(s.namespace, s.name);
   try {
@@ -121,6 +127,7 @@ async function check(ctx: ReadContext, s: ServiceSnapshot): Promise<boolean> {
   const { state } = ctx;
   const { services } = state;
   const key = keyOf(s.namespace, s.name);
+  if (state.unreachable) return false;
   let revision: number;
   try {
     revision = await state.port.discoverInstancesRevision(s.namespace, s.name);

@@ -4,6 +4,7 @@ import {
   HEARTBEAT_SERVICE_NAME,
   isCloudMapError,
   logFields,
+  type TimerHandle,
 } from '@cloudmap-mcs/core';
 import type { FeedFollower } from './feed.js';
 import { listingRound } from './listing.js';
@@ -39,8 +40,26 @@ export function coveredByFeed(feed: FeedFollower | undefined, s: ServiceSnapshot
   return !isHeartbeat(s) && (feed?.covers(s) ?? false);
 }
 
-/** While Cloud Map is unreachable a fast round is one call. True when it succeeded. */
+/**
+ * While Cloud Map is unreachable a fast round is one call; true when it succeeded. A probe
+ * with no answer within one period ends its round (the call runs on to its deadline and still
+ * ends the outage if it succeeds): the next round probes on a fresh connection, so the network
+ * healing is seen within one period, not one deadline (issue 31).
+ */
 async function probe(ctx: RoundContext): Promise<boolean> {
+  const { clock } = ctx.state;
+  let timer: TimerHandle | undefined;
+  const period = new Promise<false>((resolve) => {
+    timer = clock.setTimer(() => resolve(false), ctx.feedPeriod() || ctx.periods.fastMs);
+  });
+  try {
+    return await Promise.race([probeCall(ctx), period]);
+  } finally {
+    if (timer !== undefined) clock.clearTimer(timer);
+  }
+}
+
+async function probeCall(ctx: RoundContext): Promise<boolean> {
   const { state, feed } = ctx;
   const { port, log } = state;
   const all = [...state.services.values()];

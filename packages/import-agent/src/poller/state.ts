@@ -1,6 +1,8 @@
 import {
   Attr,
+  cloudMapOperations,
   HEARTBEAT_SERVICE_NAME,
+  isCloudMapError,
   logFields,
   type CloudMapInstance,
   type CloudMapPort,
@@ -33,7 +35,11 @@ export interface PollerState {
    */
   lastListing: { calls: number; paged: boolean };
   synced: boolean;
-  /** Whether the latest calls all failed: then the fast round only probes. */
+  /**
+   * Whether Cloud Map cannot be reached from here: a round in which no call succeeded, or a
+   * call that got no answer (network, 5xx, its deadline) while no other call succeeded (see
+   * `watchedPort`). Then reads are not attempted and the fast round only probes.
+   */
   unreachable: boolean;
   /** Successful calls so far, to tell a round in which none succeeded. */
   successes: number;
@@ -47,6 +53,8 @@ export interface PollerState {
   outageEndedAtMs?: number;
   /** Called after each successful Cloud Map call: the first one ends an outage. */
   callSucceeded(): void;
+  /** Cloud Map cannot be reached: said at once (metric, readiness, import conditions). */
+  lostContact(): void;
   /** Set by the poller: what to do when an outage ends. */
   onRecovered: () => void;
   markError(s: ServiceSnapshot, operation: string, error: unknown): void;
@@ -98,7 +106,6 @@ export function firstSeen(
 function initialState(opts: PollerOptions, log: Logger) {
   return {
     opts,
-    port: opts.port,
     clock: opts.clock,
     log,
     now: opts.now ?? Date.now,
@@ -112,12 +119,43 @@ function initialState(opts: PollerOptions, log: Logger) {
   };
 }
 
+/**
+ * The poller's port: a call that got no answer (a network failure, 5xx, or its deadline: the
+ * client's calls all end within one) while no other call succeeded meanwhile means Cloud Map
+ * cannot be reached from here. That is said when the call fails, not when its round ends: a
+ * round of many calls into a connection that never answers would otherwise take one deadline
+ * per call before anyone is told (issue 31).
+ */
+function watchedPort(port: CloudMapPort, poller: () => PollerState): CloudMapPort {
+  const watched: Partial<Record<keyof CloudMapPort, unknown>> = {};
+  for (const op of cloudMapOperations) {
+    watched[op] = async (...args: unknown[]) => {
+      const state = poller();
+      const successes = state.successes;
+      try {
+        return await (port[op] as (...a: unknown[]) => Promise<unknown>).apply(port, args);
+      } catch (error) {
+        if (isCloudMapError(error, 'ServiceUnavailable') && state.successes === successes)
+          state.lostContact();
+        throw error;
+      }
+    };
+  }
+  return watched as CloudMapPort;
+}
+
 export function createPollerState(opts: PollerOptions): PollerState {
   const log = opts.logger.child({ [logFields.component]: 'poller' });
   let lastHealth = '';
   const state: PollerState = {
     ...initialState(opts, log),
+    port: watchedPort(opts.port, () => state),
     onRecovered: () => {},
+    lostContact() {
+      if (state.unreachable) return;
+      state.unreachable = true;
+      state.reportHealth();
+    },
     callSucceeded() {
       state.successes++;
       if (!state.unreachable) return;
