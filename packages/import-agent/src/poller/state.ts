@@ -1,6 +1,5 @@
 import {
   Attr,
-  cloudMapOperations,
   HEARTBEAT_SERVICE_NAME,
   isCloudMapError,
   logFields,
@@ -21,7 +20,7 @@ import type { PollerOptions } from './options.js';
  */
 export interface PollerState {
   readonly opts: PollerOptions;
-  readonly port: CloudMapPort;
+  readonly port: PollerPort;
   readonly clock: Clock;
   readonly log: Logger;
   readonly now: () => number;
@@ -63,6 +62,12 @@ export interface PollerState {
   health(): SnapshotHealth;
   reportHealth(): void;
 }
+
+/** The Cloud Map calls the poller makes. */
+export type PollerPort = Pick<
+  CloudMapPort,
+  'discoverInstances' | 'discoverInstancesRevision' | 'listNamespaces' | 'listServices'
+>;
 
 export const keyOf = (namespace: string, name: string): string => `${namespace}/${name}`;
 
@@ -126,22 +131,26 @@ function initialState(opts: PollerOptions, log: Logger) {
  * round of many calls into a connection that never answers would otherwise take one deadline
  * per call before anyone is told (issue 31).
  */
-function watchedPort(port: CloudMapPort, poller: () => PollerState): CloudMapPort {
-  const watched: Partial<Record<keyof CloudMapPort, unknown>> = {};
-  for (const op of cloudMapOperations) {
-    watched[op] = async (...args: unknown[]) => {
-      const state = poller();
-      const successes = state.successes;
-      try {
-        return await (port[op] as (...a: unknown[]) => Promise<unknown>).apply(port, args);
-      } catch (error) {
-        if (isCloudMapError(error, 'ServiceUnavailable') && state.successes === successes)
-          state.lostContact();
-        throw error;
-      }
-    };
-  }
-  return watched as CloudMapPort;
+function watchedPort(port: CloudMapPort, poller: () => PollerState): PollerPort {
+  const watch = async <T>(call: () => Promise<T>): Promise<T> => {
+    const state = poller();
+    const successes = state.successes;
+    try {
+      return await call();
+    } catch (error) {
+      if (isCloudMapError(error, 'ServiceUnavailable') && state.successes === successes)
+        state.lostContact();
+      throw error;
+    }
+  };
+  // Spelled out, one method per call the poller makes, so the IAM analysis
+  // (deploy/test/iam.test.ts) sees every Cloud Map action the import agent can cause.
+  return {
+    discoverInstances: (ns, name, query) => watch(() => port.discoverInstances(ns, name, query)),
+    discoverInstancesRevision: (ns, name) => watch(() => port.discoverInstancesRevision(ns, name)),
+    listNamespaces: () => watch(() => port.listNamespaces()),
+    listServices: (namespaceId) => watch(() => port.listServices(namespaceId)),
+  };
 }
 
 export function createPollerState(opts: PollerOptions): PollerState {
