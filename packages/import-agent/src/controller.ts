@@ -189,6 +189,7 @@ function pollerOptions(
     logger: opts.logger,
     clustersetId: opts.trust.clustersetId,
     periods: opts.periods,
+    heartbeatTtlMs: opts.heartbeatTtlMs,
     ...(opts.nudges === undefined ? {} : { nudges: opts.nudges }),
     ...(opts.requestBudgetPerSecond === undefined
       ? {}

@@ -41,6 +41,7 @@ export interface FeedFollower {
   readonly baselined: boolean;
   /** Writers with a valid record at the last read (vouched or not). */
   readonly writers: ReadonlySet<string>;
+  readonly clustersetId: string;
 }
 
 export interface FeedRound {
@@ -133,6 +134,7 @@ export function createFeedFollower(opts: FeedFollowerOptions): FeedFollower {
     get writers() {
       return new Set(f.records.map((r) => r.cluster.clusterId));
     },
+    clustersetId: opts.clustersetId,
   };
 }
 

@@ -1,9 +1,11 @@
 import {
+  createFeedFollower,
+  decodeHeartbeats,
   HEARTBEAT_SERVICE_NAME,
   isShardServiceName,
   type CloudMapInstance,
+  type FeedFollower,
 } from '@cloudmap-mcs/core';
-import { createFeedFollower, type FeedFollower } from './feed.js';
 import { createPollerNudges, type PollerNudges } from './nudges.js';
 import {
   createRoundLoop,
@@ -15,7 +17,7 @@ import {
   type RoundLoop,
 } from './loop.js';
 import type { Poller, PollerOptions } from './options.js';
-import { createServiceReads } from './reads.js';
+import { createServiceReads, type ServiceReads } from './reads.js';
 import { coveredByFeed, pollRounds } from './rounds.js';
 import { mergedSnapshot } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
@@ -53,21 +55,61 @@ export function createPoller(opts: PollerOptions): Poller {
     feedMs > 0 && opts.nudges !== undefined
       ? createPollerNudges(state, loop, opts.nudges)
       : undefined;
-  const feed =
-    feedMs > 0
-      ? createFeedFollower({
-          state,
-          reads,
-          sweep: () => requestSweep(loop),
-          ...(nudges === undefined ? {} : { onRecords: (r) => nudges.observed(r) }),
-        })
-      : undefined;
+  const feed = feedMs > 0 ? createPollerFeed(state) : undefined;
+  if (feed !== undefined)
+    state.onHeartbeats = (namespace, instances) =>
+      feed.observeHeartbeats(
+        namespace,
+        decodeHeartbeats(instances, { clustersetId: opts.clustersetId }).heartbeats,
+      );
   state.onRecovered = () => recovered(loop);
   const heartbeatMs = periods.heartbeatMs ?? periods.fastMs;
   const feedPeriod = (): number => loop.feedPeriod();
-  loop.rounds = pollRounds({ state, reads, feed, periods, feedPeriod, heartbeatMs });
-  return pollerApi(state, feed, loop, nudges);
+  const sweep = (): void => requestSweep(loop);
+  loop.rounds = pollRounds({
+    state,
+    reads,
+    feed,
+    periods,
+    feedPeriod,
+    heartbeatMs,
+    sweep,
+    knownHeartbeatNamespaces: new Set(),
+  });
+  return pollerApi(state, reads, feed, loop, nudges);
 }
+
+/** The clusterset change feed's follower (core), read with the poller's port and clock. */
+function createPollerFeed(state: PollerState): FeedFollower {
+  const { opts } = state;
+  return createFeedFollower({
+    cloudMap: {
+      discoverInstancesRevision: async (ns, name) => {
+        const revision = await state.port.discoverInstancesRevision(ns, name);
+        state.callSucceeded();
+        return revision;
+      },
+      discoverInstances: async (ns, name, query) => {
+        const read = await state.port.discoverInstances(ns, name, query);
+        state.callSucceeded();
+        return read;
+      },
+    },
+    clustersetId: opts.clustersetId,
+    heartbeatTtlMs: opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
+    clock: state.clock,
+    logger: state.log,
+    isLocalNamespace: (ns) => opts.isLocalNamespace(ns),
+    metrics: {
+      sweep: (reason) => opts.metrics?.feedSweep?.(reason),
+      rejected: () => opts.metrics?.feedRejected?.(),
+      unvouched: (reason) => opts.metrics?.feedUnvouched?.(reason),
+    },
+  });
+}
+
+/** The import agent's default `--heartbeat-ttl-seconds`. */
+const DEFAULT_HEARTBEAT_TTL_MS = 120_000;
 
 /**
  * What the importer reads (Kubernetes Services: base merged with shards, and heartbeats),
@@ -75,6 +117,7 @@ export function createPoller(opts: PollerOptions): Poller {
  */
 function pollerApi(
   state: PollerState,
+  reads: ServiceReads,
   feed: FeedFollower | undefined,
   loop: RoundLoop,
   nudges: PollerNudges | undefined,
@@ -94,7 +137,7 @@ function pollerApi(
       return services.size;
     },
     get feedCovered() {
-      return [...services.values()].filter((s) => coveredByFeed(feed, s)).length;
+      return [...services.values()].filter((s) => coveredByFeed(feed, reads, s)).length;
     },
     get(namespace, name) {
       if (name === HEARTBEAT_SERVICE_NAME || isShardServiceName(name)) return undefined;

@@ -87,6 +87,7 @@ async function read(ctx: ReadContext, s: ServiceSnapshot): Promise<'ok' | 'faile
     delete next.error;
     services.set(key, next);
     stamp(ctx, next);
+    if (s.name === HEARTBEAT_SERVICE_NAME) state.onHeartbeats(s.namespace, instances);
     // Its shards first, so the change is handled with them current.
     const ok = await readShards(ctx, next);
     if (changed) state.notify(next);

@@ -1,11 +1,12 @@
 import {
+  Attr,
   FEED_NAMESPACE_NAME,
   feedServiceName,
   HEARTBEAT_SERVICE_NAME,
   isCloudMapError,
   logFields,
+  type FeedFollower,
 } from '@cloudmap-mcs/core';
-import type { FeedFollower } from './feed.js';
 import { listingRound } from './listing.js';
 import type { RoundKind } from './options.js';
 import type { ServiceReads } from './reads.js';
@@ -22,6 +23,10 @@ export interface RoundContext {
   /** The fast round's period now when the feed is on (0: no feed). */
   readonly feedPeriod: () => number;
   readonly heartbeatMs: number;
+  /** Read everything (listing + every service): the feed cannot say what changed. */
+  readonly sweep: () => void;
+  /** Namespaces with a tracked heartbeat service at the last slow round. */
+  readonly knownHeartbeatNamespaces: Set<string>;
 }
 
 /** The three rounds of the poller (poller.ts), each true when it succeeded. */
@@ -34,9 +39,25 @@ export function pollRounds(ctx: RoundContext): Record<RoundKind, () => Promise<b
   };
 }
 
-/** Whether the feed vouches for `s` (never for heartbeat services). */
-export function coveredByFeed(feed: FeedFollower | undefined, s: ServiceSnapshot): boolean {
-  return !isHeartbeat(s) && (feed?.covers(s) ?? false);
+/**
+ * Whether the feed vouches for `s`, so it needs no revision check of its own: its last read
+ * succeeded, and each of its clusters' feed records has been vouched for by that cluster's
+ * heartbeat since before `s` was last checked (a writer that was stale, forged or new gets
+ * every service checked once first). Never heartbeat services.
+ */
+export function coveredByFeed(
+  feed: FeedFollower | undefined,
+  reads: ServiceReads,
+  s: ServiceSnapshot,
+): boolean {
+  if (feed === undefined || isHeartbeat(s)) return false;
+  if (s.error !== undefined || s.fetchedAtMs === undefined || s.instances.length === 0)
+    return false;
+  const checkedAt = reads.checkedAt(keyOf(s.namespace, s.name)) ?? -Infinity;
+  return s.instances.every((i) => {
+    const since = feed.vouchedSince(i.attributes[Attr.ClusterId] ?? '');
+    return since !== undefined && checkedAt >= since;
+  });
 }
 
 /** While Cloud Map is unreachable a fast round is one call. True when it succeeded. */
@@ -73,7 +94,7 @@ function dueServices(ctx: RoundContext): ServiceSnapshot[] {
   const { state, feed, periods, heartbeatMs } = ctx;
   const all = [...state.services.values()];
   if (feed === undefined) return all;
-  const uncovered = all.filter((s) => !isHeartbeat(s) && !coveredByFeed(feed, s));
+  const uncovered = all.filter((s) => !isHeartbeat(s) && !coveredByFeed(feed, ctx.reads, s));
   const period = fastPeriodFor(periods, uncovered.length, state.opts.requestBudgetPerSecond);
   // Half a round of slack: a check falls in the round nearest its due time, not the next.
   const slack = ctx.feedPeriod() / 2;
@@ -102,15 +123,27 @@ async function fastRound(ctx: RoundContext): Promise<boolean> {
   if (state.unreachable && !(await probe(ctx))) return false;
   let attempts = 0;
   let failed = 0;
-  if (feed !== undefined) {
-    attempts++;
-    if (!(await feed.round())) failed++;
-  }
   const due = dueServices(ctx);
   attempts += due.length;
-  await inPool(due, state.concurrency, async (s) => {
-    if (!(await (isHeartbeat(s) ? ctx.reads.fetch(s) : ctx.reads.check(s)))) failed++;
-  });
+  // The feed's reads and the due checks run side by side: what one feed record names (its
+  // reads are bounded per round anyway) never delays a heartbeat read.
+  const feedPart = async (): Promise<void> => {
+    if (feed === undefined) return;
+    attempts++;
+    const result = await feed.round();
+    if (!result.ok) failed++;
+    if (result.sweep) ctx.sweep();
+    if (!feed.baselined || result.sweep) return;
+    attempts += result.read.length;
+    await inPool(result.read, state.concurrency, async (s) => {
+      if (!(await ctx.reads.readNamed(s.namespace, s.name))) failed++;
+    });
+  };
+  const duePart = (): Promise<void> =>
+    inPool(due, state.concurrency, async (s) => {
+      if (!(await (isHeartbeat(s) ? ctx.reads.fetch(s) : ctx.reads.check(s)))) failed++;
+    });
+  await Promise.all([feedPart(), duePart()]);
   // A round fails only when nothing in it succeeded (issue 12).
   return failed === 0 || failed < attempts;
 }
@@ -119,6 +152,7 @@ async function slowRound(ctx: RoundContext): Promise<boolean> {
   const { feed } = ctx;
   // The feed's baseline comes first: the listing that follows reads everything after it.
   if (feed !== undefined && !feed.baselined) await feed.round();
+  for (const namespace of forgottenNamespaces(ctx)) feed?.forgetNamespace(namespace);
   return listingRound(ctx.state, ctx.reads, feed !== undefined);
 }
 
@@ -141,4 +175,15 @@ async function refreshRound(ctx: RoundContext): Promise<boolean> {
     if (oldest === undefined || (s.fetchedAtMs ?? -Infinity) < (oldest.fetchedAtMs ?? -Infinity))
       oldest = s;
   return oldest === undefined ? true : ctx.reads.fetch(oldest);
+}
+
+/** Namespaces whose heartbeat service is no longer tracked (the listing dropped it). */
+function forgottenNamespaces(ctx: RoundContext): string[] {
+  const tracked = new Set<string>();
+  for (const s of ctx.state.services.values()) if (isHeartbeat(s)) tracked.add(s.namespace);
+  const known = ctx.knownHeartbeatNamespaces;
+  const gone = [...known].filter((ns) => !tracked.has(ns));
+  known.clear();
+  for (const ns of tracked) known.add(ns);
+  return gone;
 }

@@ -49,6 +49,8 @@ export interface PollerState {
   callSucceeded(): void;
   /** Set by the poller: what to do when an outage ends. */
   onRecovered: () => void;
+  /** Set by the poller: a heartbeat service was read (the change feed's vouchers). */
+  onHeartbeats: (namespace: string, instances: readonly CloudMapInstance[]) => void;
   markError(s: ServiceSnapshot, operation: string, error: unknown): void;
   readError(operation: string): void;
   notify(s: ServiceSnapshot): void;
@@ -118,6 +120,7 @@ export function createPollerState(opts: PollerOptions): PollerState {
   const state: PollerState = {
     ...initialState(opts, log),
     onRecovered: () => {},
+    onHeartbeats: () => {},
     callSucceeded() {
       state.successes++;
       if (!state.unreachable) return;
