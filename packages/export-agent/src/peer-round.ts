@@ -134,7 +134,8 @@ async function followFeed(s: PeerState): Promise<boolean> {
   // The first read only adopts the records, and it comes a round after the reconciles that
   // started the watches read their services: a peer's change announced in between would be
   // missed. So every key watched then is checked once; a gap likewise.
-  if ((!wasBaselined && feed.baselined) || result.sweep) changedAll(s);
+  const baseline = !wasBaselined && feed.baselined && feed.writers.size > 0;
+  if (baseline || result.sweep) changedAll(s);
   else for (const svc of result.read) changed(s, `${svc.namespace}/${svc.name}`);
   return result.ok;
 }
