@@ -102,17 +102,39 @@ function setup(local: string[] = ['shop'], over: Partial<PollPeriods> = {}) {
     onHeartbeatChange: () => {},
   });
   const tick = clockTicker(clock, 500, 6);
-  /** Starts with services a..d of c1 exported and c1's feed at epoch e1, seq 1. */
+  /**
+   * c1's export agent's heartbeat in shop: renewed every 30 s while `renewing`, stating
+   * `feed` (its feed's epoch and last written sequence number; undefined: the feed is off).
+   */
+  const writer: { feed: { epoch: string; seq: number } | undefined; renewing: boolean } = {
+    feed: { epoch: 'e1', seq: 1 },
+    renewing: true,
+  };
+  let renewals = 0;
+  const renew = (renewedAtMs = 1_000 + ++renewals): Promise<void> =>
+    heartbeat(cm, 'shop', 'c1', renewedAtMs, undefined, writer.feed);
+  const renewEvery30s = (): void => {
+    clock.setTimer(() => {
+      if (writer.renewing) void renew();
+      renewEvery30s();
+    }, 30_000);
+  };
+  /**
+   * Starts with services a..d of c1 exported, c1's feed at epoch e1, seq 1 and its heartbeat
+   * saying so; returns once c1's heartbeat vouches for its feed and each service had the one
+   * check of its own that follows (5 s), so from then on the feed covers them.
+   */
   const started = async (names = ['a', 'b', 'c', 'd']): Promise<void> => {
     for (const name of names) await publish(cm, exportOf('c1', 'shop', name, endpoints(2, 1)));
-    await heartbeat(cm, 'shop', 'c1', 1_000);
+    await renew();
+    renewEvery30s();
     writeFeed(cm, 'c1', { epoch: 'e1', seq: 1, changes: names.map((n) => [`shop/${n}`, 1]) });
     poller.start();
-    await tick(0);
+    await tick(5_000);
     changes.length = 0;
     calls.length = 0;
   };
-  return { cm, clock, poller, changes, calls, count, tick, logger, started };
+  return { cm, clock, poller, changes, calls, count, tick, logger, started, writer, renew };
 }
 
 describe('poller with the change feed', () => {
@@ -121,13 +143,17 @@ describe('poller with the change feed', () => {
     await t.started();
     expect(t.poller.synced).toBe(true);
     expect(t.poller.feedCovered).toBe(4);
-    await t.tick(59_000);
-    expect(t.count(`rev ${FEED_NAMESPACE_NAME}/`)).toBe(59);
+    await t.tick(54_000); // from 5 s to 59 s
+    expect(t.count(`rev ${FEED_NAMESPACE_NAME}/`)).toBe(54);
     // Every 30 s (at 30 s, next at 60 s), one read and no revision check: renewals move the
     // heartbeat's revision about every period, so a check would cost a second call.
     expect(t.count('read shop/_mcs-heartbeat')).toBe(1);
     expect(t.count('rev shop/_mcs-heartbeat')).toBe(0);
     expect(t.calls.filter((c) => /^(rev|read) shop\/[a-d]$/.test(c))).toEqual([]);
+    // As long as c1's heartbeat keeps being renewed and vouching, no service is checked.
+    await t.tick(600_000);
+    expect(t.calls.filter((c) => /^rev shop\/[a-d]$/.test(c))).toEqual([]);
+    expect(t.poller.feedCovered).toBe(4);
     expect(t.changes).toEqual([]);
     await t.poller.stop();
   });
@@ -256,7 +282,7 @@ describe('poller with the change feed', () => {
     await t.poller.stop();
   });
 
-  it('lost, duplicated and reordered feed writes: every change is read, none twice', async () => {
+  it('lost, duplicated and reordered feed writes: every change is read; a stale copy re-reads nothing', async () => {
     const t = setup();
     await t.started();
     // Two writes between polls: the reader only ever sees the second (the first is "lost").
@@ -280,14 +306,19 @@ describe('poller with the change feed', () => {
     await t.tick(1_000);
     writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 3, changes: [['shop/c', 3]] });
     await t.tick(1_000);
-    expect(t.count('read shop/')).toBe(0);
+    // What was handed out is pruned to the current record (bounded memory): the stale copy
+    // re-reads nothing, and the newer record coming back re-reads only the entry the stale
+    // copy had dropped, once, and announces no change (the data did not move).
+    expect(t.calls.filter((c) => c.startsWith('read shop/'))).toEqual(['read shop/c']);
+    expect(t.changes).toEqual([]);
     await t.poller.stop();
   });
 
-  it('sweeps on a gap, a new epoch (writer restart), a new writer and a writer gone', async () => {
+  it('sweeps on a gap of a vouched record', async () => {
     const t = setup();
     await t.started();
-    const sweeps = () => t.logger.entries.filter((e) => e.message.includes('sweeping')).length;
+    const sweeps = () =>
+      t.logger.entries.filter((e) => e.message.includes('reading everything')).length;
     const readsOfAll = () => ['a', 'b', 'c', 'd'].every((n) => t.calls.includes(`read shop/${n}`));
     // Gap: changes 2..9 dropped from the record (floor 9 > the reader's cursor 1).
     await publish(t.cm, exportOf('c1', 'shop', 'd', endpoints(4, 1)));
@@ -296,32 +327,59 @@ describe('poller with the change feed', () => {
     expect(sweeps()).toBe(1);
     expect(readsOfAll()).toBe(true);
     expect(t.changes).toContain('shop/d'); // the dropped change, found by the sweep
-    for (const [step, write] of [
-      ['new epoch', () => writeFeed(t.cm, 'c1', { epoch: 'e2', seq: 0, changes: [] })],
-      ['new writer', () => writeFeed(t.cm, 'c2', { epoch: 'x', seq: 5, changes: [] })],
-      [
-        'writer gone',
-        async () => {
-          const svc = t.cm.serviceByName(FEED_NAMESPACE_NAME, FEED_SERVICE)!;
-          const id = feedInstanceId({ clusterId: 'c2', clustersetId: CLUSTERSET });
-          await t.cm.deregisterInstance(svc.id, id);
-        },
-      ],
-    ] as const) {
-      t.calls.length = 0;
-      const before = sweeps();
-      await write();
-      await t.tick(2_000);
-      expect(sweeps(), step).toBe(before + 1);
-      expect(readsOfAll(), step).toBe(true);
-    }
     await t.poller.stop();
   });
 
-  it('without a feed every service keeps its revision check; a feed appearing takes over', async () => {
+  it("a new epoch, a new writer or a writer gone sweeps nothing: the services holding that writer's records are checked one by one until it is vouched for again, once more, then not", async () => {
+    const t = setup();
+    await t.started();
+    const sweeps = () => t.count('read shop/') - t.count('read shop/_mcs-heartbeat');
+    const checksOf = (name: string) => t.count(`rev shop/${name}`);
+    const checkedEach = (n: number) => ['a', 'b', 'c', 'd'].every((x) => checksOf(x) === n);
+    // c1 restarts: its record names a new epoch; its heartbeat states the old one until the
+    // renewal the reader sees next (up to 30 s later).
+    writeFeed(t.cm, 'c1', { epoch: 'e2', seq: 0, changes: [] });
+    await t.tick(5_000);
+    expect(t.poller.feedCovered).toBe(0);
+    expect(checkedEach(1)).toBe(true);
+    await t.tick(5_000);
+    expect(checkedEach(2)).toBe(true); // every check period while not vouched
+    expect(sweeps()).toBe(0);
+    t.writer.feed = { epoch: 'e2', seq: 0 };
+    await t.renew();
+    await t.tick(25_000); // the heartbeat read at 30 s vouches; each service checked once more
+    t.calls.length = 0;
+    await t.tick(6_000);
+    expect(t.poller.feedCovered).toBe(4);
+    await t.tick(30_000); // (the backstop's first read, of one service, falls at 60 s)
+    expect(t.calls.filter((c) => /^rev shop\/[a-d]$/.test(c))).toEqual([]);
+    t.calls.length = 0;
+    // A new writer (no heartbeat yet) with no records in these services changes nothing here.
+    writeFeed(t.cm, 'c2', { epoch: 'x', seq: 5, changes: [] });
+    await t.tick(10_000);
+    expect(t.calls.filter((c) => /^(rev|read) shop\/[a-d]$/.test(c))).toEqual([]);
+    expect(t.poller.feedCovered).toBe(4);
+    // c1's record gone (its feed turned off and cleaned up): its services go back to their
+    // own checks, one by one, without a sweep.
+    const svc = t.cm.serviceByName(FEED_NAMESPACE_NAME, FEED_SERVICE)!;
+    await t.cm.deregisterInstance(
+      svc.id,
+      feedInstanceId({ clusterId: 'c1', clustersetId: CLUSTERSET }),
+    );
+    t.calls.length = 0;
+    await t.tick(5_000);
+    expect(t.poller.feedCovered).toBe(0);
+    expect(checkedEach(1)).toBe(true);
+    expect(sweeps()).toBe(0);
+    await t.poller.stop();
+  });
+
+  it('without a feed every service keeps its revision check; a feed appearing takes over once vouched and checked', async () => {
     const t = setup();
     for (const name of ['a', 'b'])
       await publish(t.cm, exportOf('c1', 'shop', name, endpoints(1, 1)));
+    // The writer's heartbeat states the feed it is about to write.
+    await t.renew();
     t.poller.start();
     await t.tick(0);
     t.calls.length = 0;
@@ -330,6 +388,9 @@ describe('poller with the change feed', () => {
     expect(t.poller.feedCovered).toBe(0);
     writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 1, changes: [] });
     await t.tick(1_000);
+    // Vouched from now on, but a and b were last checked before: one check each first.
+    expect(t.poller.feedCovered).toBe(0);
+    await t.tick(5_000);
     expect(t.poller.feedCovered).toBe(2);
     t.calls.length = 0;
     await t.tick(20_000);
