@@ -10,7 +10,12 @@ import {
 } from '../planning/feed.js';
 import { isCloudMapError, type CloudMapPort } from '../ports/cloudmap-port.js';
 import { Attr } from '../records/attributes.js';
-import { decodeFeeds, FEED_NAMESPACE_NAME, feedServiceName, type FeedRecord } from '../records/feed.js';
+import {
+  decodeFeeds,
+  FEED_NAMESPACE_NAME,
+  feedServiceName,
+  type FeedRecord,
+} from '../records/feed.js';
 import type { Clock } from '../workqueue/clock.js';
 
 /**
@@ -80,7 +85,7 @@ export interface FeedFollowerOptions {
  */
 export const DEFAULT_FEED_BUDGET = { vouched: 16, unvouched: 2 } as const;
 
-/** Remembered rejected (instance, reason) pairs at most; older ones are forgotten first. */
+/** Rejected (instance, reason) pairs named in a line of their own and remembered, at most. */
 const MAX_REJECTED_REMEMBERED = 256;
 
 interface HeartbeatSeen {
@@ -102,7 +107,8 @@ interface FollowerState {
   readonly vouchedSince: Map<string, number>;
   /** The last reason logged per unvouched writer (one line per change). */
   readonly unvouchedLogged: Map<string, UnvouchedReason>;
-  readonly rejectedSeen: Set<string>;
+  /** Rejected (instance, reason) pairs of the last read already logged (bounded). */
+  rejectedSeen: Set<string>;
 }
 
 export function createFeedFollower(opts: FeedFollowerOptions): FeedFollower {
@@ -180,7 +186,10 @@ function vouchers(f: FollowerState): Map<string, FeedVoucher> {
   for (const [clusterId, byNamespace] of f.heartbeats) {
     let best: HeartbeatSeen | undefined;
     for (const seen of byNamespace.values())
-      if (seen.feed !== undefined && (best === undefined || seen.renewedSeenAtMs > best.renewedSeenAtMs))
+      if (
+        seen.feed !== undefined &&
+        (best === undefined || seen.renewedSeenAtMs > best.renewedSeenAtMs)
+      )
         best = seen;
     if (best?.feed === undefined) continue;
     out.set(clusterId, {
@@ -233,10 +242,13 @@ function noteUnvouched(f: FollowerState, clusterId: string, reason: UnvouchedRea
   f.unvouchedLogged.set(clusterId, reason);
   // Normal for a moment after a writer starts (its heartbeat is read every 30 s); anything
   // lasting means a stale or forged record: its services keep their own checks meanwhile.
-  f.opts.logger.info('change feed record not vouched for by its heartbeat; checking its services one by one', {
-    [logFields.clusterId]: clusterId,
-    reason,
-  });
+  f.opts.logger.info(
+    'change feed record not vouched for by its heartbeat; checking its services one by one',
+    {
+      [logFields.clusterId]: clusterId,
+      reason,
+    },
+  );
 }
 
 /** Checks the feed's revision and reads the feed when it moved; false when a call failed. */
@@ -267,20 +279,36 @@ async function refresh(f: FollowerState): Promise<boolean> {
   }
 }
 
-/** Hostile or newer-schema data: logged once per instance and reason (bounded), then ignored. */
+/**
+ * Hostile or newer-schema data: logged once per instance and reason, then ignored (counted
+ * every read). What is remembered is pruned to the instances rejected now and capped, so a
+ * flood of bad instances costs at most `MAX_REJECTED_REMEMBERED` lines once and one summary
+ * line per read, never a line per instance per read.
+ */
 function noteRejected(
   f: FollowerState,
   rejected: readonly { instanceId: string; reason: string }[],
 ): void {
+  const keyOf = (r: { instanceId: string; reason: string }): string =>
+    `${r.instanceId}\u0000${r.reason}`;
+  // Those already logged first (at most the cap, as the last read kept), then new ones.
+  const remembered = new Set(rejected.map(keyOf).filter((k) => f.rejectedSeen.has(k)));
+  let unnamed = 0;
   for (const r of rejected) {
     f.opts.metrics?.rejected?.();
-    const key = `${r.instanceId}\u0000${r.reason}`;
-    if (f.rejectedSeen.has(key)) continue;
-    if (f.rejectedSeen.size >= MAX_REJECTED_REMEMBERED) {
-      const oldest = f.rejectedSeen.values().next().value;
-      if (oldest !== undefined) f.rejectedSeen.delete(oldest);
+    const key = keyOf(r);
+    if (remembered.has(key)) continue;
+    if (remembered.size >= MAX_REJECTED_REMEMBERED) {
+      unnamed++;
+      continue;
     }
-    f.rejectedSeen.add(key);
-    f.opts.logger.warn('change feed instance ignored', { instanceId: r.instanceId, reason: r.reason });
+    remembered.add(key);
+    f.opts.logger.warn('change feed instance ignored', {
+      instanceId: r.instanceId,
+      reason: r.reason,
+    });
   }
+  f.rejectedSeen = remembered;
+  if (unnamed > 0)
+    f.opts.logger.warn('change feed instances ignored (too many to name)', { count: unnamed });
 }

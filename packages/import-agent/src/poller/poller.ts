@@ -8,6 +8,7 @@ import {
 } from '@cloudmap-mcs/core';
 import { createPollerNudges, type PollerNudges } from './nudges.js';
 import {
+  background,
   createRoundLoop,
   recovered,
   requestSweep,
@@ -75,6 +76,8 @@ export function createPoller(opts: PollerOptions): Poller {
     heartbeatMs,
     sweep,
     knownHeartbeatNamespaces: new Set(),
+    background: (work) => background(loop, work),
+    feedReads: { running: false },
   });
   return pollerApi(state, reads, feed, loop, nudges);
 }

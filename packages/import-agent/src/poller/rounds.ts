@@ -27,6 +27,10 @@ export interface RoundContext {
   readonly sweep: () => void;
   /** Namespaces with a tracked heartbeat service at the last slow round. */
   readonly knownHeartbeatNamespaces: Set<string>;
+  /** Runs work outside any round that stopping the poller still waits for (loop.ts). */
+  readonly background: (work: Promise<void>) => void;
+  /** Whether the reads the feed handed out last are still running (one batch at a time). */
+  readonly feedReads: { running: boolean };
 }
 
 /** The three rounds of the poller (poller.ts), each true when it succeeded. */
@@ -125,19 +129,26 @@ async function fastRound(ctx: RoundContext): Promise<boolean> {
   let failed = 0;
   const due = dueServices(ctx);
   attempts += due.length;
-  // The feed's reads and the due checks run side by side: what one feed record names (its
-  // reads are bounded per round anyway) never delays a heartbeat read.
+  // The feed's own calls count in this round. The reads it hands out run outside the round,
+  // one batch at a time: a slow read of a name the feed gave (a flood of forged names) never
+  // holds the next round's heartbeat reads and revision checks (issue 31), and the feed waits
+  // for its batch, so it never has more than one budget of reads in flight. A failed read
+  // marks its service failing (state.markError) like any other.
   const feedPart = async (): Promise<void> => {
-    if (feed === undefined) return;
+    if (feed === undefined || ctx.feedReads.running) return;
     attempts++;
     const result = await feed.round();
     if (!result.ok) failed++;
     if (result.sweep) ctx.sweep();
-    if (!feed.baselined || result.sweep) return;
-    attempts += result.read.length;
-    await inPool(result.read, state.concurrency, async (s) => {
-      if (!(await ctx.reads.readNamed(s.namespace, s.name))) failed++;
-    });
+    if (!feed.baselined || result.sweep || result.read.length === 0) return;
+    ctx.feedReads.running = true;
+    ctx.background(
+      inPool(result.read, state.concurrency, async (s) => {
+        await ctx.reads.readNamed(s.namespace, s.name);
+      }).finally(() => {
+        ctx.feedReads.running = false;
+      }),
+    );
   };
   const duePart = (): Promise<void> =>
     inPool(due, state.concurrency, async (s) => {
