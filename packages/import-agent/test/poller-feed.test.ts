@@ -385,6 +385,29 @@ describe('poller with the change feed', () => {
     await t.poller.stop();
   });
 
+  it('a heartbeat service the writer creates after the namespace was read is found within a check period, not at the next listing', async () => {
+    const t = setup();
+    for (const name of ['a', 'b'])
+      await publish(t.cm, exportOf('c1', 'shop', name, endpoints(1, 1)));
+    writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 1, changes: [] });
+    t.poller.start();
+    await t.tick(10_000);
+    expect(t.poller.heartbeatService('shop')).toBeUndefined();
+    expect(t.poller.feedCovered).toBe(0);
+    // Looked for at the check period while missing: one call each time.
+    expect(t.count('read shop/_mcs-heartbeat')).toBeLessThanOrEqual(3);
+    await t.renew(); // c1's agent creates it (its first heartbeat in shop)
+    await t.tick(5_000);
+    expect(t.poller.heartbeatService('shop')).toBeDefined();
+    await t.tick(5_000); // vouched; a and b get the one check of their own that follows
+    expect(t.poller.feedCovered).toBe(2);
+    // Found: from now on read at the heartbeat period only.
+    t.calls.length = 0;
+    await t.tick(29_000);
+    expect(t.count('read shop/_mcs-heartbeat')).toBe(1);
+    await t.poller.stop();
+  });
+
   it('without a feed every service keeps its revision check; a feed appearing takes over once vouched and checked', async () => {
     const t = setup();
     for (const name of ['a', 'b'])

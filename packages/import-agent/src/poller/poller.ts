@@ -78,6 +78,7 @@ export function createPoller(opts: PollerOptions): Poller {
     knownHeartbeatNamespaces: new Set(),
     background: (work) => background(loop, work),
     feedReads: { running: false },
+    heartbeatLookedFor: new Map(),
   });
   return pollerApi(state, reads, feed, loop, nudges);
 }

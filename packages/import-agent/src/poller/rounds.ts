@@ -31,6 +31,8 @@ export interface RoundContext {
   readonly background: (work: Promise<void>) => void;
   /** Whether the reads the feed handed out last are still running (one batch at a time). */
   readonly feedReads: { running: boolean };
+  /** When a heartbeat service not tracked yet was last looked for, by namespace (heartbeatsToFind). */
+  readonly heartbeatLookedFor: Map<string, number>;
 }
 
 /** The three rounds of the poller (poller.ts), each true when it succeeded. */
@@ -112,6 +114,37 @@ function dueServices(ctx: RoundContext): ServiceSnapshot[] {
 }
 
 /**
+ * Namespaces where a feed writer has records but no heartbeat service is tracked, due for a
+ * look: a writer's heartbeat is what vouches for its feed, and it may create the heartbeat
+ * service after the reader first read the namespace (the feed does not name it). Without
+ * this only the next listing (a minute or more) would find it, and the writer's services
+ * would be checked one by one until then. Looked for at the per-service check period, which
+ * those services are checked at meanwhile anyway: one call more per namespace, and only
+ * while it is missing.
+ */
+function heartbeatsToFind(ctx: RoundContext): string[] {
+  const { state, feed, heartbeatLookedFor } = ctx;
+  if (feed === undefined || !feed.baselined) return [];
+  const tracked = new Set<string>();
+  for (const s of state.services.values()) if (isHeartbeat(s)) tracked.add(s.namespace);
+  const wanted = new Set<string>();
+  for (const s of state.services.values()) {
+    if (isHeartbeat(s) || tracked.has(s.namespace) || wanted.has(s.namespace)) continue;
+    if (s.instances.some((i) => feed.writers.has(i.attributes[Attr.ClusterId] ?? '')))
+      wanted.add(s.namespace);
+  }
+  // Remembered only for the namespaces still looked for.
+  for (const ns of [...heartbeatLookedFor.keys()])
+    if (!wanted.has(ns)) heartbeatLookedFor.delete(ns);
+  const now = state.clock.now();
+  const due = [...wanted].filter(
+    (ns) => now - (heartbeatLookedFor.get(ns) ?? -Infinity) >= ctx.periods.fastMs,
+  );
+  for (const ns of due) heartbeatLookedFor.set(ns, now);
+  return due;
+}
+
+/**
  * A heartbeat service is read, not revision-checked first: every exporting cluster renews its
  * record each heartbeat period (30 s by default, the same as the check's), so its revision has
  * almost always moved since the last check, and a check would cost a second call for the read
@@ -150,9 +183,15 @@ async function fastRound(ctx: RoundContext): Promise<boolean> {
       }),
     );
   };
+  const lookFor = heartbeatsToFind(ctx);
+  attempts += lookFor.length;
   const duePart = (): Promise<void> =>
-    inPool(due, state.concurrency, async (s) => {
-      if (!(await (isHeartbeat(s) ? ctx.reads.fetch(s) : ctx.reads.check(s)))) failed++;
+    inPool([...due, ...lookFor], state.concurrency, async (s) => {
+      const ok =
+        typeof s === 'string'
+          ? await ctx.reads.readNamed(s, HEARTBEAT_SERVICE_NAME)
+          : await (isHeartbeat(s) ? ctx.reads.fetch(s) : ctx.reads.check(s));
+      if (!ok) failed++;
     });
   await Promise.all([feedPart(), duePart()]);
   // A round fails only when nothing in it succeeded (issue 12).
