@@ -108,13 +108,16 @@ async function renew(
   const now = deps.now();
   const digest = exportsDigest(names);
   const feed = deps.feed?.();
+  const statedEpoch = observed?.attributes[Attr.FeedEpoch];
   // A digest of a partial set (before the first pass over every export) renews nothing. A
   // new feed epoch (this process started) is stated at once, so readers need not check this
-  // cluster's services one by one until the next renewal.
-  if (
-    !heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined) &&
-    (feed === undefined || observed?.attributes[Attr.FeedEpoch] === feed.epoch)
-  ) {
+  // cluster's services one by one until the next renewal; so is a feed no longer written
+  // (restarted with it off), so readers stop trusting the record left behind (issue 31).
+  const feedMoved =
+    deps.feed === undefined
+      ? statedEpoch !== undefined
+      : feed !== undefined && statedEpoch !== feed.epoch;
+  if (!heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined) && !feedMoved) {
     if (observed !== undefined) written.set(namespace, observed);
     return;
   }

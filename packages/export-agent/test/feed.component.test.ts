@@ -72,7 +72,7 @@ describe('export agent: change feed (ADR 0018)', () => {
     expect(feedOf(fake)!.seq).toBe(seq);
   });
 
-  it('its heartbeat states the feed it wrote (epoch, sequence number), and a new epoch at once after a restart', async () => {
+  it('its heartbeat states the feed it wrote (epoch, sequence number); a new epoch, or no feed, at once after a restart', async () => {
     // Readers trust this cluster's feed record only while its heartbeat agrees (issue 31).
     const fake = createFakeCloudMap();
     const k8s = new FakeK8s(clusterA);
@@ -102,5 +102,19 @@ describe('export agent: change feed (ADR 0018)', () => {
     // Renewed for the new epoch within one heartbeat tick (a third of the period), not at
     // the end of the period the last renewal started.
     await converged(() => expect(heartbeat()?.feed?.epoch).toBe(epoch), { withinMs: 11_000 });
+    // Restarted with the feed off: its record stays, and its heartbeat stops vouching for it
+    // within one tick too.
+    await second.stop();
+    agents.splice(agents.indexOf(second), 1);
+    const third = startAgent(k8s, fake, { heartbeatPeriodMs: 30_000 });
+    agents.push(third);
+    await converged(
+      () => {
+        expect(heartbeat()).toBeDefined();
+        expect(heartbeat()?.feed).toBeUndefined();
+      },
+      { withinMs: 11_000 },
+    );
+    expect(feedOf(fake)?.epoch).toBe(epoch);
   });
 });
