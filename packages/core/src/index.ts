@@ -8,3 +8,4 @@ export * from './logging/index.js';
 export * from './records/index.js';
 export * from './planning/index.js';
 export * from './kube/index.js';
+export * from './feed/follower.js';

@@ -48,6 +48,8 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     now: () => clock.now(),
     ...(opts.dns === undefined ? {} : { dns: opts.dns }),
   });
+  const peers = opts.peerCheckMs > 0 ? peerWatchFor(opts, controller.queue) : undefined;
+  const feed = opts.feed === undefined ? undefined : feedWriterFor(opts, opts.feed);
   const heartbeats = createHeartbeats({
     cloudMap: opts.cloudMap,
     resolver,
@@ -56,9 +58,8 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     now: opts.wallNow,
     periodMs: opts.heartbeatPeriodMs,
     logger,
+    ...(feed === undefined ? {} : { feed: () => feed.written }),
   });
-  const peers = opts.peerCheckMs > 0 ? peerWatchFor(opts, controller.queue) : undefined;
-  const feed = opts.feed === undefined ? undefined : feedWriterFor(opts, opts.feed);
   const w: ExportWiring = {
     opts,
     controller,

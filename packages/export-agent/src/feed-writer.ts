@@ -40,6 +40,11 @@ export interface FeedWriter {
   stop(): Promise<void>;
   /** The current record's state (tests, metrics). */
   readonly state: { epoch: string; seq: number; floor: number; pending: number };
+  /**
+   * The epoch and sequence number of the last record written successfully: the heartbeat
+   * states them, and readers trust this cluster's record only while they agree (ADR 0018).
+   */
+  readonly written: { epoch: string; seq: number } | undefined;
 }
 
 export type FeedWriteResult = 'success' | 'throttled' | 'error' | 'duplicate';
@@ -81,6 +86,8 @@ interface FeedWriterState {
   target: CloudMapTarget | undefined;
   /** The current seq has not been written successfully (the start record included). */
   unwritten: boolean;
+  /** The last record written successfully. */
+  written: { epoch: string; seq: number } | undefined;
   running: boolean;
   timer: TimerHandle | undefined;
   writing: Promise<void> | undefined;
@@ -104,6 +111,7 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
     dirty: new Set(),
     target: undefined,
     unwritten: true,
+    written: undefined,
     running: false,
     timer: undefined,
     writing: undefined,
@@ -131,6 +139,9 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
     },
     get state() {
       return { epoch: s.epoch, seq: s.seq, floor: s.floor, pending: s.dirty.size };
+    },
+    get written() {
+      return s.written;
     },
   };
 }
@@ -217,7 +228,9 @@ async function write(s: FeedWriterState): Promise<void> {
       return;
     }
     const { instance } = encoded;
+    const position = { epoch: s.epoch, seq: s.seq };
     await opts.cloudMap.registerInstance(feed.serviceId, instance.id, instance.attributes);
+    s.written = position;
     if (s.warned) opts.logger.info('change feed writes recovered', { seq: s.seq });
     s.warned = false;
     s.failures = 0;

@@ -23,6 +23,13 @@ export interface HeartbeatDeps {
   now: () => number;
   periodMs: number;
   logger: Logger;
+  /**
+   * The change feed this process writes (its last successful record), stated in each
+   * heartbeat: readers trust this cluster's feed record only while they agree (ADR 0018).
+   * Absent or undefined: the heartbeat states no feed, and readers check this cluster's
+   * services one by one.
+   */
+  feed?: () => { epoch: string; seq: number } | undefined;
 }
 
 export interface Heartbeats {
@@ -100,8 +107,17 @@ async function renew(
   if (observed === undefined) observed = await read(h, namespace, target.serviceId, cluster, id);
   const now = deps.now();
   const digest = exportsDigest(names);
-  // A digest of a partial set (before the first pass over every export) renews nothing.
-  if (!heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined)) {
+  const feed = deps.feed?.();
+  const statedEpoch = observed?.attributes[Attr.FeedEpoch];
+  // A digest of a partial set (before the first pass over every export) renews nothing. A
+  // new feed epoch (this process started) is stated at once, so readers need not check this
+  // cluster's services one by one until the next renewal; so is a feed no longer written
+  // (restarted with it off), so readers stop trusting the record left behind (issue 31).
+  const feedMoved =
+    deps.feed === undefined
+      ? statedEpoch !== undefined
+      : feed !== undefined && statedEpoch !== feed.epoch;
+  if (!heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined) && !feedMoved) {
     if (observed !== undefined) written.set(namespace, observed);
     return;
   }
@@ -110,6 +126,7 @@ async function renew(
     renewedAtMs: now,
     periodSeconds: Math.round(deps.periodMs / 1000),
     exportsDigest: digest,
+    ...(feed === undefined ? {} : { feed }),
   });
   written.delete(namespace);
   const ref = await deps.cloudMap.registerInstance(

@@ -1,13 +1,11 @@
 import {
-  Attr,
-  decodeFeeds,
-  FEED_NAMESPACE_NAME,
-  feedServiceName,
+  createFeedFollower,
+  decodeHeartbeats,
+  HEARTBEAT_SERVICE_NAME,
   isCloudMapError,
   listServicesPages,
   logFields,
-  planFeedRead,
-  type FeedCursor,
+  type FeedFollower,
   type TimerHandle,
 } from '@cloudmap-mcs/core';
 import type { PeerWatchOptions, WatchedService } from './peer-watch.js';
@@ -20,6 +18,8 @@ export interface PeerEntry {
   others: readonly string[];
   /** ListServices' InstanceCount at the last count check. */
   count?: number;
+  /** Clock time of the last read (the reconcile's) or revision check of its service. */
+  checkedAtMs?: number;
 }
 
 /** The peer watch's state (peer-watch.ts): the watched keys, the feed's cursors, the timer. */
@@ -38,11 +38,10 @@ export interface PeerState {
   /** Rounds since the last count check, and the ListServices pages that one took. */
   sinceCount: number;
   countCalls: number;
-  cursors: Map<string, FeedCursor>;
-  baselined: boolean;
-  feedRevision: number | undefined;
-  /** Clusters with a valid feed record (this one included); empty: no feed. */
-  writers: Set<string>;
+  /** The change feed's follower (core), once this cluster's identity is known. */
+  feed: FeedFollower | undefined;
+  /** When each watched namespace's heartbeats were last read (they vouch for feed records). */
+  readonly heartbeatsReadAt: Map<string, number>;
 }
 
 export function createPeerState(opts: PeerWatchOptions): PeerState {
@@ -59,19 +58,26 @@ export function createPeerState(opts: PeerWatchOptions): PeerState {
     rounds: 0,
     sinceCount: 0,
     countCalls: 0,
-    cursors: new Map(),
-    baselined: false,
-    feedRevision: undefined,
-    writers: new Set(),
+    feed: undefined,
+    heartbeatsReadAt: new Map(),
   };
 }
 
 const gone = (error: unknown): boolean =>
   isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
 
-/** Whether the feed cannot vouch for `e`: no feed, or another cluster that does not write it. */
+/**
+ * Whether the feed cannot vouch for `e`: no feed, or another cluster whose feed record has not
+ * been vouched for by its heartbeat since `e` was last checked.
+ */
 export function foreign(s: PeerState, e: PeerEntry): boolean {
-  return s.writers.size === 0 || e.others.some((c) => !s.writers.has(c));
+  const feed = s.feed;
+  if (feed === undefined || feed.writers.size === 0) return true;
+  const checkedAt = e.checkedAtMs ?? -Infinity;
+  return e.others.some((c) => {
+    const since = feed.vouchedSince(c);
+    return since === undefined || checkedAt < since;
+  });
 }
 
 /** Requeues a watched key; its service's cached reads go first, so the reconcile sees news. */
@@ -103,6 +109,7 @@ async function check(s: PeerState, key: string, entry: PeerEntry): Promise<boole
   }
   // The key may have been un-watched (or re-pointed) while the call was in flight.
   if (s.entries.get(key) !== entry) return true;
+  entry.checkedAtMs = s.opts.clock.now();
   if (entry.revision !== undefined && revision <= entry.revision) return true;
   const first = entry.revision === undefined;
   entry.revision = revision;
@@ -112,52 +119,65 @@ async function check(s: PeerState, key: string, entry: PeerEntry): Promise<boole
   return true;
 }
 
-/** The feed step; false when a call failed. */
+/** The feed step (core's follower, shared with the import agent); false when a call failed. */
 async function followFeed(s: PeerState): Promise<boolean> {
-  const { opts } = s;
-  const self = opts.identity();
-  if (self === undefined) return true;
-  const service = feedServiceName(self.clustersetId);
-  try {
-    const revision = await opts.cloudMap.discoverInstancesRevision(FEED_NAMESPACE_NAME, service);
-    if (revision === s.feedRevision) return true;
-    const read = await opts.cloudMap.discoverInstances(FEED_NAMESPACE_NAME, service, {
-      [Attr.ClustersetId]: self.clustersetId,
-    });
-    s.feedRevision = read.revision;
-    const { feeds, rejected } = decodeFeeds(read.instances, { clustersetId: self.clustersetId });
-    for (const r of rejected) opts.logger.debug('change feed instance ignored', { ...r });
-    s.writers = new Set(feeds.map((f) => f.cluster.clusterId));
-    const theirs = feeds.filter((f) => f.cluster.clusterId !== self.clusterId);
-    const plan = planFeedRead(s.cursors, theirs, s.baselined);
-    s.cursors = plan.cursors;
-    const first = !s.baselined;
-    s.baselined = true;
-    // The first read only sets the cursors, and it comes a round after the reconciles that
-    // started the watches read their services: a peer's change announced in between would
-    // be adopted unseen. So every key watched then is checked once.
-    if (first) {
-      changedAll(s);
-      return true;
+  const feed = feedOf(s);
+  if (feed === undefined) return true;
+  await observeHeartbeats(s, feed);
+  const wasBaselined = feed.baselined;
+  const result = await feed.round();
+  // The first read only adopts the records, and it comes a round after the reconciles that
+  // started the watches read their services: a peer's change announced in between would be
+  // missed. So every key watched then is checked once; a gap likewise.
+  const baseline = !wasBaselined && feed.baselined && feed.writers.size > 0;
+  if (baseline || result.sweep) changedAll(s);
+  else for (const svc of result.read) changed(s, `${svc.namespace}/${svc.name}`);
+  return result.ok;
+}
+
+/** The follower, created once this cluster's identity is known. */
+function feedOf(s: PeerState): FeedFollower | undefined {
+  if (s.feed !== undefined) return s.feed;
+  const self = s.opts.identity();
+  if (self === undefined) return undefined;
+  s.feed = createFeedFollower({
+    cloudMap: s.opts.cloudMap,
+    clustersetId: self.clustersetId,
+    ownClusterId: self.clusterId,
+    heartbeatTtlMs: s.opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
+    clock: s.opts.clock,
+    logger: s.opts.logger,
+  });
+  return s.feed;
+}
+
+/** Heartbeats are what vouch for other clusters' feed records: the watched namespaces' every 30 s. */
+export const PEER_HEARTBEAT_READ_MS = 30_000;
+const DEFAULT_HEARTBEAT_TTL_MS = 120_000;
+
+async function observeHeartbeats(s: PeerState, feed: FeedFollower): Promise<void> {
+  const now = s.opts.clock.now();
+  const namespaces = new Set([...s.entries.values()].map((e) => e.service.namespaceName));
+  for (const ns of s.heartbeatsReadAt.keys())
+    if (!namespaces.has(ns)) {
+      s.heartbeatsReadAt.delete(ns);
+      feed.forgetNamespace(ns);
     }
-    if (plan.sweep.length > 0) {
-      opts.logger.debug('change feed cannot say what changed; re-checking every export', {
-        clusters: plan.sweep,
-      });
-      changedAll(s);
-      return true;
+  for (const ns of namespaces) {
+    if (now - (s.heartbeatsReadAt.get(ns) ?? -Infinity) < PEER_HEARTBEAT_READ_MS) continue;
+    try {
+      const read = await s.opts.cloudMap.discoverInstances(ns, HEARTBEAT_SERVICE_NAME);
+      s.heartbeatsReadAt.set(ns, now);
+      feed.observeHeartbeats(
+        ns,
+        decodeHeartbeats(read.instances, { clustersetId: feed.clustersetId }).heartbeats,
+      );
+    } catch (error) {
+      if (gone(error)) {
+        s.heartbeatsReadAt.set(ns, now);
+        feed.observeHeartbeats(ns, []);
+      } else throw error;
     }
-    for (const svc of plan.services) changed(s, `${svc.namespace}/${svc.name}`);
-    return true;
-  } catch (error) {
-    if (!gone(error)) throw error;
-    // No feed: every key is checked on its own until one appears.
-    if (s.writers.size > 0) changedAll(s);
-    s.writers = new Set();
-    s.cursors = new Map();
-    s.feedRevision = undefined;
-    s.baselined = true;
-    return true;
   }
 }
 

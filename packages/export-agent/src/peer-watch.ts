@@ -45,6 +45,8 @@ export interface PeerWatchOptions {
   budgetPerSecond: number;
   /** This cluster's identity (its own feed entries are its own writes). */
   identity: () => { clusterId: string; clustersetId: string } | undefined;
+  /** A heartbeat not seen renewed for this long vouches for no feed record (default 120 s). */
+  heartbeatTtlMs?: number;
   /** Every this many rounds, the instance counts of the watched services (default 12). */
   countEveryRounds?: number;
   /** At most this many ListServices pages a minute for the counts (stretches them; 0: none). */
@@ -100,10 +102,12 @@ export function createPeerWatch(opts: PeerWatchOptions): PeerWatch {
           },
           revision: seenRevision,
           others: [...others],
+          checkedAtMs: opts.clock.now(),
         });
         return;
       }
       entry.others = [...others];
+      entry.checkedAtMs = opts.clock.now();
       if (seenRevision !== undefined && (entry.revision ?? -1) < seenRevision)
         entry.revision = seenRevision;
     },

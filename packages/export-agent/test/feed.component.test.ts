@@ -2,8 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   Attr,
   decodeFeed,
+  decodeHeartbeats,
   FEED_NAMESPACE_NAME,
   feedServiceName,
+  HEARTBEAT_SERVICE_NAME,
   type FeedRecord,
 } from '@cloudmap-mcs/core';
 import { createFakeCloudMap, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
@@ -68,5 +70,51 @@ describe('export agent: change feed (ADR 0018)', () => {
     const seq = feedOf(fake)!.seq;
     await elapse(60_000, 100);
     expect(feedOf(fake)!.seq).toBe(seq);
+  });
+
+  it('its heartbeat states the feed it wrote (epoch, sequence number); a new epoch, or no feed, at once after a restart', async () => {
+    // Readers trust this cluster's feed record only while its heartbeat agrees (issue 31).
+    const fake = createFakeCloudMap();
+    const k8s = new FakeK8s(clusterA);
+    const options = { feed: { minIntervalMs: 20 }, heartbeatPeriodMs: 30_000 };
+    const first = startAgent(k8s, fake, options);
+    agents.push(first);
+    k8s.apply('service', service('shop', 'cart'));
+    k8s.apply('slice', slice('shop', 'cart', 'cart-1', [{ ip: '10.0.0.1', node: 'n1' }]));
+    k8s.apply('export', serviceExport('shop', 'cart'));
+    const heartbeat = () =>
+      decodeHeartbeats(fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME), {
+        clustersetId: clusterA.clustersetId,
+      }).heartbeats.find((h) => h.cluster.clusterId === clusterA.clusterId);
+    await waitFor(() => {
+      expect(heartbeat()?.feed).toBeDefined();
+      expect(heartbeat()?.feed?.epoch).toBe(feedOf(fake)?.epoch);
+    });
+    const before = feedOf(fake)!;
+    // What it states was written: never ahead of the record.
+    expect(heartbeat()!.feed!.seq).toBeLessThanOrEqual(before.seq);
+    await first.stop();
+    agents.splice(agents.indexOf(first), 1);
+    const second = startAgent(k8s, fake, options);
+    agents.push(second);
+    await waitFor(() => expect(feedOf(fake)?.epoch).not.toBe(before.epoch));
+    const epoch = feedOf(fake)!.epoch;
+    // Renewed for the new epoch within one heartbeat tick (a third of the period), not at
+    // the end of the period the last renewal started.
+    await converged(() => expect(heartbeat()?.feed?.epoch).toBe(epoch), { withinMs: 11_000 });
+    // Restarted with the feed off: its record stays, and its heartbeat stops vouching for it
+    // within one tick too.
+    await second.stop();
+    agents.splice(agents.indexOf(second), 1);
+    const third = startAgent(k8s, fake, { heartbeatPeriodMs: 30_000 });
+    agents.push(third);
+    await converged(
+      () => {
+        expect(heartbeat()).toBeDefined();
+        expect(heartbeat()?.feed).toBeUndefined();
+      },
+      { withinMs: 11_000 },
+    );
+    expect(feedOf(fake)?.epoch).toBe(epoch);
   });
 });

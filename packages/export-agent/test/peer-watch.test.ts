@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   CloudMapError,
   encodeFeed,
+  encodeHeartbeat,
   FEED_NAMESPACE_NAME,
+  HEARTBEAT_SERVICE_NAME,
   type CloudMapInstance,
 } from '@cloudmap-mcs/core';
 import { createMemoryLogger, FakeClock } from '@cloudmap-mcs/core/testing';
@@ -28,8 +30,10 @@ const feedOf = (
   }).instance;
 
 /**
- * A revision per service name that the test moves, an optional feed (absent: no feed service)
- * and instance counts; every per-service revision call is recorded in `calls`.
+ * A revision per service name that the test moves, an optional feed (absent: no feed service),
+ * the heartbeats of namespace `shop` (what vouches for each writer's feed record) and instance
+ * counts; every per-service revision call is recorded in `calls`, every heartbeat read in
+ * `feedCalls` as `heartbeats shop`.
  */
 function setup(
   over: {
@@ -47,6 +51,8 @@ function setup(
   const rounds: string[] = [];
   const logger = createMemoryLogger();
   const feed: { instances?: CloudMapInstance[]; revision: number } = { revision: 1 };
+  const heartbeats = new Map<string, CloudMapInstance>();
+  let renewals = 0;
   const noFeed = () => new CloudMapError('ServiceNotFound', 'no feed', 'discoverInstancesRevision');
   const watch = createPeerWatch({
     cloudMap: {
@@ -62,7 +68,14 @@ function setup(
         calls.push(name);
         return Promise.resolve(revisions.get(name) ?? 1);
       },
-      discoverInstances: () => {
+      discoverInstances: (ns: string, name: string) => {
+        if (name === HEARTBEAT_SERVICE_NAME) {
+          feedCalls.push(`heartbeats ${ns}`);
+          return Promise.resolve({
+            instances: ns === 'shop' ? [...heartbeats.values()] : [],
+            revision: 1,
+          });
+        }
         feedCalls.push('read');
         if (feed.instances === undefined) return Promise.reject(noFeed());
         return Promise.resolve({ instances: feed.instances, revision: feed.revision });
@@ -98,6 +111,21 @@ function setup(
     feed.instances = instances;
     feed.revision++;
   };
+  /**
+   * Renews `clusterId`'s heartbeat in `shop` (a new renewal time), stating its feed's epoch
+   * and written sequence number (none: a heartbeat without a feed, as with the feed off).
+   */
+  const beat = (clusterId: string, feedState?: { epoch: string; seq: number }) => {
+    heartbeats.set(
+      clusterId,
+      encodeHeartbeat({
+        cluster: { clusterId, clustersetId: 'set-1' },
+        renewedAtMs: 1_000_000 + ++renewals,
+        periodSeconds: 30,
+        ...(feedState === undefined ? {} : { feed: feedState }),
+      }),
+    );
+  };
   /** Advances to the next round and lets its calls settle. */
   const round = async () => {
     clock.advance(2_000);
@@ -115,6 +143,8 @@ function setup(
     round,
     logger,
     setFeed,
+    beat,
+    heartbeats,
   };
 }
 
@@ -226,6 +256,7 @@ describe('peer watch without a change feed: a revision check per exported servic
 describe('peer watch over the change feed (ADR 0018)', () => {
   it('requeues the keys other clusters name; no per-service checks; own entries are not changes', async () => {
     const t = setup();
+    t.beat('c2', { epoch: 'b', seq: 1 });
     t.setFeed([feedOf('c1', 'a', 1, [['cart', 1]]), feedOf('c2', 'b', 1, [])]);
     t.watch.watch('shop/cart', svc('cart'), 1, ['c2']);
     t.watch.watch('shop/web', svc('web'), 1, []);
@@ -234,7 +265,11 @@ describe('peer watch over the change feed (ADR 0018)', () => {
     // The first read sets the cursors and checks every watched key once (a change announced
     // between a key's reconcile and that read would be adopted unseen otherwise).
     expect(keys(t.changes).sort()).toEqual(['shop/cart', 'shop/web']);
+    // c2's heartbeat has just vouched for its record: cart, which holds c2's records, gets
+    // one revision check of its own (the feed vouches only for what comes after).
+    expect(t.calls).toEqual(['cart']);
     t.changes.length = 0;
+    t.calls.length = 0;
     t.setFeed([feedOf('c1', 'a', 2, [['web', 2]]), feedOf('c2', 'b', 2, [['cart', 2]])]);
     await t.round();
     expect(t.changes).toEqual(['forget shop/cart', 'shop/cart']); // fresh reads first
@@ -242,11 +277,14 @@ describe('peer watch over the change feed (ADR 0018)', () => {
     expect(t.changes).toEqual(['forget shop/cart', 'shop/cart']); // feed unmoved: one revision call, nothing read
     expect(t.calls).toEqual([]);
     expect(t.feedCalls.filter((c) => c === 'read')).toHaveLength(2);
+    // The watched namespace's heartbeats: read at the first round, next after 30 s.
+    expect(t.feedCalls.filter((c) => c === 'heartbeats shop')).toHaveLength(1);
     await t.watch.stop();
   });
 
   it('a key with records of a cluster that does not write the feed keeps its revision check', async () => {
     const t = setup();
+    t.beat('c2', { epoch: 'b', seq: 1 });
     t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b', 1, [])]);
     t.watch.watch('shop/cart', svc('cart'), 1, ['go-1']);
     t.watch.watch('shop/web', svc('web'), 1, ['c2']);
@@ -255,38 +293,108 @@ describe('peer watch over the change feed (ADR 0018)', () => {
     // The first read sets the cursors and checks every watched key once (a change announced
     // between a key's reconcile and that read would be adopted unseen otherwise).
     expect(keys(t.changes).sort()).toEqual(['shop/cart', 'shop/web']);
+    expect(t.calls.sort()).toEqual(['cart', 'web']);
     t.changes.length = 0;
+    t.calls.length = 0;
     t.revisions.set('cart', 2);
     await t.round();
-    expect(t.calls).toEqual(['cart', 'cart']);
+    expect(t.calls).toEqual(['cart']);
     expect(t.changes).toEqual(['shop/cart']);
     await t.watch.stop();
   });
 
-  it('a writer restart (new epoch) or a new writer requeues every key', async () => {
+  it('a writer restart (new epoch) or a new writer: its keys are checked one by one until its heartbeat vouches, once more, then not; nothing is requeued wholesale', async () => {
     const t = setup();
-    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b', 4, [])]);
-    t.watch.watch('shop/cart', svc('cart'), 1, []);
-    t.watch.watch('shop/web', svc('web'), 1, []);
+    t.beat('c2', { epoch: 'b', seq: 4 });
+    t.beat('c4', { epoch: 'd', seq: 1 });
+    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b', 4, []), feedOf('c4', 'd', 1, [])]);
+    t.watch.watch('shop/cart', svc('cart'), 1, ['c2']);
+    t.watch.watch('shop/web', svc('web'), 1, ['c4']);
+    t.watch.watch('shop/api', svc('api'), 1, []);
     t.watch.start();
     await t.round();
-    // The first read sets the cursors and checks every watched key once (a change announced
-    // between a key's reconcile and that read would be adopted unseen otherwise).
-    expect(keys(t.changes).sort()).toEqual(['shop/cart', 'shop/web']);
+    expect(keys(t.changes).sort()).toEqual(['shop/api', 'shop/cart', 'shop/web']);
     t.changes.length = 0;
-    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b2', 0, [])]);
     await t.round();
-    expect(keys(t.changes).sort()).toEqual(['shop/cart', 'shop/web']);
+    t.calls.length = 0;
+    // c2 restarts: a new epoch in its record; its heartbeat still states the old one.
+    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b2', 0, []), feedOf('c4', 'd', 1, [])]);
+    await t.round();
+    await t.round();
+    expect(t.calls).toEqual(['cart', 'cart']);
+    expect(keys(t.changes)).toEqual([]);
+    const notVouched = t.logger.entries.filter((e) =>
+      e.message.startsWith('change feed record not vouched for'),
+    );
+    expect(notVouched.map((e) => [e.fields['clusterId'], e.fields['reason']])).toEqual([
+      ['c2', 'epoch-mismatch'],
+    ]);
+    // Its heartbeat, renewed with the new epoch, is read at the next 30 s: cart is checked
+    // once more in that round, then no longer.
+    t.beat('c2', { epoch: 'b2', seq: 0 });
+    const heartbeatReads = () => t.feedCalls.filter((c) => c === 'heartbeats shop').length;
+    const before = heartbeatReads();
+    while (heartbeatReads() === before) await t.round();
+    expect(t.calls.at(-1)).toBe('cart');
+    t.calls.length = 0;
+    for (let i = 0; i < 3; i++) await t.round();
+    expect(t.calls).toEqual([]);
+    // A new writer (no heartbeat read yet) whose records api now holds: api is checked every
+    // round, cart and web are not, and nothing is requeued.
+    t.setFeed([
+      feedOf('c1', 'a', 1, []),
+      feedOf('c2', 'b2', 0, []),
+      feedOf('c4', 'd', 1, []),
+      feedOf('c3', 'x', 1, []),
+    ]);
+    t.watch.watch('shop/api', svc('api'), 1, ['c3']);
+    await t.round();
+    await t.round();
+    expect(t.calls).toEqual(['api', 'api']);
+    expect(keys(t.changes)).toEqual([]);
+    await t.watch.stop();
+  });
+
+  it('a record its heartbeat does not vouch for (feed off, or a forged sequence number) leaves the keys holding its records on their own checks', async () => {
+    const t = setup();
+    t.beat('c2', { epoch: 'b', seq: 1 });
+    t.setFeed([feedOf('c2', 'b', 1, [])]);
+    t.watch.watch('shop/cart', svc('cart'), 1, ['c2']);
+    t.watch.start();
+    await t.round();
+    await t.round();
+    t.calls.length = 0;
+    // c2's agent restarted with the feed off: its heartbeat states no feed, its old record stays.
+    t.beat('c2');
+    for (let i = 0; i < 15; i++) await t.round(); // the next heartbeat read (30 s)
+    t.calls.length = 0;
     t.changes.length = 0;
-    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b2', 0, []), feedOf('c3', 'x', 1, [])]);
+    t.revisions.set('cart', 2); // a change the stale feed does not name
     await t.round();
-    expect(keys(t.changes).sort()).toEqual(['shop/cart', 'shop/web']);
+    expect(t.calls).toEqual(['cart']);
+    expect(keys(t.changes)).toEqual(['shop/cart']);
+    // The feed back on, then a record pushed far past what the heartbeat states.
+    t.beat('c2', { epoch: 'b', seq: 1 });
+    for (let i = 0; i < 15; i++) await t.round();
+    t.setFeed([feedOf('c2', 'b', 2_147_483_647, [])]);
+    await t.round();
+    t.calls.length = 0;
+    t.changes.length = 0;
+    t.revisions.set('cart', 3);
+    await t.round();
+    expect(t.calls).toEqual(['cart']);
+    expect(keys(t.changes)).toEqual(['shop/cart']);
+    const reasons = t.logger.entries
+      .filter((e) => e.message.startsWith('change feed record not vouched for'))
+      .map((e) => e.fields['reason']);
+    expect(reasons).toEqual(['no-heartbeat', 'seq-ahead']);
     await t.watch.stop();
   });
 
   it('an instance count that moved requeues the key (a non-writer joined a feed-covered service)', async () => {
     const t = setup();
-    t.setFeed([feedOf('c1', 'a', 1, [])]);
+    t.beat('c2', { epoch: 'b', seq: 1 });
+    t.setFeed([feedOf('c1', 'a', 1, []), feedOf('c2', 'b', 1, [])]);
     t.counts.set('cart', 3);
     t.counts.set('web', 2);
     t.watch.watch('shop/cart', svc('cart'), 1, []);

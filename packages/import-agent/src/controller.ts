@@ -190,6 +190,7 @@ function pollerOptions(
     logger: opts.logger,
     clustersetId: opts.trust.clustersetId,
     periods: opts.periods,
+    heartbeatTtlMs: opts.heartbeatTtlMs,
     ...(opts.requestBudgetPerSecond === undefined
       ? {}
       : { requestBudgetPerSecond: opts.requestBudgetPerSecond }),

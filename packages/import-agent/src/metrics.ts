@@ -60,13 +60,21 @@ function pollMetrics(registers: Registers, prefix: string) {
   });
   const feedSweeps = new Counter({
     name: `${prefix}feed_sweeps_total`,
-    help: 'Full reads the change feed asked for, by reason (feed, feed-gone).',
+    help: 'Full reads the change feed asked for, by reason (gap: a record skipped past what was read).',
     labelNames: ['reason'],
     registers,
   });
   const feedRejected = new Counter({
     name: `${prefix}feed_rejected_total`,
     help: 'Change feed instances that could not be decoded and were ignored.',
+    registers,
+  });
+  const feedUnvouched = new Counter({
+    name: `${prefix}feed_unvouched_rounds_total`,
+    help:
+      "Feed rounds in which a writer's record was not vouched for by its heartbeat, by reason " +
+      '(no-heartbeat, heartbeat-expired, epoch-mismatch, seq-ahead, seq-behind): its services are checked one by one.',
+    labelNames: ['reason'],
     registers,
   });
   const readErrors = new Counter({
@@ -83,6 +91,7 @@ function pollMetrics(registers: Registers, prefix: string) {
     readError: (operation: string) => readErrors.inc({ operation }),
     feedSweep: (reason: string) => feedSweeps.inc({ reason }),
     feedRejected: () => feedRejected.inc(),
+    feedUnvouched: (reason: string) => feedUnvouched.inc({ reason }),
   } satisfies Partial<ControllerMetrics>;
 }
 

@@ -78,12 +78,17 @@ export async function unpublish(
   }
 }
 
+/**
+ * Renews `clusterId`'s heartbeat in `namespace`; `feed` is what it states about its change
+ * feed (the epoch and last written sequence number: what vouches for its feed record).
+ */
 export async function heartbeat(
   cm: FakeCloudMap,
   namespace: string,
   clusterId: string,
   renewedAtMs: number,
   exportsDigest?: string,
+  feed?: { epoch: string; seq: number },
 ): Promise<void> {
   const ns = cm.namespaceByName(namespace) ?? cm.seedNamespace(namespace, 'HTTP');
   const svc =
@@ -94,6 +99,7 @@ export async function heartbeat(
     renewedAtMs,
     periodSeconds: 30,
     ...(exportsDigest === undefined ? {} : { exportsDigest }),
+    ...(feed === undefined ? {} : { feed }),
   });
   await cm.registerInstance(svc.id, hb.id, hb.attributes);
 }

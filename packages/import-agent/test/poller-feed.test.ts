@@ -1,4 +1,6 @@
 import {
+  Attr,
+  chunkKey,
   encodeFeed,
   FEED_NAMESPACE_NAME,
   feedInstanceId,
@@ -63,15 +65,20 @@ function writeFeed(
   cm.seedInstance(svc.id, instance.id, instance.attributes);
 }
 
-/** Counts DiscoverInstances / DiscoverInstancesRevision per service. */
-function counted(port: CloudMapPort) {
+/**
+ * Counts DiscoverInstances / DiscoverInstancesRevision per service; `readDelayMs` makes a
+ * service's DiscoverInstances answer that much fake time later (a slow read).
+ */
+function counted(port: CloudMapPort, clock: FakeClock, readDelayMs?: (name: string) => number) {
   const calls: string[] = [];
   const wrapped: CloudMapPort = {
     ...port,
     listNamespaces: () => port.listNamespaces(),
     listServices: (id) => port.listServices(id),
-    discoverInstances: (ns, name, q) => {
+    discoverInstances: async (ns, name, q) => {
       calls.push(`read ${ns}/${name}`);
+      const delay = readDelayMs?.(name) ?? 0;
+      if (delay > 0) await new Promise<void>((resolve) => clock.setTimer(resolve, delay));
       return port.discoverInstances(ns, name, q);
     },
     discoverInstancesRevision: (ns, name) => {
@@ -83,12 +90,16 @@ function counted(port: CloudMapPort) {
   return { wrapped, calls, count };
 }
 
-function setup(local: string[] = ['shop'], over: Partial<PollPeriods> = {}) {
+function setup(
+  local: string[] = ['shop'],
+  over: Partial<PollPeriods> = {},
+  readDelayMs?: (name: string) => number,
+) {
   const cm = createFakeCloudMap();
   const clock = new FakeClock();
   const changes: string[] = [];
   const logger = createMemoryLogger();
-  const { wrapped, calls, count } = counted(cm);
+  const { wrapped, calls, count } = counted(cm, clock, readDelayMs);
   const poller = createPoller({
     port: wrapped,
     clock,
@@ -102,17 +113,39 @@ function setup(local: string[] = ['shop'], over: Partial<PollPeriods> = {}) {
     onHeartbeatChange: () => {},
   });
   const tick = clockTicker(clock, 500, 6);
-  /** Starts with services a..d of c1 exported and c1's feed at epoch e1, seq 1. */
+  /**
+   * c1's export agent's heartbeat in shop: renewed every 30 s while `renewing`, stating
+   * `feed` (its feed's epoch and last written sequence number; undefined: the feed is off).
+   */
+  const writer: { feed: { epoch: string; seq: number } | undefined; renewing: boolean } = {
+    feed: { epoch: 'e1', seq: 1 },
+    renewing: true,
+  };
+  let renewals = 0;
+  const renew = (renewedAtMs = 1_000 + ++renewals): Promise<void> =>
+    heartbeat(cm, 'shop', 'c1', renewedAtMs, undefined, writer.feed);
+  const renewEvery30s = (): void => {
+    clock.setTimer(() => {
+      if (writer.renewing) void renew();
+      renewEvery30s();
+    }, 30_000);
+  };
+  /**
+   * Starts with services a..d of c1 exported, c1's feed at epoch e1, seq 1 and its heartbeat
+   * saying so; returns once c1's heartbeat vouches for its feed and each service had the one
+   * check of its own that follows (5 s), so from then on the feed covers them.
+   */
   const started = async (names = ['a', 'b', 'c', 'd']): Promise<void> => {
     for (const name of names) await publish(cm, exportOf('c1', 'shop', name, endpoints(2, 1)));
-    await heartbeat(cm, 'shop', 'c1', 1_000);
+    await renew();
+    renewEvery30s();
     writeFeed(cm, 'c1', { epoch: 'e1', seq: 1, changes: names.map((n) => [`shop/${n}`, 1]) });
     poller.start();
-    await tick(0);
+    await tick(5_000);
     changes.length = 0;
     calls.length = 0;
   };
-  return { cm, clock, poller, changes, calls, count, tick, logger, started };
+  return { cm, clock, poller, changes, calls, count, tick, logger, started, writer, renew };
 }
 
 describe('poller with the change feed', () => {
@@ -121,13 +154,17 @@ describe('poller with the change feed', () => {
     await t.started();
     expect(t.poller.synced).toBe(true);
     expect(t.poller.feedCovered).toBe(4);
-    await t.tick(59_000);
-    expect(t.count(`rev ${FEED_NAMESPACE_NAME}/`)).toBe(59);
+    await t.tick(54_000); // from 5 s to 59 s
+    expect(t.count(`rev ${FEED_NAMESPACE_NAME}/`)).toBe(54);
     // Every 30 s (at 30 s, next at 60 s), one read and no revision check: renewals move the
     // heartbeat's revision about every period, so a check would cost a second call.
     expect(t.count('read shop/_mcs-heartbeat')).toBe(1);
     expect(t.count('rev shop/_mcs-heartbeat')).toBe(0);
     expect(t.calls.filter((c) => /^(rev|read) shop\/[a-d]$/.test(c))).toEqual([]);
+    // As long as c1's heartbeat keeps being renewed and vouching, no service is checked.
+    await t.tick(600_000);
+    expect(t.calls.filter((c) => /^rev shop\/[a-d]$/.test(c))).toEqual([]);
+    expect(t.poller.feedCovered).toBe(4);
     expect(t.changes).toEqual([]);
     await t.poller.stop();
   });
@@ -256,7 +293,7 @@ describe('poller with the change feed', () => {
     await t.poller.stop();
   });
 
-  it('lost, duplicated and reordered feed writes: every change is read, none twice', async () => {
+  it('lost, duplicated and reordered feed writes: every change is read; a stale copy re-reads nothing', async () => {
     const t = setup();
     await t.started();
     // Two writes between polls: the reader only ever sees the second (the first is "lost").
@@ -280,14 +317,19 @@ describe('poller with the change feed', () => {
     await t.tick(1_000);
     writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 3, changes: [['shop/c', 3]] });
     await t.tick(1_000);
-    expect(t.count('read shop/')).toBe(0);
+    // What was handed out is pruned to the current record (bounded memory): the stale copy
+    // re-reads nothing, and the newer record coming back re-reads only the entry the stale
+    // copy had dropped, once, and announces no change (the data did not move).
+    expect(t.calls.filter((c) => c.startsWith('read shop/'))).toEqual(['read shop/c']);
+    expect(t.changes).toEqual([]);
     await t.poller.stop();
   });
 
-  it('sweeps on a gap, a new epoch (writer restart), a new writer and a writer gone', async () => {
+  it('sweeps on a gap of a vouched record', async () => {
     const t = setup();
     await t.started();
-    const sweeps = () => t.logger.entries.filter((e) => e.message.includes('sweeping')).length;
+    const sweeps = () =>
+      t.logger.entries.filter((e) => e.message.includes('reading everything')).length;
     const readsOfAll = () => ['a', 'b', 'c', 'd'].every((n) => t.calls.includes(`read shop/${n}`));
     // Gap: changes 2..9 dropped from the record (floor 9 > the reader's cursor 1).
     await publish(t.cm, exportOf('c1', 'shop', 'd', endpoints(4, 1)));
@@ -296,32 +338,82 @@ describe('poller with the change feed', () => {
     expect(sweeps()).toBe(1);
     expect(readsOfAll()).toBe(true);
     expect(t.changes).toContain('shop/d'); // the dropped change, found by the sweep
-    for (const [step, write] of [
-      ['new epoch', () => writeFeed(t.cm, 'c1', { epoch: 'e2', seq: 0, changes: [] })],
-      ['new writer', () => writeFeed(t.cm, 'c2', { epoch: 'x', seq: 5, changes: [] })],
-      [
-        'writer gone',
-        async () => {
-          const svc = t.cm.serviceByName(FEED_NAMESPACE_NAME, FEED_SERVICE)!;
-          const id = feedInstanceId({ clusterId: 'c2', clustersetId: CLUSTERSET });
-          await t.cm.deregisterInstance(svc.id, id);
-        },
-      ],
-    ] as const) {
-      t.calls.length = 0;
-      const before = sweeps();
-      await write();
-      await t.tick(2_000);
-      expect(sweeps(), step).toBe(before + 1);
-      expect(readsOfAll(), step).toBe(true);
-    }
     await t.poller.stop();
   });
 
-  it('without a feed every service keeps its revision check; a feed appearing takes over', async () => {
+  it("a new epoch, a new writer or a writer gone sweeps nothing: the services holding that writer's records are checked one by one until it is vouched for again, once more, then not", async () => {
+    const t = setup();
+    await t.started();
+    const sweeps = () => t.count('read shop/') - t.count('read shop/_mcs-heartbeat');
+    const checksOf = (name: string) => t.count(`rev shop/${name}`);
+    const checkedEach = (n: number) => ['a', 'b', 'c', 'd'].every((x) => checksOf(x) === n);
+    // c1 restarts: its record names a new epoch; its heartbeat states the old one until the
+    // renewal the reader sees next (up to 30 s later).
+    writeFeed(t.cm, 'c1', { epoch: 'e2', seq: 0, changes: [] });
+    await t.tick(5_000);
+    expect(t.poller.feedCovered).toBe(0);
+    expect(checkedEach(1)).toBe(true);
+    await t.tick(5_000);
+    expect(checkedEach(2)).toBe(true); // every check period while not vouched
+    expect(sweeps()).toBe(0);
+    t.writer.feed = { epoch: 'e2', seq: 0 };
+    await t.renew();
+    await t.tick(25_000); // the heartbeat read at 30 s vouches; each service checked once more
+    t.calls.length = 0;
+    await t.tick(6_000);
+    expect(t.poller.feedCovered).toBe(4);
+    await t.tick(30_000); // (the backstop's first read, of one service, falls at 60 s)
+    expect(t.calls.filter((c) => /^rev shop\/[a-d]$/.test(c))).toEqual([]);
+    t.calls.length = 0;
+    // A new writer (no heartbeat yet) with no records in these services changes nothing here.
+    writeFeed(t.cm, 'c2', { epoch: 'x', seq: 5, changes: [] });
+    await t.tick(10_000);
+    expect(t.calls.filter((c) => /^(rev|read) shop\/[a-d]$/.test(c))).toEqual([]);
+    expect(t.poller.feedCovered).toBe(4);
+    // c1's record gone (its feed turned off and cleaned up): its services go back to their
+    // own checks, one by one, without a sweep.
+    const svc = t.cm.serviceByName(FEED_NAMESPACE_NAME, FEED_SERVICE)!;
+    await t.cm.deregisterInstance(
+      svc.id,
+      feedInstanceId({ clusterId: 'c1', clustersetId: CLUSTERSET }),
+    );
+    t.calls.length = 0;
+    await t.tick(5_000);
+    expect(t.poller.feedCovered).toBe(0);
+    expect(checkedEach(1)).toBe(true);
+    expect(sweeps()).toBe(0);
+    await t.poller.stop();
+  });
+
+  it('a heartbeat service the writer creates after the namespace was read is found within a check period, not at the next listing', async () => {
     const t = setup();
     for (const name of ['a', 'b'])
       await publish(t.cm, exportOf('c1', 'shop', name, endpoints(1, 1)));
+    writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 1, changes: [] });
+    t.poller.start();
+    await t.tick(10_000);
+    expect(t.poller.heartbeatService('shop')).toBeUndefined();
+    expect(t.poller.feedCovered).toBe(0);
+    // Looked for at the check period while missing: one call each time.
+    expect(t.count('read shop/_mcs-heartbeat')).toBeLessThanOrEqual(3);
+    await t.renew(); // c1's agent creates it (its first heartbeat in shop)
+    await t.tick(5_000);
+    expect(t.poller.heartbeatService('shop')).toBeDefined();
+    await t.tick(5_000); // vouched; a and b get the one check of their own that follows
+    expect(t.poller.feedCovered).toBe(2);
+    // Found: from now on read at the heartbeat period only.
+    t.calls.length = 0;
+    await t.tick(29_000);
+    expect(t.count('read shop/_mcs-heartbeat')).toBe(1);
+    await t.poller.stop();
+  });
+
+  it('without a feed every service keeps its revision check; a feed appearing takes over once vouched and checked', async () => {
+    const t = setup();
+    for (const name of ['a', 'b'])
+      await publish(t.cm, exportOf('c1', 'shop', name, endpoints(1, 1)));
+    // The writer's heartbeat states the feed it is about to write.
+    await t.renew();
     t.poller.start();
     await t.tick(0);
     t.calls.length = 0;
@@ -330,6 +422,9 @@ describe('poller with the change feed', () => {
     expect(t.poller.feedCovered).toBe(0);
     writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 1, changes: [] });
     await t.tick(1_000);
+    // Vouched from now on, but a and b were last checked before: one check each first.
+    expect(t.poller.feedCovered).toBe(0);
+    await t.tick(5_000);
     expect(t.poller.feedCovered).toBe(2);
     t.calls.length = 0;
     await t.tick(20_000);
@@ -415,6 +510,176 @@ describe('poller with the change feed', () => {
     await publish(t.cm, exportOf('go-1', 'shop', 'b', endpoints(2, 7)));
     await t.tick(5_000);
     expect(t.changes).toEqual(['shop/b']);
+    await t.poller.stop();
+  });
+});
+
+/** Writes `clusterId`'s feed record with `names` (any number: the fake takes what Cloud Map's limits would not). */
+function forgeFeed(
+  cm: FakeCloudMap,
+  clusterId: string,
+  epoch: string,
+  seq: number,
+  names: string[],
+): void {
+  const ns = cm.namespaceByName(FEED_NAMESPACE_NAME) ?? cm.seedNamespace(FEED_NAMESPACE_NAME);
+  const svc = cm.serviceByName(ns.name, FEED_SERVICE) ?? cm.seedService(ns.name, FEED_SERVICE);
+  const { instance } = encodeFeed({
+    cluster: { clusterId, clustersetId: CLUSTERSET },
+    epoch,
+    seq,
+    floor: 0,
+    updatedAtMs: 1,
+    changes: [],
+  });
+  const attributes = { ...instance.attributes };
+  const texts = names.map((n) => `${n}:${String(seq)}`);
+  for (let chunk = 0; texts.length > 0; chunk++) {
+    const parts: string[] = [];
+    while (texts.length > 0 && [...parts, texts[0]].join(',').length <= 1_024)
+      parts.push(texts.shift()!);
+    attributes[chunkKey(Attr.FeedChanges, chunk)] = parts.join(',');
+  }
+  cm.seedInstance(svc.id, instance.id, attributes);
+}
+
+describe('the feed is an accelerator, never a source of truth (issue 31)', () => {
+  /** Ticks until `key` is announced; how long that took (fake ms), or Infinity after `maxMs`. */
+  const readWithin = async (t: ReturnType<typeof setup>, key: string, maxMs: number) => {
+    for (let waited = 0; waited <= maxMs; waited += 250) {
+      if (t.changes.includes(key)) return waited;
+      await t.tick(250);
+    }
+    return Infinity;
+  };
+  const unvouchedLines = (t: ReturnType<typeof setup>) =>
+    t.logger.entries
+      .filter((e) => e.message.startsWith('change feed record not vouched for by its heartbeat'))
+      .map((e) => `${e.level} ${String(e.fields['clusterId'])} ${String(e.fields['reason'])}`);
+
+  it('stale feed: the writer restarted with the feed off, its old record stays; a same-count endpoint change is read once its heartbeat is, then within one check period', async () => {
+    const t = setup();
+    await t.started();
+    await t.tick(20_000); // 25 s: shop's heartbeats are read next at 30 s
+    t.logger.clear();
+    // c1's agent restarts with the feed off: it renews its heartbeat at once, stating no feed;
+    // its last record stays in Cloud Map, unchanged.
+    t.writer.feed = undefined;
+    await t.renew();
+    // A pod of c1 replaced in b: same endpoint count, a new IP. The feed names nothing.
+    await publish(t.cm, exportOf('c1', 'shop', 'b', endpoints(2, 9)));
+    // Read in the round after the reader's next heartbeat read (5 s away here, 30 s at most).
+    expect(await readWithin(t, 'shop/b', 30_000 + 5_000)).toBeLessThanOrEqual(5_000 + 1_000);
+    expect(JSON.stringify(t.poller.get('shop', 'b')?.instances)).toContain('10.9.0.1');
+    // From then on every change of c1's is read within one per-service check period (5 s).
+    t.changes.length = 0;
+    await publish(t.cm, exportOf('c1', 'shop', 'c', endpoints(2, 11)));
+    expect(await readWithin(t, 'shop/c', 5_000)).toBeLessThanOrEqual(5_000);
+    expect(t.poller.feedCovered).toBe(0);
+    // Said once, not every round.
+    await t.tick(60_000);
+    expect(unvouchedLines(t)).toEqual(['info c1 no-heartbeat']);
+    await t.poller.stop();
+  });
+
+  it("forged FEED_SEQ=2147483647 in the same epoch: a later real change is read within one check period, the writer's next real entry at once, and it is logged once", async () => {
+    const t = setup();
+    await t.started();
+    await t.tick(10_000);
+    t.logger.clear();
+    forgeFeed(t.cm, 'c1', 'e1', 2_147_483_647, ['shop/a']);
+    await t.tick(1_000);
+    // A real change the (forged) record does not name, the writer not writing meanwhile.
+    t.changes.length = 0;
+    await publish(t.cm, exportOf('c1', 'shop', 'b', endpoints(2, 9)));
+    expect(await readWithin(t, 'shop/b', 5_000)).toBeLessThanOrEqual(5_000);
+    expect(unvouchedLines(t)).toEqual(['info c1 seq-ahead']);
+    // The writer's next write (seq 2) replaces the forged record: no cursor was pushed past
+    // it, so its entry is read in the next round, and the feed is vouched for again.
+    t.changes.length = 0;
+    await publish(t.cm, exportOf('c1', 'shop', 'c', endpoints(3, 1)));
+    writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 2, changes: [['shop/c', 2]] });
+    await t.tick(1_000);
+    expect(t.changes).toEqual(['shop/c']);
+    expect(t.logger.find('change feed vouched for again by its heartbeat')).toHaveLength(1);
+    await t.tick(6_000);
+    expect(t.poller.feedCovered).toBe(4);
+    expect(unvouchedLines(t)).toEqual(['info c1 seq-ahead']);
+    await t.poller.stop();
+  });
+
+  it("feed flood: a made-up cluster naming 600 services, replaced every second, costs a few reads a second; a vouched writer's change is read in the next round", async () => {
+    const t = setup();
+    await t.started();
+    t.logger.clear();
+    const reads = () => t.count('read ');
+    const perSecond: number[] = [];
+    const names = Array.from({ length: 600 }, (_, i) => `shop/flood-${String(i)}`);
+    for (let n = 1; n <= 30; n++) {
+      forgeFeed(t.cm, 'evil', 'x', n, names);
+      if (n === 20) {
+        // A real change of c1, named by its (vouched) feed.
+        await publish(t.cm, exportOf('c1', 'shop', 'b', endpoints(2, 9)));
+        writeFeed(t.cm, 'c1', { epoch: 'e1', seq: 2, changes: [['shop/b', 2]] });
+      }
+      const before = reads();
+      await t.tick(1_000);
+      perSecond.push(reads() - before);
+      if (n === 20) expect(t.changes).toEqual(['shop/b']);
+    }
+    // Measured: 3 a second (the feed's own read, and the 2 reads of the unvouched budget).
+    expect(Math.max(...perSecond)).toBeLessThanOrEqual(10);
+    expect(unvouchedLines(t)).toEqual(['info evil no-heartbeat']);
+    // The names that do not exist are not tracked.
+    expect(t.poller.tracked).toBe(5);
+    await t.poller.stop();
+  });
+
+  it("heartbeat reads are not delayed by the feed's reads", async () => {
+    // Every read of a flood name takes 20 s to answer; the feed names them from 29 s on.
+    const t = setup(['shop'], {}, (name) => (name.startsWith('flood-') ? 20_000 : 0));
+    await t.started();
+    await t.tick(23_000); // 28 s
+    const names = Array.from({ length: 600 }, (_, i) => `shop/flood-${String(i)}`);
+    for (let n = 1; n <= 40; n++) {
+      forgeFeed(t.cm, 'evil', 'x', n, names);
+      await t.tick(1_000);
+    }
+    // Shop's heartbeats are read every 30 s (at 30 s and 60 s), on time, while reads of the
+    // flood are pending: the feed's reads never hold the heartbeat reads.
+    const hb = t.poller.heartbeatService('shop');
+    expect(hb?.fetchedAtMs).toBe(60_000);
+    expect(t.count('read shop/_mcs-heartbeat')).toBe(2);
+    // One batch of the feed's reads at a time: 2 reads every 20 s here.
+    expect(t.count('read shop/flood-')).toBeLessThanOrEqual(6);
+    // The flood ends and the last slow reads answer (stopping waits for them).
+    await t.cm.deregisterInstance(
+      t.cm.serviceByName(FEED_NAMESPACE_NAME, FEED_SERVICE)!.id,
+      feedInstanceId({ clusterId: 'evil', clustersetId: CLUSTERSET }),
+    );
+    await t.tick(20_000);
+    await t.poller.stop();
+  });
+
+  it('a heartbeat whose renewal stops changing vouches for nothing one TTL after this reader last saw it change, whatever time it carries', async () => {
+    const t = setup();
+    await t.started();
+    await t.tick(20_000); // 25 s
+    // c1's agent dies after one last renewal, stamped years ahead (a clock far off, or forged).
+    t.writer.renewing = false;
+    await t.renew(Date.UTC(2100, 0, 1));
+    await t.tick(5_000); // read at 30 s: a change of renewal, seen now on this reader's clock
+    t.logger.clear();
+    await t.tick(119_000); // 149 s: within the TTL (120 s) of 30 s
+    expect(t.poller.feedCovered).toBe(4);
+    expect(unvouchedLines(t)).toEqual([]);
+    await t.tick(2_000); // 151 s: past it
+    expect(unvouchedLines(t)).toEqual(['info c1 heartbeat-expired']);
+    expect(t.poller.feedCovered).toBe(0);
+    // Its services are checked one by one again: a change is read within one check period.
+    t.changes.length = 0;
+    await publish(t.cm, exportOf('c1', 'shop', 'd', endpoints(2, 9)));
+    expect(await readWithin(t, 'shop/d', 5_000)).toBeLessThanOrEqual(5_000);
     await t.poller.stop();
   });
 });

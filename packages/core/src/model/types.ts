@@ -104,4 +104,9 @@ export interface Heartbeat {
   periodSeconds?: number;
   /** Digest of the names of the services the cluster exports in this namespace. */
   exportsDigest?: string;
+  /**
+   * The writer's change feed when it renewed: its epoch and the sequence number it had
+   * written (ADR 0018). Readers trust the feed record of this cluster only while this agrees.
+   */
+  feed?: { epoch: string; seq: number };
 }

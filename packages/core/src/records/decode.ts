@@ -15,6 +15,7 @@ import { comparePorts } from './encode.js';
 import { heartbeatInstanceId } from './ids.js';
 import { getChunked } from './json-attr.js';
 import * as p from './parse.js';
+import { MAX_FEED_SEQ } from './feed.js';
 
 /** An instance the decoder refused, with the reason (for a log line or a metric). */
 export interface RejectedInstance {
@@ -258,6 +259,8 @@ export function decodeHeartbeats(
       }
       const exportsDigest = attributes[Attr.HeartbeatExports];
       if (exportsDigest !== undefined) hb.exportsDigest = exportsDigest;
+      const feed = heartbeatFeed(attributes);
+      if (feed !== undefined) hb.feed = feed;
       heartbeats.push(hb);
     } catch (error) {
       if (!(error instanceof p.RecordParseError)) throw error;
@@ -274,4 +277,19 @@ export function isOwnInstance(instance: CloudMapInstance, cluster: ClusterIdenti
     instance.attributes[Attr.ClusterId] === cluster.clusterId &&
     instance.attributes[Attr.ClustersetId] === cluster.clustersetId
   );
+}
+
+/**
+ * The feed a heartbeat vouches for. A malformed value vouches for nothing (the heartbeat
+ * still counts for liveness): the cluster's services then keep their own checks.
+ */
+function heartbeatFeed(
+  attributes: Readonly<Record<string, string>>,
+): { epoch: string; seq: number } | undefined {
+  const epoch = attributes[Attr.FeedEpoch];
+  const seq = attributes[Attr.FeedSeq];
+  if (epoch === undefined || seq === undefined) return undefined;
+  if (!/^[0-9a-z]{1,32}$/.test(epoch) || !/^[0-9]{1,10}$/.test(seq)) return undefined;
+  const n = Number(seq);
+  return n <= MAX_FEED_SEQ ? { epoch, seq: n } : undefined;
 }

@@ -157,5 +157,9 @@ export function encodeHeartbeat(heartbeat: Heartbeat): CloudMapInstance {
   if (heartbeat.exportsDigest !== undefined) {
     attributes[Attr.HeartbeatExports] = heartbeat.exportsDigest;
   }
+  if (heartbeat.feed !== undefined) {
+    attributes[Attr.FeedEpoch] = heartbeat.feed.epoch;
+    attributes[Attr.FeedSeq] = String(heartbeat.feed.seq);
+  }
   return { id: heartbeatInstanceId(heartbeat.cluster), attributes };
 }

@@ -55,7 +55,8 @@ export function createRoundLoop(state: PollerState): RoundLoop {
   };
 }
 
-function background(loop: RoundLoop, work: Promise<void>): void {
+/** Work outside any round (a sweep, the feed's reads) that `stopLoop` still waits for. */
+export function background(loop: RoundLoop, work: Promise<void>): void {
   loop.inFlight.add(work);
   void work.finally(() => loop.inFlight.delete(work));
 }

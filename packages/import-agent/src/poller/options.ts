@@ -15,6 +15,8 @@ export interface PollerMetrics {
   feedSweep?(reason: string): void;
   /** A feed instance that could not be decoded (ignored). */
   feedRejected?(): void;
+  /** A writer's feed record its heartbeat does not vouch for, per round (its services are checked one by one). */
+  feedUnvouched?(reason: string): void;
 }
 
 export interface PollerOptions {
@@ -25,6 +27,11 @@ export interface PollerOptions {
   logger: Logger;
   clustersetId: string;
   periods: PollPeriods;
+  /**
+   * A heartbeat whose renewal this agent has not seen change for this long no longer vouches
+   * for its cluster's feed record (default 120 s, the agent's `--heartbeat-ttl-seconds`).
+   */
+  heartbeatTtlMs?: number;
   /** Revision calls per second this agent may spend; stretches the per-service period. */
   requestBudgetPerSecond?: number;
   /** Parallel Cloud Map calls per round. */

@@ -1,10 +1,13 @@
 import {
+  createFeedFollower,
+  decodeHeartbeats,
   HEARTBEAT_SERVICE_NAME,
   isShardServiceName,
   type CloudMapInstance,
+  type FeedFollower,
 } from '@cloudmap-mcs/core';
-import { createFeedFollower, type FeedFollower } from './feed.js';
 import {
+  background,
   createRoundLoop,
   recovered,
   requestSweep,
@@ -14,7 +17,7 @@ import {
   type RoundLoop,
 } from './loop.js';
 import type { Poller, PollerOptions } from './options.js';
-import { createServiceReads } from './reads.js';
+import { createServiceReads, type ServiceReads } from './reads.js';
 import { coveredByFeed, pollRounds } from './rounds.js';
 import { mergedSnapshot } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
@@ -48,20 +51,75 @@ export function createPoller(opts: PollerOptions): Poller {
   const reads = createServiceReads(state);
   const loop = createRoundLoop(state);
   const { feedMs } = loop;
-  const feed =
-    feedMs > 0 ? createFeedFollower({ state, reads, sweep: () => requestSweep(loop) }) : undefined;
+  const feed = feedMs > 0 ? createPollerFeed(state) : undefined;
+  if (feed !== undefined)
+    state.onHeartbeats = (namespace, instances) =>
+      feed.observeHeartbeats(
+        namespace,
+        decodeHeartbeats(instances, { clustersetId: opts.clustersetId }).heartbeats,
+      );
   state.onRecovered = () => recovered(loop);
   const heartbeatMs = periods.heartbeatMs ?? periods.fastMs;
   const feedPeriod = (): number => loop.feedPeriod();
-  loop.rounds = pollRounds({ state, reads, feed, periods, feedPeriod, heartbeatMs });
-  return pollerApi(state, feed, loop);
+  const sweep = (): void => requestSweep(loop);
+  loop.rounds = pollRounds({
+    state,
+    reads,
+    feed,
+    periods,
+    feedPeriod,
+    heartbeatMs,
+    sweep,
+    knownHeartbeatNamespaces: new Set(),
+    background: (work) => background(loop, work),
+    feedReads: { running: false },
+    heartbeatLookedFor: new Map(),
+  });
+  return pollerApi(state, reads, feed, loop);
 }
+
+/** The clusterset change feed's follower (core), read with the poller's port and clock. */
+function createPollerFeed(state: PollerState): FeedFollower {
+  const { opts } = state;
+  return createFeedFollower({
+    cloudMap: {
+      discoverInstancesRevision: async (ns, name) => {
+        const revision = await state.port.discoverInstancesRevision(ns, name);
+        state.callSucceeded();
+        return revision;
+      },
+      discoverInstances: async (ns, name, query) => {
+        const read = await state.port.discoverInstances(ns, name, query);
+        state.callSucceeded();
+        return read;
+      },
+    },
+    clustersetId: opts.clustersetId,
+    heartbeatTtlMs: opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
+    clock: state.clock,
+    logger: state.log,
+    isLocalNamespace: (ns) => opts.isLocalNamespace(ns),
+    metrics: {
+      sweep: (reason) => opts.metrics?.feedSweep?.(reason),
+      rejected: () => opts.metrics?.feedRejected?.(),
+      unvouched: (reason) => opts.metrics?.feedUnvouched?.(reason),
+    },
+  });
+}
+
+/** The import agent's default `--heartbeat-ttl-seconds`. */
+const DEFAULT_HEARTBEAT_TTL_MS = 120_000;
 
 /**
  * What the importer reads (Kubernetes Services: base merged with shards, and heartbeats),
  * and the loop's start and stop.
  */
-function pollerApi(state: PollerState, feed: FeedFollower | undefined, loop: RoundLoop): Poller {
+function pollerApi(
+  state: PollerState,
+  reads: ServiceReads,
+  feed: FeedFollower | undefined,
+  loop: RoundLoop,
+): Poller {
   const { services, opts } = state;
   /** A Kubernetes Service's snapshot: its base service merged with its shards. */
   const view = (s: ServiceSnapshot): ServiceSnapshot =>
@@ -77,7 +135,7 @@ function pollerApi(state: PollerState, feed: FeedFollower | undefined, loop: Rou
       return services.size;
     },
     get feedCovered() {
-      return [...services.values()].filter((s) => coveredByFeed(feed, s)).length;
+      return [...services.values()].filter((s) => coveredByFeed(feed, reads, s)).length;
     },
     get(namespace, name) {
       if (name === HEARTBEAT_SERVICE_NAME || isShardServiceName(name)) return undefined;

@@ -19,8 +19,9 @@ export interface ServiceReads {
   /** The revision of `s`, and a fetch when it moved (or `s` is failing); true on success. */
   check(s: ServiceSnapshot): Promise<boolean>;
   /**
-   * A service the change feed named: read now, tracked first if it is new (with its
-   * namespace's heartbeat service), forgotten again if it does not exist.
+   * A service the change feed named (or a heartbeat service looked for): read now, tracked
+   * first if it is new (with its namespace's heartbeat service), forgotten again if it does
+   * not exist.
    */
   readNamed(namespace: string, name: string): Promise<boolean>;
   /** Wall-clock time of the last successful read or revision check of a tracked service. */
@@ -103,6 +104,7 @@ async function read(ctx: ReadContext, s: ServiceSnapshot): Promise<'ok' | 'faile
     delete next.error;
     services.set(key, next);
     stamp(ctx, next);
+    if (s.name === HEARTBEAT_SERVICE_NAME) state.onHeartbeats(s.namespace, instances);
     // Its shards first, so the change is handled with them current.
     const ok = await readShards(ctx, next);
     if (changed) state.notify(next);
@@ -187,7 +189,7 @@ async function readNamed(ctx: ReadContext, namespace: string, name: string): Pro
   if (known !== undefined) return fetch(ctx, known);
   // A new service: its namespace's heartbeats matter to its import (liveness) as well.
   const hbKey = keyOf(namespace, HEARTBEAT_SERVICE_NAME);
-  if (!services.has(hbKey)) {
+  if (name !== HEARTBEAT_SERVICE_NAME && !services.has(hbKey)) {
     const hb = track(ctx, namespace, HEARTBEAT_SERVICE_NAME);
     if ((await read(ctx, hb)) === 'missing') services.delete(hbKey);
   }

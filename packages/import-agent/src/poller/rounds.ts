@@ -1,12 +1,13 @@
 import {
+  Attr,
   FEED_NAMESPACE_NAME,
   feedServiceName,
   HEARTBEAT_SERVICE_NAME,
   isCloudMapError,
   logFields,
   type TimerHandle,
+  type FeedFollower,
 } from '@cloudmap-mcs/core';
-import type { FeedFollower } from './feed.js';
 import { listingRound } from './listing.js';
 import type { RoundKind } from './options.js';
 import type { ServiceReads } from './reads.js';
@@ -23,6 +24,16 @@ export interface RoundContext {
   /** The fast round's period now when the feed is on (0: no feed). */
   readonly feedPeriod: () => number;
   readonly heartbeatMs: number;
+  /** Read everything (listing + every service): the feed cannot say what changed. */
+  readonly sweep: () => void;
+  /** Namespaces with a tracked heartbeat service at the last slow round. */
+  readonly knownHeartbeatNamespaces: Set<string>;
+  /** Runs work outside any round that stopping the poller still waits for (loop.ts). */
+  readonly background: (work: Promise<void>) => void;
+  /** Whether the reads the feed handed out last are still running (one batch at a time). */
+  readonly feedReads: { running: boolean };
+  /** When a heartbeat service not tracked yet was last looked for, by namespace (heartbeatsToFind). */
+  readonly heartbeatLookedFor: Map<string, number>;
 }
 
 /** The three rounds of the poller (poller.ts), each true when it succeeded. */
@@ -35,9 +46,25 @@ export function pollRounds(ctx: RoundContext): Record<RoundKind, () => Promise<b
   };
 }
 
-/** Whether the feed vouches for `s` (never for heartbeat services). */
-export function coveredByFeed(feed: FeedFollower | undefined, s: ServiceSnapshot): boolean {
-  return !isHeartbeat(s) && (feed?.covers(s) ?? false);
+/**
+ * Whether the feed vouches for `s`, so it needs no revision check of its own: its last read
+ * succeeded, and each of its clusters' feed records has been vouched for by that cluster's
+ * heartbeat since before `s` was last checked (a writer that was stale, forged or new gets
+ * every service checked once first). Never heartbeat services.
+ */
+export function coveredByFeed(
+  feed: FeedFollower | undefined,
+  reads: ServiceReads,
+  s: ServiceSnapshot,
+): boolean {
+  if (feed === undefined || isHeartbeat(s)) return false;
+  if (s.error !== undefined || s.fetchedAtMs === undefined || s.instances.length === 0)
+    return false;
+  const checkedAt = reads.checkedAt(keyOf(s.namespace, s.name)) ?? -Infinity;
+  return s.instances.every((i) => {
+    const since = feed.vouchedSince(i.attributes[Attr.ClusterId] ?? '');
+    return since !== undefined && checkedAt >= since;
+  });
 }
 
 /**
@@ -92,7 +119,7 @@ function dueServices(ctx: RoundContext): ServiceSnapshot[] {
   const { state, feed, periods, heartbeatMs } = ctx;
   const all = [...state.services.values()];
   if (feed === undefined) return all;
-  const uncovered = all.filter((s) => !isHeartbeat(s) && !coveredByFeed(feed, s));
+  const uncovered = all.filter((s) => !isHeartbeat(s) && !coveredByFeed(feed, ctx.reads, s));
   const period = fastPeriodFor(periods, uncovered.length, state.opts.requestBudgetPerSecond);
   // Half a round of slack: a check falls in the round nearest its due time, not the next.
   const slack = ctx.feedPeriod() / 2;
@@ -103,6 +130,37 @@ function dueServices(ctx: RoundContext): ServiceSnapshot[] {
     ...all.filter((s) => isHeartbeat(s) && due(s, heartbeatMs)),
     ...uncovered.filter((s) => due(s, period)),
   ];
+}
+
+/**
+ * Namespaces where a feed writer has records but no heartbeat service is tracked, due for a
+ * look: a writer's heartbeat is what vouches for its feed, and it may create the heartbeat
+ * service after the reader first read the namespace (the feed does not name it). Without
+ * this only the next listing (a minute or more) would find it, and the writer's services
+ * would be checked one by one until then. Looked for at the per-service check period, which
+ * those services are checked at meanwhile anyway: one call more per namespace, and only
+ * while it is missing.
+ */
+function heartbeatsToFind(ctx: RoundContext): string[] {
+  const { state, feed, heartbeatLookedFor } = ctx;
+  if (feed === undefined || !feed.baselined) return [];
+  const tracked = new Set<string>();
+  for (const s of state.services.values()) if (isHeartbeat(s)) tracked.add(s.namespace);
+  const wanted = new Set<string>();
+  for (const s of state.services.values()) {
+    if (isHeartbeat(s) || tracked.has(s.namespace) || wanted.has(s.namespace)) continue;
+    if (s.instances.some((i) => feed.writers.has(i.attributes[Attr.ClusterId] ?? '')))
+      wanted.add(s.namespace);
+  }
+  // Remembered only for the namespaces still looked for.
+  for (const ns of [...heartbeatLookedFor.keys()])
+    if (!wanted.has(ns)) heartbeatLookedFor.delete(ns);
+  const now = state.clock.now();
+  const due = [...wanted].filter(
+    (ns) => now - (heartbeatLookedFor.get(ns) ?? -Infinity) >= ctx.periods.fastMs,
+  );
+  for (const ns of due) heartbeatLookedFor.set(ns, now);
+  return due;
 }
 
 /**
@@ -121,15 +179,40 @@ async function fastRound(ctx: RoundContext): Promise<boolean> {
   if (state.unreachable && !(await probe(ctx))) return false;
   let attempts = 0;
   let failed = 0;
-  if (feed !== undefined) {
-    attempts++;
-    if (!(await feed.round())) failed++;
-  }
   const due = dueServices(ctx);
   attempts += due.length;
-  await inPool(due, state.concurrency, async (s) => {
-    if (!(await (isHeartbeat(s) ? ctx.reads.fetch(s) : ctx.reads.check(s)))) failed++;
-  });
+  // The feed's own calls count in this round. The reads it hands out run outside the round,
+  // one batch at a time: a slow read of a name the feed gave (a flood of forged names) never
+  // holds the next round's heartbeat reads and revision checks (issue 31), and the feed waits
+  // for its batch, so it never has more than one budget of reads in flight. A failed read
+  // marks its service failing (state.markError) like any other.
+  const feedPart = async (): Promise<void> => {
+    if (feed === undefined || ctx.feedReads.running) return;
+    attempts++;
+    const result = await feed.round();
+    if (!result.ok) failed++;
+    if (result.sweep) ctx.sweep();
+    if (!feed.baselined || result.sweep || result.read.length === 0) return;
+    ctx.feedReads.running = true;
+    ctx.background(
+      inPool(result.read, state.concurrency, async (s) => {
+        await ctx.reads.readNamed(s.namespace, s.name);
+      }).finally(() => {
+        ctx.feedReads.running = false;
+      }),
+    );
+  };
+  const lookFor = heartbeatsToFind(ctx);
+  attempts += lookFor.length;
+  const duePart = (): Promise<void> =>
+    inPool([...due, ...lookFor], state.concurrency, async (s) => {
+      const ok =
+        typeof s === 'string'
+          ? await ctx.reads.readNamed(s, HEARTBEAT_SERVICE_NAME)
+          : await (isHeartbeat(s) ? ctx.reads.fetch(s) : ctx.reads.check(s));
+      if (!ok) failed++;
+    });
+  await Promise.all([feedPart(), duePart()]);
   // A round fails only when nothing in it succeeded (issue 12).
   return failed === 0 || failed < attempts;
 }
@@ -138,6 +221,7 @@ async function slowRound(ctx: RoundContext): Promise<boolean> {
   const { feed } = ctx;
   // The feed's baseline comes first: the listing that follows reads everything after it.
   if (feed !== undefined && !feed.baselined) await feed.round();
+  for (const namespace of forgottenNamespaces(ctx)) feed?.forgetNamespace(namespace);
   return listingRound(ctx.state, ctx.reads, feed !== undefined);
 }
 
@@ -160,4 +244,15 @@ async function refreshRound(ctx: RoundContext): Promise<boolean> {
     if (oldest === undefined || (s.fetchedAtMs ?? -Infinity) < (oldest.fetchedAtMs ?? -Infinity))
       oldest = s;
   return oldest === undefined ? true : ctx.reads.fetch(oldest);
+}
+
+/** Namespaces whose heartbeat service is no longer tracked (the listing dropped it). */
+function forgottenNamespaces(ctx: RoundContext): string[] {
+  const tracked = new Set<string>();
+  for (const s of ctx.state.services.values()) if (isHeartbeat(s)) tracked.add(s.namespace);
+  const known = ctx.knownHeartbeatNamespaces;
+  const gone = [...known].filter((ns) => !tracked.has(ns));
+  known.clear();
+  for (const ns of tracked) known.add(ns);
+  return gone;
 }

@@ -56,6 +56,8 @@ export interface PollerState {
   lostContact(): void;
   /** Set by the poller: what to do when an outage ends. */
   onRecovered: () => void;
+  /** Set by the poller: a heartbeat service was read (the change feed's vouchers). */
+  onHeartbeats: (namespace: string, instances: readonly CloudMapInstance[]) => void;
   markError(s: ServiceSnapshot, operation: string, error: unknown): void;
   readError(operation: string): void;
   notify(s: ServiceSnapshot): void;
@@ -165,6 +167,7 @@ export function createPollerState(opts: PollerOptions): PollerState {
       state.unreachable = true;
       state.reportHealth();
     },
+    onHeartbeats: () => {},
     callSucceeded() {
       state.successes++;
       if (!state.unreachable) return;

@@ -1,0 +1,314 @@
+import type { Heartbeat } from '../model/index.js';
+import { logFields } from '../logging/log-fields.js';
+import type { Logger } from '../logging/logger.js';
+import {
+  planFeed,
+  type FeedVoucher,
+  type ServiceRef,
+  type UnvouchedReason,
+  type WriterFollow,
+} from '../planning/feed.js';
+import { isCloudMapError, type CloudMapPort } from '../ports/cloudmap-port.js';
+import { Attr } from '../records/attributes.js';
+import {
+  decodeFeeds,
+  FEED_NAMESPACE_NAME,
+  feedServiceName,
+  type FeedRecord,
+} from '../records/feed.js';
+import type { Clock } from '../workqueue/clock.js';
+
+/**
+ * Follows the clusterset change feed (ADR 0018) for one reader: the import agent's poller and
+ * the export agent's peer watch each run one. Every round checks the feed service's revision
+ * (one `DiscoverInstancesRevision`), reads the feed when it moved (one `DiscoverInstances`),
+ * and hands back the services to read now, bounded by a budget (planning/feed.ts). The reader
+ * also feeds it the heartbeats it reads (`observeHeartbeats`): a writer's feed counts only
+ * while its own heartbeat vouches for it, judged on this reader's clock.
+ *
+ * What the caller does with the answer: read `read` (each a Kubernetes service), read
+ * everything when `sweep`, and give every service a per-service revision check unless each of
+ * its clusters has been vouched for since that service's last check (`vouchedSince`).
+ */
+export interface FeedFollower {
+  round(): Promise<FeedRound>;
+  /** The decoded heartbeats of one namespace, as just read (the whole service). */
+  observeHeartbeats(namespace: string, heartbeats: readonly Heartbeat[]): void;
+  /** The namespace is no longer read: forget its heartbeats. */
+  forgetNamespace(namespace: string): void;
+  /**
+   * Reader's clock time since when `clusterId`'s feed has been vouched for without a break;
+   * undefined while it is not. A service may skip its own check only if it was checked after
+   * this time (so a writer that was stale, forged or new gets every service checked once).
+   */
+  vouchedSince(clusterId: string): number | undefined;
+  /** Whether the first read of the feed happened (the baseline every sweep starts after). */
+  readonly baselined: boolean;
+  /** Writers with a valid record at the last read (vouched or not). */
+  readonly writers: ReadonlySet<string>;
+  readonly clustersetId: string;
+}
+
+export interface FeedRound {
+  /** False when a call failed. */
+  ok: boolean;
+  /** Services to read now (bounded). */
+  read: ServiceRef[];
+  /** The feed cannot say what changed (a vouched writer's record skipped past this reader). */
+  sweep: boolean;
+}
+
+export interface FeedFollowerOptions {
+  cloudMap: Pick<CloudMapPort, 'discoverInstancesRevision' | 'discoverInstances'>;
+  clustersetId: string;
+  /** The reader's own cluster: its record is skipped (the export agent's own writes). */
+  ownClusterId?: string;
+  /** A heartbeat whose renewal this reader has not seen change for this long vouches for nothing. */
+  heartbeatTtlMs: number;
+  clock: Clock;
+  logger: Logger;
+  /** Reads handed out per round: vouched writers', and everyone else's together. */
+  budget?: { vouched: number; unvouched: number };
+  isLocalNamespace?: (namespace: string) => boolean;
+  metrics?: {
+    sweep?(reason: string): void;
+    rejected?(): void;
+    unvouched?(reason: UnvouchedReason): void;
+  };
+}
+
+/**
+ * Default read budget per round. At a 1.2 s feed period: 16 reads a round for vouched
+ * writers (a burst of new exports is read at ~13 services a second, the listing catches up
+ * with anything bigger), 2 for all the others (a flood of forged names costs under 2
+ * `DiscoverInstances` a second).
+ */
+export const DEFAULT_FEED_BUDGET = { vouched: 16, unvouched: 2 } as const;
+
+/** Rejected (instance, reason) pairs named in a line of their own and remembered, at most. */
+const MAX_REJECTED_REMEMBERED = 256;
+
+interface HeartbeatSeen {
+  renewedAtMs: number;
+  feed: { epoch: string; seq: number } | undefined;
+  renewedSeenAtMs: number;
+  observedAtMs: number;
+}
+
+interface FollowerState {
+  readonly opts: FeedFollowerOptions;
+  readonly service: string;
+  records: FeedRecord[];
+  follows: Map<string, WriterFollow>;
+  revision: number | undefined;
+  baselined: boolean;
+  /** Heartbeats seen, by cluster id then namespace. */
+  readonly heartbeats: Map<string, Map<string, HeartbeatSeen>>;
+  readonly vouchedSince: Map<string, number>;
+  /** The last reason logged per unvouched writer (one line per change). */
+  readonly unvouchedLogged: Map<string, UnvouchedReason>;
+  /** Rejected (instance, reason) pairs of the last read already logged (bounded). */
+  rejectedSeen: Set<string>;
+}
+
+export function createFeedFollower(opts: FeedFollowerOptions): FeedFollower {
+  const f: FollowerState = {
+    opts,
+    service: feedServiceName(opts.clustersetId),
+    records: [],
+    follows: new Map(),
+    revision: undefined,
+    baselined: false,
+    heartbeats: new Map(),
+    vouchedSince: new Map(),
+    unvouchedLogged: new Map(),
+    rejectedSeen: new Set(),
+  };
+  return {
+    round: () => round(f),
+    observeHeartbeats: (namespace, heartbeats) => observe(f, namespace, heartbeats),
+    forgetNamespace: (namespace) => {
+      for (const [clusterId, byNamespace] of f.heartbeats) {
+        byNamespace.delete(namespace);
+        if (byNamespace.size === 0) f.heartbeats.delete(clusterId);
+      }
+    },
+    vouchedSince: (clusterId) => f.vouchedSince.get(clusterId),
+    get baselined() {
+      return f.baselined;
+    },
+    get writers() {
+      return new Set(f.records.map((r) => r.cluster.clusterId));
+    },
+    clustersetId: opts.clustersetId,
+  };
+}
+
+const gone = (error: unknown): boolean =>
+  isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
+
+/** Renewal changes are timed on this reader's clock; the writer's own time is only compared with itself. */
+function observe(f: FollowerState, namespace: string, heartbeats: readonly Heartbeat[]): void {
+  const now = f.opts.clock.now();
+  const present = new Set<string>();
+  for (const hb of heartbeats) {
+    const { clusterId, clustersetId } = hb.cluster;
+    if (clustersetId !== f.opts.clustersetId) continue;
+    present.add(clusterId);
+    let byNamespace = f.heartbeats.get(clusterId);
+    if (byNamespace === undefined) f.heartbeats.set(clusterId, (byNamespace = new Map()));
+    const before = byNamespace.get(namespace);
+    const sameFeed =
+      before?.feed !== undefined &&
+      hb.feed !== undefined &&
+      before.feed.epoch === hb.feed.epoch &&
+      before.feed.seq === hb.feed.seq;
+    byNamespace.set(namespace, {
+      renewedAtMs: hb.renewedAtMs,
+      feed: hb.feed,
+      renewedSeenAtMs:
+        before !== undefined && before.renewedAtMs === hb.renewedAtMs
+          ? before.renewedSeenAtMs
+          : now,
+      observedAtMs: sameFeed ? before.observedAtMs : now,
+    });
+  }
+  for (const [clusterId, byNamespace] of f.heartbeats) {
+    if (present.has(clusterId)) continue;
+    byNamespace.delete(namespace);
+    if (byNamespace.size === 0) f.heartbeats.delete(clusterId);
+  }
+}
+
+/** Each cluster's voucher: its most recently renewed heartbeat that states a feed. */
+function vouchers(f: FollowerState): Map<string, FeedVoucher> {
+  const out = new Map<string, FeedVoucher>();
+  for (const [clusterId, byNamespace] of f.heartbeats) {
+    let best: HeartbeatSeen | undefined;
+    for (const seen of byNamespace.values())
+      if (
+        seen.feed !== undefined &&
+        (best === undefined || seen.renewedSeenAtMs > best.renewedSeenAtMs)
+      )
+        best = seen;
+    if (best?.feed === undefined) continue;
+    out.set(clusterId, {
+      epoch: best.feed.epoch,
+      seq: best.feed.seq,
+      renewedSeenAtMs: best.renewedSeenAtMs,
+      observedAtMs: best.observedAtMs,
+    });
+  }
+  return out;
+}
+
+async function round(f: FollowerState): Promise<FeedRound> {
+  const ok = await refresh(f);
+  const now = f.opts.clock.now();
+  const plan = planFeed(f.follows, f.records, vouchers(f), {
+    nowMs: now,
+    ttlMs: f.opts.heartbeatTtlMs,
+    budget: f.opts.budget ?? DEFAULT_FEED_BUDGET,
+    baseline: !f.baselined,
+    ...(f.opts.isLocalNamespace === undefined ? {} : { isLocalNamespace: f.opts.isLocalNamespace }),
+  });
+  if (ok) f.baselined = true;
+  f.follows = plan.writers;
+  for (const clusterId of plan.vouched) {
+    if (!f.vouchedSince.has(clusterId)) f.vouchedSince.set(clusterId, now);
+    if (f.unvouchedLogged.delete(clusterId))
+      f.opts.logger.info('change feed vouched for again by its heartbeat', {
+        [logFields.clusterId]: clusterId,
+      });
+  }
+  for (const clusterId of [...f.vouchedSince.keys()])
+    if (!plan.vouched.has(clusterId)) f.vouchedSince.delete(clusterId);
+  for (const [clusterId, reason] of plan.unvouched) noteUnvouched(f, clusterId, reason);
+  for (const clusterId of [...f.unvouchedLogged.keys()])
+    if (!plan.unvouched.has(clusterId) && !plan.vouched.has(clusterId))
+      f.unvouchedLogged.delete(clusterId);
+  if (plan.gaps.length > 0) {
+    f.opts.metrics?.sweep?.('gap');
+    f.opts.logger.info('change feed skipped past what this reader saw; reading everything', {
+      clusters: plan.gaps,
+    });
+  }
+  return { ok, read: plan.services, sweep: plan.gaps.length > 0 };
+}
+
+function noteUnvouched(f: FollowerState, clusterId: string, reason: UnvouchedReason): void {
+  f.opts.metrics?.unvouched?.(reason);
+  if (f.unvouchedLogged.get(clusterId) === reason) return;
+  f.unvouchedLogged.set(clusterId, reason);
+  // Normal for a moment after a writer starts (its heartbeat is read every 30 s); anything
+  // lasting means a stale or forged record: its services keep their own checks meanwhile.
+  f.opts.logger.info(
+    'change feed record not vouched for by its heartbeat; checking its services one by one',
+    {
+      [logFields.clusterId]: clusterId,
+      reason,
+    },
+  );
+}
+
+/** Checks the feed's revision and reads the feed when it moved; false when a call failed. */
+async function refresh(f: FollowerState): Promise<boolean> {
+  const { cloudMap, clustersetId } = f.opts;
+  try {
+    const revision = await cloudMap.discoverInstancesRevision(FEED_NAMESPACE_NAME, f.service);
+    if (revision === f.revision) return true;
+    const read = await cloudMap.discoverInstances(FEED_NAMESPACE_NAME, f.service, {
+      [Attr.ClustersetId]: clustersetId,
+    });
+    // The revision that came with the data, not the one checked: a read that lags the check
+    // must not hide what it did not show yet.
+    f.revision = read.revision;
+    const { feeds, rejected } = decodeFeeds(read.instances, { clustersetId });
+    noteRejected(f, rejected);
+    f.records = feeds.filter((r) => r.cluster.clusterId !== f.opts.ownClusterId);
+    return true;
+  } catch (error) {
+    if (gone(error)) {
+      // No feed (never written, or deleted): nothing is vouched for, every service is checked.
+      f.records = [];
+      f.revision = undefined;
+      return true;
+    }
+    f.opts.logger.debug('change feed read failed', { [logFields.error]: error });
+    return false;
+  }
+}
+
+/**
+ * Hostile or newer-schema data: logged once per instance and reason, then ignored (counted
+ * every read). What is remembered is pruned to the instances rejected now and capped, so a
+ * flood of bad instances costs at most `MAX_REJECTED_REMEMBERED` lines once and one summary
+ * line per read, never a line per instance per read.
+ */
+function noteRejected(
+  f: FollowerState,
+  rejected: readonly { instanceId: string; reason: string }[],
+): void {
+  const keyOf = (r: { instanceId: string; reason: string }): string =>
+    `${r.instanceId}\u0000${r.reason}`;
+  // Those already logged first (at most the cap, as the last read kept), then new ones.
+  const remembered = new Set(rejected.map(keyOf).filter((k) => f.rejectedSeen.has(k)));
+  let unnamed = 0;
+  for (const r of rejected) {
+    f.opts.metrics?.rejected?.();
+    const key = keyOf(r);
+    if (remembered.has(key)) continue;
+    if (remembered.size >= MAX_REJECTED_REMEMBERED) {
+      unnamed++;
+      continue;
+    }
+    remembered.add(key);
+    f.opts.logger.warn('change feed instance ignored', {
+      instanceId: r.instanceId,
+      reason: r.reason,
+    });
+  }
+  f.rejectedSeen = remembered;
+  if (unnamed > 0)
+    f.opts.logger.warn('change feed instances ignored (too many to name)', { count: unnamed });
+}
