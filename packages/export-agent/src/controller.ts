@@ -5,6 +5,7 @@ import {
   type WorkQueue,
 } from '@cloudmap-mcs/core';
 import { createTargetResolver, type TargetResolver } from './cloudmap-target.js';
+import { retireFeedRecord } from './feed-retire.js';
 import { createFeedWriter, type FeedWriter } from './feed-writer.js';
 import { createHeartbeats, type Heartbeats } from './heartbeat.js';
 import { createPeerWatch, type PeerWatch } from './peer-watch.js';
@@ -65,6 +66,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     controller,
     queue: controller.queue,
     pending,
+    resolver,
     heartbeats,
     peers,
     feed,
@@ -75,6 +77,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     stopped: false,
     beating: Promise.resolve(),
     beatQueued: false,
+    feedRetired: false,
     firstPass: new Set(),
   };
   w.unsubscribe = opts.operations.onComplete((r) => operationCompleted(w, r));
@@ -108,8 +111,11 @@ interface ExportWiring {
   heartbeatTimer?: TimerHandle;
   stopped: boolean;
   /** The heartbeat renewal running (one at a time). */
+  readonly resolver: TargetResolver;
   beating: Promise<void>;
   beatQueued: boolean;
+  /** With the feed off: this cluster's feed record (from an earlier run) is gone. */
+  feedRetired: boolean;
   /**
    * Keys enqueued at start that have not been reconciled once yet. Until then the exported set
    * is partial: a digest of it would rewrite heartbeats that are in fact current (a restart with
@@ -125,8 +131,15 @@ interface ExportWiring {
 function beat(w: ExportWiring): void {
   if (w.beatQueued) return;
   w.beatQueued = true;
-  w.beating = w.beating.then(() => {
+  w.beating = w.beating.then(async () => {
     w.beatQueued = false;
+    if (w.feed === undefined && !w.feedRetired)
+      w.feedRetired = await retireFeedRecord(
+        w.resolver,
+        w.opts.cloudMap,
+        w.opts.sources.identity(),
+        w.opts.logger,
+      );
     return w.heartbeats.sync(w.reconciler.exportsByNamespace(), {
       settled: w.firstPass === undefined,
     });
