@@ -4,6 +4,7 @@ import { baseline } from './baseline.js';
 import { userServiceCollision } from './collision.js';
 import { staleEviction } from './eviction.js';
 import { leaderFailover } from './failover.js';
+import { feedFlood, forgedFeedSeq, staleFeed } from './feed.js';
 import {
   ghostCluster,
   hostileAddressesV4,
@@ -34,6 +35,9 @@ export const scenarios: readonly Scenario[] = [
   hostileLocalAddresses,
   ownClusterId,
   ghostCluster,
+  staleFeed,
+  forgedFeedSeq,
+  feedFlood,
   invalidServiceNames,
   deniedNamespaces,
   importCap,
