@@ -109,11 +109,13 @@ async function renew(
   const digest = exportsDigest(names);
   const feed = deps.feed?.();
   // A digest of a partial set (before the first pass over every export) renews nothing. A
-  // new feed epoch (this process started) is stated at once, so readers need not check this
-  // cluster's services one by one until the next renewal.
+  // feed other than the one the stored heartbeat states is stated at once: a new epoch (this
+  // process started), so readers need not check this cluster's services one by one until the
+  // next renewal, and no feed (turned off, or not written yet by this process), so readers
+  // stop trusting a record nobody writes any more now, not a period later.
   if (
     !heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined) &&
-    (feed === undefined || observed?.attributes[Attr.FeedEpoch] === feed.epoch)
+    observed?.attributes[Attr.FeedEpoch] === feed?.epoch
   ) {
     if (observed !== undefined) written.set(namespace, observed);
     return;
