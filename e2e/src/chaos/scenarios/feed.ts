@@ -137,17 +137,36 @@ export const staleFeed: Scenario = {
         ? `c1's old feed record (seq ${before.attributes[Attr.FeedSeq] ?? '?'}) stayed after the restart`
         : 'the restarted agent changed its feed record; the test put the old one back',
     );
+    const [, importer2] = s.importers;
+    if (importer2 === undefined) throw new Error('the scenario needs 2 clusters');
+    // When c2's agent stops trusting the record (its count rises past what it was at the
+    // restart: an agent also counts a moment at its own start, before it read any heartbeat).
+    const restartedAt = Date.now();
+    const atRestart = await unvouchedRounds(importer2, 'no-heartbeat');
+    let distrustMs: number | undefined;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching && distrustMs === undefined) {
+        if ((await unvouchedRounds(importer2, 'no-heartbeat')) > atRestart)
+          distrustMs = Date.now() - restartedAt;
+        await sleep(250);
+      }
+    })();
     const waitMs = 6 * HIDDEN_CHANGE_BOUND_MS;
     const ms = await hiddenChange(ctx, s, 1, waitMs);
-    const [, importer2] = s.importers;
-    const unvouched =
-      importer2 === undefined ? 0 : await unvouchedRounds(importer2, 'no-heartbeat');
-    const logged = importer2?.logLines(UNVOUCHED_LOG) ?? 0;
+    watching = false;
+    await watcher;
+    const unvouched = await unvouchedRounds(importer2, 'no-heartbeat');
+    const logged = importer2.logLines(UNVOUCHED_LOG);
     out.figure('control s', seconds(s.controlMs));
     checkBound(out, 'change in c2 s', ms, HIDDEN_CHANGE_BOUND_MS, waitMs);
+    out.figure(
+      'record distrusted after restart s',
+      distrustMs === undefined ? 'not seen' : seconds(distrustMs),
+    );
     out.figure('c2 unvouched rounds (no-heartbeat)', unvouched);
     out.observe(
-      `a change made right after the restart reached c2 in ${ms === undefined ? `more than ${seconds(waitMs)}` : seconds(ms)} s; c2's import agent counted ${unvouched} rounds with c1's record not vouched for (no-heartbeat) and logged it ${logged} times`,
+      `a change made right after the restart reached c2 in ${ms === undefined ? `more than ${seconds(waitMs)}` : seconds(ms)} s; c2's import agent stopped trusting c1's record ${distrustMs === undefined ? 'never' : `${seconds(distrustMs)} s after the restart`} and counted ${unvouched} rounds with c1's record not vouched for (no-heartbeat) and logged it ${logged} times`,
     );
     out.check(unvouched > 0, "c2's import agent never counted c1's record as not vouched for");
   },
@@ -228,7 +247,7 @@ function cpuSeconds(pid: number | undefined): number {
 }
 
 const discoverCalls = (a: ChaosAgent): Promise<number> =>
-  a.metric('mcs_cloudmap_calls_total', 'operation="DiscoverInstances"');
+  a.metric('mcs_cloudmap_calls_total', 'operation="discoverInstances"');
 
 /**
  * Forged feed records naming `names` (Kubernetes services of `ns`), as many made-up writers as
@@ -348,7 +367,7 @@ export const feedFlood: Scenario = {
     // Every import agent read services at start: a zero total means the counter was not read.
     out.check(
       flood1.every((n) => n > 0),
-      'an import agent\'s mcs_cloudmap_calls_total{operation="DiscoverInstances"} was not found',
+      'an import agent\'s mcs_cloudmap_calls_total{operation="discoverInstances"} was not found',
     );
     out.check(
       floodRates.every((r) => r <= FLOOD_READS_PER_S),
