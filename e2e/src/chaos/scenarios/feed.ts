@@ -47,7 +47,8 @@ async function feedRecordOf(ctx: ChaosContext, clusterId: string) {
  * Waits until c1's feed record exists and c1's heartbeat in `ns` states its epoch, then until
  * the import agents have read that heartbeat (one heartbeat check period) and checked c1's
  * services since (one fast poll period): from then on they skip those services' own revision
- * checks, which is what a record that does not tell the truth could exploit. Returns the record.
+ * checks, which is what a record that does not tell the truth could exploit. Returns the
+ * record as it is then.
  */
 async function vouchedFeed(ctx: ChaosContext, ns: string): Promise<CloudMapInstance> {
   const c1 = ctx.cluster(0).name;
@@ -65,8 +66,18 @@ async function vouchedFeed(ctx: ChaosContext, ns: string): Promise<CloudMapInsta
     { timeoutMs: ctx.profile.setupTimeoutS * 1000, intervalMs: 500 },
   );
   if (record === undefined) throw new Error('no feed record');
-  await sleep((heartbeatPeriodS(ctx.profile) + fastPeriodS(ctx.profile) + 2) * 1000);
-  return record;
+  // And one listing: a listing that finds a service's instance count moved since the last one
+  // checks it (the setup's control change added an endpoint), which would show a change made
+  // now without any help from the feed.
+  const p = ctx.profile;
+  const slowPeriodS = p.import.slowPollS * (1 + p.import.jitter);
+  await sleep((Math.max(heartbeatPeriodS(p) + fastPeriodS(p), slowPeriodS) + 2) * 1000);
+  // The record as it is now: the writer names a service again when its writes complete, so
+  // the one read above may be older (putting an older one back would make readers read).
+  const now = await feedRecordOf(ctx, c1);
+  if (now === undefined || now.attributes[Attr.FeedEpoch] !== record.attributes[Attr.FeedEpoch])
+    throw new Error(`${c1}'s feed record changed epoch or went while nothing happened`);
+  return now;
 }
 
 /** The exported addresses with the last one replaced: the same count, one new IP. */
@@ -112,8 +123,9 @@ function checkBound(
   );
 }
 
-const unvouchedRounds = (a: ChaosAgent, reason: string): Promise<number> =>
-  a.metric(UNVOUCHED_METRIC, `reason="${reason}"`);
+/** Rounds an import agent counted a writer's record as not vouched for (every reason: none given). */
+const unvouchedRounds = (a: ChaosAgent, reason?: string): Promise<number> =>
+  a.metric(UNVOUCHED_METRIC, reason === undefined ? '' : `reason="${reason}"`);
 
 export const staleFeed: Scenario = {
   id: 'stale-feed',
@@ -128,13 +140,13 @@ export const staleFeed: Scenario = {
     if (importer2 === undefined) throw new Error('the scenario needs 2 clusters');
     // When c2's agent stops trusting the record: its count rises past what it was before the
     // restart (an agent also counts a moment at its own start, before it read any heartbeat).
-    const atStop = await unvouchedRounds(importer2, 'no-heartbeat');
+    const atStop = await unvouchedRounds(importer2);
     const stoppedAt = Date.now();
     let distrustAt: number | undefined;
     let watching = true;
     const watcher = (async () => {
       while (watching && distrustAt === undefined) {
-        if ((await unvouchedRounds(importer2, 'no-heartbeat')) > atStop) distrustAt = Date.now();
+        if ((await unvouchedRounds(importer2)) > atStop) distrustAt = Date.now();
         await sleep(250);
       }
     })();
@@ -149,7 +161,9 @@ export const staleFeed: Scenario = {
       });
       await quiet.start();
       const after = await feedRecordOf(ctx, c1);
-      const stays = after?.attributes[Attr.FeedSeq] === before.attributes[Attr.FeedSeq];
+      const stays =
+        after?.attributes[Attr.FeedSeq] === before.attributes[Attr.FeedSeq] &&
+        after?.attributes[Attr.FeedUpdatedAt] === before.attributes[Attr.FeedUpdatedAt];
       if (!stays) {
         // The scenario is about a record nobody writes any more: put the old one back.
         await ctx.records.register(FEED_NAMESPACE_NAME, feedService, before.id, before.attributes);
@@ -206,6 +220,7 @@ export const forgedFeedSeq: Scenario = {
       await ctx.records.register(FEED_NAMESPACE_NAME, feedService, honest.id, forged);
       forges++;
     };
+    const forgedAt = Date.now();
     await forge();
     let forging = true;
     const keeper = (async () => {
@@ -219,7 +234,6 @@ export const forgedFeedSeq: Scenario = {
     try {
       const [, importer2] = s.importers;
       if (importer2 === undefined) throw new Error('the scenario needs 2 clusters');
-      const forgedAt = Date.now();
       await waitFor(
         "c2's import agent to see the forged record",
         async () => (await unvouchedRounds(importer2, 'seq-ahead')) > 0,
@@ -315,6 +329,7 @@ export const feedFlood: Scenario = {
     const emu0 = await emuDiscover();
     const emuIdleRate = (emu0 - emuIdle0) / idleS;
     const flood0 = await callsOf();
+    const seen0 = await Promise.all(s.importers.map((a) => unvouchedRounds(a, 'no-heartbeat')));
     const cpu0 = s.importers.map((a) => cpuSeconds(a.pid));
     const started = Date.now();
     let rounds = 0;
@@ -348,6 +363,7 @@ export const feedFlood: Scenario = {
     }
     const elapsedS = (Date.now() - started) / 1000;
     const flood1 = await callsOf();
+    const seen1 = await Promise.all(s.importers.map((a) => unvouchedRounds(a, 'no-heartbeat')));
     const cpu1 = s.importers.map((a) => cpuSeconds(a.pid));
     const emu1 = await emuDiscover();
     const rate = (a: number[], b: number[], dt: number) =>
@@ -360,6 +376,11 @@ export const feedFlood: Scenario = {
       ? undefined
       : Math.max(...(changes as number[]));
     out.figure('names a second', names.length);
+    // The forged writers have no heartbeat: an import agent that read them counts them.
+    out.check(
+      seen1.every((n, k) => n > (seen0[k] ?? 0)),
+      'an import agent counted no unvouched feed round during the flood: the forged records were not read',
+    );
     out.figure('forged writers', writers);
     out.figure('flood s', Math.round(elapsedS));
     checkBound(
