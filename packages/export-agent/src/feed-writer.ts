@@ -43,6 +43,7 @@ export interface FeedWriter {
   /**
    * The epoch and sequence number of the last record written successfully: the heartbeat
    * states them, and readers trust this cluster's record only while they agree (ADR 0018).
+   * Undefined during a streak of failed writes (the record misses changes).
    */
   readonly written: { epoch: string; seq: number } | undefined;
 }
@@ -140,8 +141,10 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
     get state() {
       return { epoch: s.epoch, seq: s.seq, floor: s.floor, pending: s.dirty.size };
     },
+    // None while writes fail: changes made since are missing from the record, and a
+    // heartbeat stating its sequence number would keep readers trusting it (issue 31).
     get written() {
-      return s.written;
+      return s.warned ? undefined : s.written;
     },
   };
 }
@@ -265,7 +268,7 @@ function failed(s: FeedWriterState, error: unknown): void {
   if (!s.warned) {
     s.warned = true;
     s.opts.logger.warn(
-      'change feed write failed; retrying with backoff (importers fall back to sweeps)',
+      'change feed write failed; retrying with backoff (the heartbeat stops vouching for the record meanwhile)',
       {
         [logFields.error]: error,
         seq: s.seq,

@@ -110,14 +110,14 @@ async function renew(
   const feed = deps.feed?.();
   const statedEpoch = observed?.attributes[Attr.FeedEpoch];
   // A digest of a partial set (before the first pass over every export) renews nothing. A
-  // new feed epoch (this process started) is stated at once, so readers need not check this
-  // cluster's services one by one until the next renewal; so is a feed no longer written
-  // (restarted with it off), so readers stop trusting the record left behind (issue 31).
-  const feedMoved =
-    deps.feed === undefined
-      ? statedEpoch !== undefined
-      : feed !== undefined && statedEpoch !== feed.epoch;
-  if (!heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined) && !feedMoved) {
+  // feed other than the one the stored heartbeat states is stated at once: a new epoch (this
+  // process started), so readers need not check this cluster's services one by one until the
+  // next renewal, and no feed (turned off, or not written yet by this process), so readers
+  // stop trusting a record nobody writes any more now, not a period later.
+  if (
+    !heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined) &&
+    statedEpoch === feed?.epoch
+  ) {
     if (observed !== undefined) written.set(namespace, observed);
     return;
   }

@@ -161,6 +161,24 @@ describe('change feed writer', () => {
     await w.stop();
   });
 
+  it('states no written position while writes fail, so the heartbeat stops vouching (issue 31)', async () => {
+    const t = setup();
+    const w = t.make();
+    w.start();
+    await t.step(5_000);
+    expect(w.written).toEqual({ epoch: 'e1', seq: 0 });
+    t.cm.failAlways('registerInstance', 'ResourceLimitExceeded');
+    w.changed('shop', 'cart');
+    await t.step(1_100);
+    // The record still says seq 0 but misses shop/cart: nothing may vouch for it.
+    expect(w.written).toBeUndefined();
+    t.cm.clearFaults();
+    await t.step(40_000);
+    expect(w.written).toEqual({ epoch: 'e1', seq: t.record()?.seq });
+    expect(t.record()?.changes.map((c) => c.name)).toEqual(['cart']);
+    await w.stop();
+  });
+
   it('a write refused because the previous one is still being applied is retried each second, silently', async () => {
     const t = setup();
     const w = t.make();

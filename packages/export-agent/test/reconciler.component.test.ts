@@ -444,6 +444,33 @@ describe('export reconciler: refusals and heartbeats', () => {
     now += 90;
     await converged(() => expect(renewedAt()).toBe('1000090'));
   });
+
+  it('withdraws a feed its predecessor stated at once when it writes none (issue 31)', async () => {
+    // A restart with --change-feed=false: the stored heartbeat, renewed a moment ago, still
+    // states the old process's feed, so readers would keep trusting a record nobody writes
+    // until the next renewal a period later. Not due by age nor by exports: only the feed.
+    const now = 1_000_000;
+    const fake = createFakeCloudMap();
+    const k8s = new FakeK8s(clusterA);
+    const first = startAgent(k8s, fake, { wallNow: () => now });
+    exportCart(k8s);
+    const heartbeat = () => fake.instancesOf('shop', HEARTBEAT_SERVICE_NAME)[0];
+    await converged(() => expect(heartbeat()).toBeDefined());
+    await first.stop();
+    const stored = heartbeat();
+    const serviceId = fake.serviceByName('shop', HEARTBEAT_SERVICE_NAME)?.id ?? '';
+    if (stored === undefined) throw new Error('no heartbeat');
+    fake.seedInstance(serviceId, stored.id, {
+      ...stored.attributes,
+      [Attr.FeedEpoch]: 'old1',
+      [Attr.FeedSeq]: '7',
+    });
+    agents.push(startAgent(k8s, fake, { wallNow: () => now }));
+    await converged(() => expect(heartbeat()?.attributes[Attr.FeedEpoch]).toBeUndefined(), {
+      withinMs: 5_000,
+    });
+    expect(heartbeat()?.attributes[Attr.FeedSeq]).toBeUndefined();
+  });
 });
 
 describe('export reconciler: namespaces and identity', () => {

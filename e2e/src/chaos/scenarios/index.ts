@@ -6,6 +6,7 @@ import { userServiceCollision } from './collision.js';
 import { staleEviction } from './eviction.js';
 import { leaderFailover } from './failover.js';
 import { exporterClockBehind, forgedFutureHeartbeat } from './heartbeat-trust.js';
+import { feedFlood, forgedFeedSeq, staleFeed } from './feed.js';
 import {
   ghostCluster,
   hostileAddressesV4,
@@ -39,6 +40,9 @@ export const scenarios: readonly Scenario[] = [
   hostileLocalAddresses,
   ownClusterId,
   ghostCluster,
+  staleFeed,
+  forgedFeedSeq,
+  feedFlood,
   invalidServiceNames,
   deniedNamespaces,
   importCap,
