@@ -50,7 +50,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     ...(opts.dns === undefined ? {} : { dns: opts.dns }),
   });
   const peers = opts.peerCheckMs > 0 ? peerWatchFor(opts, controller.queue) : undefined;
-  const feed = opts.feed === undefined ? undefined : feedWriterFor(opts, opts.feed);
+  const feed = opts.feed === undefined ? undefined : feedWriterFor(opts, opts.feed, () => beat(w));
   const heartbeats = createHeartbeats({
     cloudMap: opts.cloudMap,
     resolver,
@@ -59,7 +59,12 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     now: opts.wallNow,
     periodMs: opts.heartbeatPeriodMs,
     logger,
-    ...(feed === undefined ? {} : { feed: () => feed.written }),
+    ...(feed === undefined
+      ? {}
+      : {
+          feed: () => feed.written,
+          feedStarting: () => feed.written === undefined && feed.state.failures === 0,
+        }),
   });
   const w: ExportWiring = {
     opts,
@@ -175,6 +180,7 @@ function peerWatchFor(opts: ExportControllerOptions, queue: WorkQueue<string>): 
 function feedWriterFor(
   opts: ExportControllerOptions,
   feed: NonNullable<ExportControllerOptions['feed']>,
+  onEpochWritten: () => void,
 ): FeedWriter {
   const { clock, logger } = opts;
   return createFeedWriter({
@@ -192,6 +198,7 @@ function feedWriterFor(
     logger: logger.child({ component: 'feed-writer' }),
     minIntervalMs: feed.minIntervalMs,
     ...(feed.onWrite === undefined ? {} : { onWrite: feed.onWrite }),
+    onEpochWritten,
   });
 }
 

@@ -39,7 +39,7 @@ export interface FeedWriter {
   start(): void;
   stop(): Promise<void>;
   /** The current record's state (tests, metrics). */
-  readonly state: { epoch: string; seq: number; floor: number; pending: number };
+  readonly state: { epoch: string; seq: number; floor: number; pending: number; failures: number };
   /**
    * The epoch and sequence number of the last record written successfully: the heartbeat
    * states them, and readers trust this cluster's record only while they agree (ADR 0018).
@@ -66,6 +66,8 @@ export interface FeedWriterOptions {
   /** Defaults to random base-36 text; injected by tests. */
   newEpoch?: () => string;
   onWrite?: (result: FeedWriteResult) => void;
+  /** After the first successful write of an epoch (the heartbeat states it at once). */
+  onEpochWritten?: () => void;
 }
 
 const randomEpoch = (): string => BigInt(`0x${randomBytes(8).toString('hex')}`).toString(36);
@@ -139,7 +141,13 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
       await s.writing;
     },
     get state() {
-      return { epoch: s.epoch, seq: s.seq, floor: s.floor, pending: s.dirty.size };
+      return {
+        epoch: s.epoch,
+        seq: s.seq,
+        floor: s.floor,
+        pending: s.dirty.size,
+        failures: s.failures,
+      };
     },
     // None while writes fail: changes made since are missing from the record, and a
     // heartbeat stating its sequence number would keep readers trusting it (issue 31).
@@ -233,7 +241,9 @@ async function write(s: FeedWriterState): Promise<void> {
     const { instance } = encoded;
     const position = { epoch: s.epoch, seq: s.seq };
     await opts.cloudMap.registerInstance(feed.serviceId, instance.id, instance.attributes);
+    const firstOfEpoch = s.written?.epoch !== position.epoch;
     s.written = position;
+    if (firstOfEpoch) opts.onEpochWritten?.();
     if (s.warned) opts.logger.info('change feed writes recovered', { seq: s.seq });
     s.warned = false;
     s.failures = 0;

@@ -30,6 +30,12 @@ export interface HeartbeatDeps {
    * services one by one.
    */
   feed?: () => { epoch: string; seq: number } | undefined;
+  /**
+   * The feed writer has not yet tried its first write: what the heartbeat states is left as
+   * it is until then (about a second), so a restart renews the heartbeat once, for the new
+   * epoch, not first for "no feed" and then again.
+   */
+  feedStarting?: () => boolean;
 }
 
 export interface Heartbeats {
@@ -116,7 +122,7 @@ async function renew(
   // stop trusting a record nobody writes any more now, not a period later.
   if (
     !heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined) &&
-    statedEpoch === feed?.epoch
+    (statedEpoch === feed?.epoch || deps.feedStarting?.() === true)
   ) {
     if (observed !== undefined) written.set(namespace, observed);
     return;

@@ -42,6 +42,8 @@ export interface PeerState {
   feed: FeedFollower | undefined;
   /** When each watched namespace's heartbeats were last read (they vouch for feed records). */
   readonly heartbeatsReadAt: Map<string, number>;
+  /** The feed asked for the heartbeats to be read again sooner than their period. */
+  heartbeatsRecheck: boolean;
 }
 
 export function createPeerState(opts: PeerWatchOptions): PeerState {
@@ -60,6 +62,7 @@ export function createPeerState(opts: PeerWatchOptions): PeerState {
     countCalls: 0,
     feed: undefined,
     heartbeatsReadAt: new Map(),
+    heartbeatsRecheck: false,
   };
 }
 
@@ -126,6 +129,7 @@ async function followFeed(s: PeerState): Promise<boolean> {
   await observeHeartbeats(s, feed);
   const wasBaselined = feed.baselined;
   const result = await feed.round();
+  if (result.recheckHeartbeats) s.heartbeatsRecheck = true;
   // The first read only adopts the records, and it comes a round after the reconciles that
   // started the watches read their services: a peer's change announced in between would be
   // missed. So every key watched then is checked once; a gap likewise.
@@ -154,6 +158,7 @@ function feedOf(s: PeerState): FeedFollower | undefined {
 /** Heartbeats are what vouch for other clusters' feed records: the watched namespaces' every 30 s. */
 export const PEER_HEARTBEAT_READ_MS = 30_000;
 const DEFAULT_HEARTBEAT_TTL_MS = 120_000;
+const PEER_HEARTBEAT_RECHECK_MS = 5000;
 
 async function observeHeartbeats(s: PeerState, feed: FeedFollower): Promise<void> {
   const now = s.opts.clock.now();
@@ -164,7 +169,9 @@ async function observeHeartbeats(s: PeerState, feed: FeedFollower): Promise<void
       feed.forgetNamespace(ns);
     }
   for (const ns of namespaces) {
-    if (now - (s.heartbeatsReadAt.get(ns) ?? -Infinity) < PEER_HEARTBEAT_READ_MS) continue;
+    const age = now - (s.heartbeatsReadAt.get(ns) ?? -Infinity);
+    // At the period, or sooner (never more than every 5 s) when the feed asked.
+    if (age < (s.heartbeatsRecheck ? PEER_HEARTBEAT_RECHECK_MS : PEER_HEARTBEAT_READ_MS)) continue;
     try {
       const read = await s.opts.cloudMap.discoverInstances(ns, HEARTBEAT_SERVICE_NAME);
       s.heartbeatsReadAt.set(ns, now);
@@ -179,6 +186,7 @@ async function observeHeartbeats(s: PeerState, feed: FeedFollower): Promise<void
       } else throw error;
     }
   }
+  s.heartbeatsRecheck = false;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   encodeClusterExport,
   FEED_NAMESPACE_NAME,
   feedServiceName,
+  HEARTBEAT_SERVICE_NAME,
   type CloudMapPort,
   type ClusterExport,
   type ClusterIdentity,
@@ -600,14 +601,35 @@ describe('export agent as a process (harness + emulator)', () => {
     // A few resync rounds (2 s each) of every export in the namespace.
     await until('agent re-read Cloud Map', async () => (await calls('discoverInstances')) >= 12);
     await new Promise((r) => setTimeout(r, 4000));
+    // The heartbeat states the new epoch at its next tick once the record is written.
+    const stated = async (): Promise<string | undefined> => {
+      const [feedNow] = await instancesOf(
+        reader,
+        FEED_NAMESPACE_NAME,
+        feedServiceName(id1.clustersetId),
+        {
+          [Attr.ClusterId]: id1.clusterId,
+        },
+      );
+      const [hb] = await instancesOf(reader, ns, HEARTBEAT_SERVICE_NAME, {
+        [Attr.ClusterId]: id1.clusterId,
+      });
+      const epoch = hb?.attributes[Attr.FeedEpoch];
+      return epoch !== undefined && epoch === feedNow?.attributes[Attr.FeedEpoch]
+        ? epoch
+        : undefined;
+    };
+    await until('heartbeat states the new feed epoch', async () => (await stated()) !== undefined);
     // Counted by the agent's own call metrics, and (emulator) by the server. The one write is
     // this incarnation's change feed record: a new epoch with no changes (ADR 0018), which
     // makes importers read everything once, since a process that died may have written
-    // without announcing it. Records, heartbeats and services are untouched.
+    // without announcing it. The other is the heartbeat, renewed at once to state that new
+    // epoch (ADR 0018 decision 12: readers trust the record only while the heartbeat agrees).
+    // Records and services are untouched.
     for (const op of ['deregisterInstance', 'createService', 'createHttpNamespace']) {
       expect(await calls(op), op).toBe(0);
     }
-    expect(await calls('registerInstance')).toBe(1);
+    expect(await calls('registerInstance')).toBe(2);
     const [feed] = await instancesOf(
       reader,
       FEED_NAMESPACE_NAME,
@@ -620,7 +642,7 @@ describe('export agent as a process (harness + emulator)', () => {
       seq: 0,
       changes: [],
     });
-    if (admin !== undefined) expect((await admin.stats()).totals.writes).toBe(1);
+    if (admin !== undefined) expect((await admin.stats()).totals.writes).toBe(2);
     expect(await condition(c1, 'steady', 'Ready')).toMatchObject({
       status: 'True',
       reason: 'Exported',

@@ -319,8 +319,13 @@ describe('poller with the change feed', () => {
     await t.tick(1_000);
     // What was handed out is pruned to the current record (bounded memory): the stale copy
     // re-reads nothing, and the newer record coming back re-reads only the entry the stale
-    // copy had dropped, once, and announces no change (the data did not move).
-    expect(t.calls.filter((c) => c.startsWith('read shop/'))).toEqual(['read shop/c']);
+    // copy had dropped, once, and announces no change (the data did not move). A sequence
+    // number going back is not an honest advance: the heartbeats are read again at once (a
+    // replayed record its writer no longer vouches for stops counting within a round or two).
+    expect(t.calls.filter((c) => c.startsWith('read shop/'))).toEqual([
+      'read shop/_mcs-heartbeat',
+      'read shop/c',
+    ]);
     expect(t.changes).toEqual([]);
     await t.poller.stop();
   });

@@ -56,6 +56,14 @@ export interface FeedRound {
   read: ServiceRef[];
   /** The feed cannot say what changed (a vouched writer's record skipped past this reader). */
   sweep: boolean;
+  /**
+   * A writer's record moved in a way an honest advance does not (a new epoch, a sequence
+   * number going back, a record that appeared after the baseline): the reader should read the
+   * heartbeats again now rather than at their period, so a record its writer no longer
+   * vouches for (a restart with the feed off, a replayed copy) stops counting within a round
+   * or two, and a restarted writer is vouched for again sooner.
+   */
+  recheckHeartbeats: boolean;
 }
 
 export interface FeedFollowerOptions {
@@ -109,6 +117,10 @@ interface FollowerState {
   readonly unvouchedLogged: Map<string, UnvouchedReason>;
   /** Rejected (instance, reason) pairs of the last read already logged (bounded). */
   rejectedSeen: Set<string>;
+  /** Each writer's (epoch, seq) at the last read, to tell an honest advance from anything else. */
+  lastSeen: Map<string, { epoch: string; seq: number }>;
+  /** Set by a read whose records moved unlike an honest advance; reported once by the round. */
+  suspicious: boolean;
 }
 
 export function createFeedFollower(opts: FeedFollowerOptions): FeedFollower {
@@ -123,6 +135,8 @@ export function createFeedFollower(opts: FeedFollowerOptions): FeedFollower {
     vouchedSince: new Map(),
     unvouchedLogged: new Map(),
     rejectedSeen: new Set(),
+    lastSeen: new Map(),
+    suspicious: false,
   };
   return {
     round: () => round(f),
@@ -233,7 +247,9 @@ async function round(f: FollowerState): Promise<FeedRound> {
       clusters: plan.gaps,
     });
   }
-  return { ok, read: plan.services, sweep: plan.gaps.length > 0 };
+  const recheckHeartbeats = f.suspicious;
+  f.suspicious = false;
+  return { ok, read: plan.services, sweep: plan.gaps.length > 0, recheckHeartbeats };
 }
 
 function noteUnvouched(f: FollowerState, clusterId: string, reason: UnvouchedReason): void {
@@ -266,17 +282,31 @@ async function refresh(f: FollowerState): Promise<boolean> {
     const { feeds, rejected } = decodeFeeds(read.instances, { clustersetId });
     noteRejected(f, rejected);
     f.records = feeds.filter((r) => r.cluster.clusterId !== f.opts.ownClusterId);
+    noteMoves(f);
     return true;
   } catch (error) {
     if (gone(error)) {
       // No feed (never written, or deleted): nothing is vouched for, every service is checked.
       f.records = [];
       f.revision = undefined;
+      f.lastSeen = new Map();
       return true;
     }
     f.opts.logger.debug('change feed read failed', { [logFields.error]: error });
     return false;
   }
+}
+
+/** Whether any writer's record moved unlike an honest advance since the last read. */
+function noteMoves(f: FollowerState): void {
+  const next = new Map<string, { epoch: string; seq: number }>();
+  for (const r of f.records) {
+    const before = f.lastSeen.get(r.cluster.clusterId);
+    const honest = before !== undefined && before.epoch === r.epoch && r.seq >= before.seq;
+    if (f.baselined && !honest) f.suspicious = true;
+    next.set(r.cluster.clusterId, { epoch: r.epoch, seq: r.seq });
+  }
+  f.lastSeen = next;
 }
 
 /**

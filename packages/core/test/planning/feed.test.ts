@@ -60,13 +60,37 @@ function follow(
 describe('vouchFor', () => {
   it.each<[string, FeedVoucher | undefined, FeedRecord, number, string | undefined]>([
     ['same epoch, same seq', voucher(5), rec(5, []), 1000, undefined],
-    ['the feed ran ahead within the slack', voucher(5), rec(5 + FEED_SEQ_SLACK, []), 1000, undefined],
+    [
+      'the feed ran ahead within the slack',
+      voucher(5),
+      rec(5 + FEED_SEQ_SLACK, []),
+      1000,
+      undefined,
+    ],
     ['no heartbeat states a feed', undefined, rec(5, []), 1000, 'no-heartbeat'],
     ['renewal not seen changing for a TTL', voucher(5), rec(5, []), TTL + 1, 'heartbeat-expired'],
-    ['another epoch (a restart, or a stale record)', voucher(5, { epoch: 'e2' }), rec(5, []), 1000, 'epoch-mismatch'],
+    [
+      'another epoch (a restart, or a stale record)',
+      voucher(5, { epoch: 'e2' }),
+      rec(5, []),
+      1000,
+      'epoch-mismatch',
+    ],
     ['a forged FEED_SEQ far ahead', voucher(5), rec(2147483647, []), 1000, 'seq-ahead'],
-    ['the feed behind its heartbeat, briefly', voucher(9), rec(5, []), FEED_LAG_GRACE_MS, undefined],
-    ['the feed behind its heartbeat for long', voucher(9), rec(5, []), FEED_LAG_GRACE_MS + 1, 'seq-behind'],
+    [
+      'the feed behind its heartbeat, briefly',
+      voucher(9),
+      rec(5, []),
+      FEED_LAG_GRACE_MS,
+      undefined,
+    ],
+    [
+      'the feed behind its heartbeat for long',
+      voucher(9),
+      rec(5, []),
+      FEED_LAG_GRACE_MS + 1,
+      'seq-behind',
+    ],
   ])('%s', (_, v, record, now, reason) => {
     expect(vouchFor(record, v, now, TTL)).toBe(reason);
   });
@@ -75,7 +99,21 @@ describe('vouchFor', () => {
 describe('planFeed', () => {
   it('adopts every record at the baseline and reads what a later record adds', () => {
     const [first, second] = follow(
-      [[rec(2, [['a', 2], ['b', 1]])], [rec(3, [['c', 3], ['a', 2], ['b', 1]])]],
+      [
+        [
+          rec(2, [
+            ['a', 2],
+            ['b', 1],
+          ]),
+        ],
+        [
+          rec(3, [
+            ['c', 3],
+            ['a', 2],
+            ['b', 1],
+          ]),
+        ],
+      ],
       vouchers(voucher(3)),
     );
     expect(names(first!)).toEqual([]);
@@ -87,8 +125,18 @@ describe('planFeed', () => {
     const plans = follow(
       [
         [rec(1, [])],
-        [rec(3, [['a', 3], ['b', 2]])],
-        [rec(3, [['a', 3], ['b', 2]])],
+        [
+          rec(3, [
+            ['a', 3],
+            ['b', 2],
+          ]),
+        ],
+        [
+          rec(3, [
+            ['a', 3],
+            ['b', 2],
+          ]),
+        ],
         [rec(2, [['b', 2]])],
       ],
       vouchers(voucher(3)),
@@ -101,9 +149,23 @@ describe('planFeed', () => {
       [
         [rec(5, [['a', 5]])],
         // Forged: same epoch, the highest sequence number, the real names at it.
-        [rec(2147483647, [['a', 2147483647], ['b', 2147483647]], { floor: 5 })],
+        [
+          rec(
+            2147483647,
+            [
+              ['a', 2147483647],
+              ['b', 2147483647],
+            ],
+            { floor: 5 },
+          ),
+        ],
         // The writer's next real write replaces it: b changed at 6.
-        [rec(6, [['b', 6], ['a', 5]])],
+        [
+          rec(6, [
+            ['b', 6],
+            ['a', 5],
+          ]),
+        ],
       ],
       vouchers(voucher(5)),
     );
@@ -118,7 +180,17 @@ describe('planFeed', () => {
 
   it('an older copy replacing the record before it was read: the real entries are read when they return', () => {
     const plans = follow(
-      [[rec(4, [['a', 4]])], [rec(3, [['z', 3]])], [rec(6, [['c', 6], ['b', 5], ['a', 4]])]],
+      [
+        [rec(4, [['a', 4]])],
+        [rec(3, [['z', 3]])],
+        [
+          rec(6, [
+            ['c', 6],
+            ['b', 5],
+            ['a', 4],
+          ]),
+        ],
+      ],
       vouchers(voucher(6)),
     );
     expect(names(plans[1]!)).toEqual(['z']);
@@ -181,12 +253,19 @@ describe('planFeed', () => {
       [
         [rec(1, []), rec(1, [], { cluster: { clusterId: 'c2', clustersetId: 'set' } })],
         [
-          rec(3, [['a', 3], ['b', 2]], {
-            changes: [
-              { namespace: 'ns', name: 'a', seq: 3 },
-              { namespace: 'other', name: 'b', seq: 2 },
+          rec(
+            3,
+            [
+              ['a', 3],
+              ['b', 2],
             ],
-          }),
+            {
+              changes: [
+                { namespace: 'ns', name: 'a', seq: 3 },
+                { namespace: 'other', name: 'b', seq: 2 },
+              ],
+            },
+          ),
           two,
         ],
       ],
@@ -224,7 +303,8 @@ describe('planFeed', () => {
       plans.forEach((p, i) => {
         if (i === 0) return;
         const r = seen[i - 1] as FeedRecord;
-        for (const s of p.services) readAfter.set(s.name, Math.max(readAfter.get(s.name) ?? 0, r.seq));
+        for (const s of p.services)
+          readAfter.set(s.name, Math.max(readAfter.get(s.name) ?? 0, r.seq));
       });
       for (let s = 2; s <= 12; s++) {
         // Reading a service at record seq r covers its change at s when r >= s.

@@ -71,6 +71,7 @@ export function createPoller(opts: PollerOptions): Poller {
     heartbeatMs,
     sweep,
     knownHeartbeatNamespaces: new Set(),
+    recheck: { askedAt: undefined },
     background: (work) => background(loop, work),
     feedReads: { running: false },
     heartbeatLookedFor: new Map(),

@@ -26,6 +26,8 @@ export interface RoundContext {
   readonly heartbeatMs: number;
   /** Read everything (listing + every service): the feed cannot say what changed. */
   readonly sweep: () => void;
+  /** When the feed last asked for the heartbeats to be read again (read those read before). */
+  readonly recheck: { askedAt: number | undefined };
   /** Namespaces with a tracked heartbeat service at the last slow round. */
   readonly knownHeartbeatNamespaces: Set<string>;
   /** Runs work outside any round that stopping the poller still waits for (loop.ts). */
@@ -35,6 +37,13 @@ export interface RoundContext {
   /** When a heartbeat service not tracked yet was last looked for, by namespace (heartbeatsToFind). */
   readonly heartbeatLookedFor: Map<string, number>;
 }
+
+/**
+ * The soonest a heartbeat service is read again when the feed asks (a writer's record moved
+ * unlike an honest advance): a replayed or forged record can then make readers read the
+ * heartbeats at most every 5 s, never more.
+ */
+const HEARTBEAT_RECHECK_MS = 5000;
 
 /** The three rounds of the poller (poller.ts), each true when it succeeded. */
 export function pollRounds(ctx: RoundContext): Record<RoundKind, () => Promise<boolean>> {
@@ -124,10 +133,17 @@ function dueServices(ctx: RoundContext): ServiceSnapshot[] {
   // Half a round of slack: a check falls in the round nearest its due time, not the next.
   const slack = ctx.feedPeriod() / 2;
   const now = state.clock.now();
+  const readBefore = (s: ServiceSnapshot, at: number | undefined): boolean =>
+    at !== undefined && (ctx.reads.checkedAt(keyOf(s.namespace, s.name)) ?? -Infinity) < at;
   const due = (s: ServiceSnapshot, every: number): boolean =>
     now - (ctx.reads.checkedAt(keyOf(s.namespace, s.name)) ?? -Infinity) >= every - slack;
   return [
-    ...all.filter((s) => isHeartbeat(s) && due(s, heartbeatMs)),
+    ...all.filter(
+      (s) =>
+        isHeartbeat(s) &&
+        (due(s, heartbeatMs) ||
+          (readBefore(s, ctx.recheck.askedAt) && due(s, HEARTBEAT_RECHECK_MS))),
+    ),
     ...uncovered.filter((s) => due(s, period)),
   ];
 }
@@ -191,6 +207,8 @@ async function fastRound(ctx: RoundContext): Promise<boolean> {
     attempts++;
     const result = await feed.round();
     if (!result.ok) failed++;
+    // Read at the next round (this one's due checks are already under way).
+    if (result.recheckHeartbeats) ctx.recheck.askedAt = state.clock.now();
     if (result.sweep) ctx.sweep();
     if (!feed.baselined || result.sweep || result.read.length === 0) return;
     ctx.feedReads.running = true;
