@@ -160,18 +160,18 @@ export const staleFeed: Scenario = {
         args: ['--change-feed=false'],
       });
       await quiet.start();
-      const after = await feedRecordOf(ctx, c1);
-      const stays =
-        after?.attributes[Attr.FeedSeq] === before.attributes[Attr.FeedSeq] &&
-        after?.attributes[Attr.FeedUpdatedAt] === before.attributes[Attr.FeedUpdatedAt];
-      if (!stays) {
-        // The scenario is about a record nobody writes any more: put the old one back.
-        await ctx.records.register(FEED_NAMESPACE_NAME, feedService, before.id, before.attributes);
-      }
+      // A feed-off agent removes the record its earlier run left, at its first heartbeat
+      // (ADR 0018 decision 12). The scenario is about a record nobody writes any more that
+      // stays anyway (a replayed copy, or a removal that failed): wait up to 10 s for the
+      // removal, then put the old record back either way.
+      let removed = false;
+      for (const until = Date.now() + 10_000; !removed && Date.now() < until; await sleep(250))
+        removed = (await feedRecordOf(ctx, c1)) === undefined;
+      await ctx.records.register(FEED_NAMESPACE_NAME, feedService, before.id, before.attributes);
       out.observe(
-        stays
-          ? `c1's old feed record (seq ${before.attributes[Attr.FeedSeq] ?? '?'}) stayed after the restart`
-          : 'the restarted agent changed its feed record; the test put the old one back',
+        removed
+          ? 'the restarted agent removed its old feed record; the test put it back'
+          : `c1's old feed record (seq ${before.attributes[Attr.FeedSeq] ?? '?'}) stayed after the restart; the test wrote it again`,
       );
       changedAt = Date.now();
       ms = await hiddenChange(ctx, s, 1, waitMs);
