@@ -138,16 +138,17 @@ function beat(w: ExportWiring): void {
   w.beatQueued = true;
   w.beating = w.beating.then(async () => {
     w.beatQueued = false;
-    if (w.feed === undefined && !w.feedRetired)
+    const settled = w.firstPass === undefined;
+    await w.heartbeats.sync(w.reconciler.exportsByNamespace(), { settled });
+    // After the heartbeats state no feed: a reader that sees the record go (or a copy of it
+    // come back) reads them again and finds nothing vouching for it.
+    if (w.feed === undefined && !w.feedRetired && settled)
       w.feedRetired = await retireFeedRecord(
         w.resolver,
         w.opts.cloudMap,
         w.opts.sources.identity(),
         w.opts.logger,
       );
-    return w.heartbeats.sync(w.reconciler.exportsByNamespace(), {
-      settled: w.firstPass === undefined,
-    });
   });
 }
 
