@@ -194,17 +194,17 @@ function observe(f: FollowerState, namespace: string, heartbeats: readonly Heart
   }
 }
 
-/** Each cluster's voucher: its most recently renewed heartbeat that states a feed. */
+/**
+ * Each cluster's voucher: its most recently renewed heartbeat, when that states a feed. A
+ * writer renews all its heartbeats alike; the freshest one seen says what it does now, so an
+ * older one still stating a feed in another namespace vouches for nothing.
+ */
 function vouchers(f: FollowerState): Map<string, FeedVoucher> {
   const out = new Map<string, FeedVoucher>();
   for (const [clusterId, byNamespace] of f.heartbeats) {
     let best: HeartbeatSeen | undefined;
     for (const seen of byNamespace.values())
-      if (
-        seen.feed !== undefined &&
-        (best === undefined || seen.renewedSeenAtMs > best.renewedSeenAtMs)
-      )
-        best = seen;
+      if (best === undefined || seen.renewedSeenAtMs > best.renewedSeenAtMs) best = seen;
     if (best?.feed === undefined) continue;
     out.set(clusterId, {
       epoch: best.feed.epoch,
@@ -278,11 +278,12 @@ async function refresh(f: FollowerState): Promise<boolean> {
     });
     // The revision that came with the data, not the one checked: a read that lags the check
     // must not hide what it did not show yet.
+    const moved = read.revision !== f.revision;
     f.revision = read.revision;
     const { feeds, rejected } = decodeFeeds(read.instances, { clustersetId });
     noteRejected(f, rejected);
     f.records = feeds.filter((r) => r.cluster.clusterId !== f.opts.ownClusterId);
-    noteMoves(f);
+    noteMoves(f, feeds, moved);
     return true;
   } catch (error) {
     if (gone(error)) {
@@ -297,15 +298,24 @@ async function refresh(f: FollowerState): Promise<boolean> {
   }
 }
 
-/** Whether any writer's record moved unlike an honest advance since the last read. */
-function noteMoves(f: FollowerState): void {
+/**
+ * Whether any writer's record moved unlike an honest advance since the last read. `feeds` are
+ * every valid record, the reader's own included (its own writes move the revision too). An
+ * honest writer raises its sequence number with every write, so a revision that moved while
+ * no record did means a record was removed and put back, or re-registered as it was: a
+ * replayed copy, or a record its writer no longer writes (ADR 0018 decision 12).
+ */
+function noteMoves(f: FollowerState, feeds: readonly FeedRecord[], moved: boolean): void {
   const next = new Map<string, { epoch: string; seq: number }>();
-  for (const r of f.records) {
+  let changed = feeds.length !== f.lastSeen.size;
+  for (const r of feeds) {
     const before = f.lastSeen.get(r.cluster.clusterId);
     const honest = before !== undefined && before.epoch === r.epoch && r.seq >= before.seq;
     if (f.baselined && !honest) f.suspicious = true;
+    if (before?.epoch !== r.epoch || before.seq !== r.seq) changed = true;
     next.set(r.cluster.clusterId, { epoch: r.epoch, seq: r.seq });
   }
+  if (f.baselined && moved && !changed && feeds.length > 0) f.suspicious = true;
   f.lastSeen = next;
 }
 

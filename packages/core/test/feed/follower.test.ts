@@ -169,6 +169,46 @@ describe('feed follower: vouchedSince', () => {
   });
 });
 
+describe('feed follower: when it asks for the heartbeats again (recheckHeartbeats)', () => {
+  it('not for an honest advance; for a record put back as it was, one going back, or a new epoch', async () => {
+    const { cm, follower } = setup();
+    writeFeed(cm, 'c1', 'e1', 3);
+    writeFeed(cm, 'self', 's', 1);
+    expect((await follower.round()).recheckHeartbeats).toBe(false); // baseline
+    writeFeed(cm, 'c1', 'e1', 4);
+    expect((await follower.round()).recheckHeartbeats).toBe(false);
+    // Its own writes move the revision too: an honest advance, even though its record is skipped.
+    writeFeed(cm, 'self', 's', 2);
+    expect((await follower.round()).recheckHeartbeats).toBe(false);
+    // Nothing moved: no read, no question.
+    expect((await follower.round()).recheckHeartbeats).toBe(false);
+    // Removed and put back as it was between two reads (a replayed copy, or a record its
+    // writer retired and someone restored): the revision moved, no record did.
+    writeFeed(cm, 'c1', 'e1', 4);
+    expect((await follower.round()).recheckHeartbeats).toBe(true);
+    expect((await follower.round()).recheckHeartbeats).toBe(false); // reported once
+    writeFeed(cm, 'c1', 'e1', 2);
+    expect((await follower.round()).recheckHeartbeats).toBe(true);
+    writeFeed(cm, 'c1', 'e2', 0);
+    expect((await follower.round()).recheckHeartbeats).toBe(true);
+  });
+
+  it("the freshest heartbeat speaks for its cluster: stating no feed, an older one's feed in another namespace vouches for nothing", async () => {
+    const { cm, clock, follower } = setup();
+    writeFeed(cm, 'c1', 'e1', 3);
+    await follower.round();
+    follower.observeHeartbeats('shop', [hb('c1', 5, { epoch: 'e1', seq: 3 })]);
+    follower.observeHeartbeats('web', [hb('c1', 5, { epoch: 'e1', seq: 3 })]);
+    await follower.round();
+    expect(follower.vouchedSince('c1')).toBeDefined();
+    // c1 restarted with its feed off: the renewal seen in shop states no feed; web is read later.
+    clock.advance(2_000);
+    follower.observeHeartbeats('shop', [hb('c1', 9)]);
+    await follower.round();
+    expect(follower.vouchedSince('c1')).toBeUndefined();
+  });
+});
+
 describe('feed follower: what it remembers is bounded', () => {
   it("a cluster gone from a namespace's heartbeats is forgotten there; vouched while another namespace still holds it", async () => {
     const { cm, clock, follower } = setup();
