@@ -134,18 +134,17 @@ beforeAll(async () => {
   const endpoint = env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'];
   if (endpoint === undefined) throw new Error('no emulator endpoint in the e2e context');
   const proxied = { ...env, AWS_ENDPOINT_URL_SERVICEDISCOVERY: await startCountingProxy(endpoint) };
-  // Production polling defaults on both sides: only connection and election flags.
+  // Production polling defaults on both sides: only the cluster and the election flag.
   const exporter = new AgentProcess(
     'feed-export-c1',
-    ['--kubeconfig', c1.kubeconfigPath, '--leader-elect=false'],
-    env,
+    ['--leader-elect=false'],
+    { ...env, KUBECONFIG: c1.kubeconfigPath },
     'export',
   );
-  const importer = new AgentProcess(
-    'feed-import-c2',
-    ['--kubeconfig', c2.kubeconfigPath, '--leader-elect=false'],
-    proxied,
-  );
+  const importer = new AgentProcess('feed-import-c2', ['--leader-elect=false'], {
+    ...proxied,
+    KUBECONFIG: c2.kubeconfigPath,
+  });
   for (const a of [exporter, importer]) {
     await a.start();
     agents.push(a);

@@ -54,6 +54,22 @@ export const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
   MCS_IDENTITY: 'set POD_NAME (the chart sets it from the downward API)',
   MCS_POD_NAME: 'set POD_NAME (the chart sets it from the downward API)',
   MCS_LOG_FORMAT: 'remove it: logs are JSON, or text when stdout is a terminal',
+  ...Object.fromEntries(
+    [
+      'HEARTBEAT_SECONDS',
+      'FEED_INTERVAL_SECONDS',
+      'POLL_SLOW_SECONDS',
+      'POLL_HEARTBEAT_SECONDS',
+      'POLL_RESYNC_SECONDS',
+      'POLL_JITTER',
+      'POLL_MAX_BACKOFF_SECONDS',
+      'LOCAL_ADDRESSES_SECONDS',
+      'EXTERNAL_POLL_SECONDS',
+    ].map((k) => [`MCS_${k}`, `remove it: a constant now; tests use ${TEST_TIMINGS_VARIABLE}`]),
+  ),
+  MCS_MAX_ENDPOINTS_PER_SLICE: 'remove it: always 100, as the EndpointSlice controller does',
+  MCS_EXTERNAL_SERVICES:
+    'remove it: CloudMapServiceImport objects select what is imported; RBAC on them decides who may',
 };
 
 /** Throws a ConfigError naming every retired variable set in `env` and its replacement. */
