@@ -26,7 +26,7 @@ export interface CommonConfig {
   clustersetId?: string;
   /** $AWS_REGION; absent: the SDK's chain (profile, IMDS). */
   region?: string;
-  /** $AWS_ENDPOINT_URL_SERVICEDISCOVERY: an emulator, for development. */
+  /** $AWS_ENDPOINT_URL_SERVICEDISCOVERY: a VPC or FIPS endpoint, or an emulator in development. */
   cloudMapEndpoint?: string;
   assumeRoleArn?: string;
   /** External ID the role's trust policy requires (confused-deputy protection). */
@@ -276,7 +276,7 @@ function commonConfig(
   const optional = {
     clusterId: nonEmpty(args.clusterId),
     clustersetId: nonEmpty(args.clustersetId),
-    // The SDK's standard variables; a development emulator is an endpoint override.
+    // The SDK's standard variables (an emulator, in development, is an endpoint override).
     region: nonEmpty(env['AWS_REGION']),
     cloudMapEndpoint: nonEmpty(env['AWS_ENDPOINT_URL_SERVICEDISCOVERY']),
     assumeRoleArn: nonEmpty(args.assumeRoleArn),
