@@ -82,7 +82,6 @@ const everything = {
     cloudMapEndpoint: 'http://127.0.0.1:4566',
   },
   logLevel: 'debug',
-  logFormat: 'text',
   healthPort: 9091,
   metrics: { port: 9090 },
   exportAgent: {
@@ -91,7 +90,6 @@ const everything = {
     backgroundBudget: 4,
     peerCheckSeconds: 3,
     peerCheckBudget: 40,
-    heartbeatSeconds: 20,
     registerRate: 7,
     dns: { records: true, ttlSeconds: 30, namespaceVpc: 'vpc-0abc123' },
     leaderElection: {
@@ -103,7 +101,7 @@ const everything = {
   },
   importAgent: {
     workers: 2,
-    poll: { slowSeconds: 45, fastSeconds: 3, resyncSeconds: 900, backgroundBudget: 10 },
+    poll: { feedSeconds: 2, fastSeconds: 3, backgroundBudget: 10 },
     requestBudget: 25,
     heartbeatTtlSeconds: 180,
     allowedCidrs: ['10.0.0.0/8', 'fd00::/8'],
@@ -144,7 +142,6 @@ describe('export agent', () => {
       backgroundBudget: 4,
       peerCheckSeconds: 3,
       peerCheckBudget: 40,
-      heartbeatSeconds: 20,
       registerRatePerSecond: 7,
       leaderElect: true,
       leaseNamespace: 'mcs-system',
@@ -154,7 +151,7 @@ describe('export agent', () => {
       retryPeriodSeconds: 4,
       healthPort: 9091,
       logLevel: 'debug',
-      logFormat: 'text',
+      logFormat: 'json',
       identity: POD,
       dns: { ttl: 30, namespaceVpc: 'vpc-0abc123' },
     });
@@ -223,9 +220,8 @@ describe('import agent', () => {
       cloudMapEndpoint: 'http://127.0.0.1:4566',
       assumeRoleArn: 'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
       workers: 2,
-      pollSlowMs: 45_000,
+      pollFeedMs: 2_000,
       pollFastMs: 3_000,
-      pollResyncMs: 900_000,
       pollBackgroundBudget: 10,
       requestBudgetPerSecond: 25,
       heartbeatTtlMs: 180_000,
@@ -242,7 +238,7 @@ describe('import agent', () => {
       healthPort: 9091,
       metricsPort: 9090,
       logLevel: 'debug',
-      logFormat: 'text',
+      logFormat: 'json',
     });
   });
 

@@ -43,6 +43,12 @@ let exporter: E2eCluster;
 let importer: E2eCluster;
 let release: TestNamespace;
 let app: TestNamespace;
+/** Test-only periods (docs/contributing.md#test-timings) as the agent's extraEnv entry. */
+const testTimings = (timings: Record<string, number>) => ({
+  name: 'MCS_TEST_TIMINGS',
+  value: JSON.stringify(timings),
+});
+
 const running: Running[] = [];
 const applied: { kc: KubeConfig; obj: KubernetesObject }[] = [];
 
@@ -77,8 +83,11 @@ async function install(cluster: E2eCluster, agent: Agent): Promise<Running> {
     [other]: { enabled: false },
     [key]:
       agent === 'export-agent'
-        ? { resyncSeconds: 2, heartbeatSeconds: 5 }
-        : { poll: { slowSeconds: 1, fastSeconds: 1, resyncSeconds: 30 } },
+        ? { resyncSeconds: 2, extraEnv: [testTimings({ heartbeatSeconds: 5 })] }
+        : {
+            poll: { fastSeconds: 1 },
+            extraEnv: [testTimings({ pollSlowSeconds: 1, pollResyncSeconds: 30 })],
+          },
   };
   const out = render({ values, release: release.name, namespace: release.name });
   expect(out.status, out.stderr).toBe(0);
@@ -115,7 +124,7 @@ async function install(cluster: E2eCluster, agent: Agent): Promise<Running> {
   // The container's environment as the kubelet would give it.
   const env: Record<string, string> = {
     HOME: '/nonexistent',
-    MCS_KUBECONFIG: saKubeconfig,
+    KUBECONFIG: saKubeconfig,
     AWS_ACCESS_KEY_ID: cloudMap['AWS_ACCESS_KEY_ID'] ?? 'test',
     AWS_SECRET_ACCESS_KEY: cloudMap['AWS_SECRET_ACCESS_KEY'] ?? 'test',
   };

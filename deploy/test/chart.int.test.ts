@@ -62,7 +62,14 @@ const variants: Record<string, Record<string, unknown>> = {
       leaderElection: { enabled: false },
       allowedCidrs: ['10.0.0.0/8'],
       requestBudget: 100,
-      poll: { slowSeconds: 30, fastSeconds: 2, resyncSeconds: 300 },
+      poll: { fastSeconds: 2 },
+      // Test-only periods (docs/contributing.md#test-timings), as a user never sets them.
+      extraEnv: [
+        {
+          name: 'MCS_TEST_TIMINGS',
+          value: JSON.stringify({ pollSlowSeconds: 30, pollResyncSeconds: 300 }),
+        },
+      ],
       affinity: {
         podAntiAffinity: {
           preferredDuringSchedulingIgnoredDuringExecution: [

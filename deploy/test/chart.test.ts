@@ -189,19 +189,23 @@ describe('values', () => {
     const imp = one<V1Deployment>(out.objects, 'Deployment', 'import-agent');
     for (const d of [exp, imp]) {
       const env = envOf(d);
-      expect(env.get('MCS_REGION')?.value).toBe('eu-west-1');
+      // The SDK's own variables (issue 31: no --region / --cloudmap-endpoint flags).
+      expect(env.get('AWS_REGION')?.value).toBe('eu-west-1');
       expect(env.get('MCS_ASSUME_ROLE_ARN')?.value).toBe(
         'arn:aws:iam::444455556666:role/cloudmap-mcs-registry',
       );
-      expect(env.get('MCS_CLOUDMAP_ENDPOINT')?.value).toBe(
+      expect(env.get('AWS_ENDPOINT_URL_SERVICEDISCOVERY')?.value).toBe(
         'https://servicediscovery.eu-west-1.amazonaws.com',
       );
       expect(env.get('MCS_LOG_LEVEL')?.value).toBe('debug');
       expect(env.get('MCS_CLUSTER_ID')?.value).toBe('east-1');
       expect(env.get('MCS_CLUSTERSET_ID')?.value).toBe('prod');
-      expect(env.get('MCS_LEASE_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath).toBe(
-        'metadata.namespace',
-      );
+      // The downward API: the Lease's namespace and this replica (Lease holder, Events).
+      expect(env.get('POD_NAMESPACE')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.namespace');
+      expect(env.get('POD_NAME')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+      // Retired variables would stop the agent (core RETIRED_VARIABLES).
+      for (const gone of ['MCS_REGION', 'MCS_CLOUDMAP_ENDPOINT', 'MCS_LOG_FORMAT', 'MCS_IDENTITY'])
+        expect(env.has(gone), gone).toBe(false);
       // IRSA injects AWS_ROLE_ARN itself; the chart must not collide with it.
       expect(env.has('AWS_ROLE_ARN')).toBe(false);
     }
@@ -211,10 +215,6 @@ describe('values', () => {
     expect(impEnv.get('MCS_POLL_FAST_SECONDS')?.value).toBe('7');
     expect(impEnv.get('MCS_REQUEST_BUDGET')?.value).toBe('50');
     expect(impEnv.get('MCS_METRICS_PORT')?.value).toBe('8080');
-    // One flag for this replica's identity in both agents (core's common flags).
-    for (const env of [impEnv, expEnv])
-      expect(env.get('MCS_IDENTITY')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
-    expect(expEnv.get('MCS_LOG_FORMAT')?.value).toBe('json');
     expect(expEnv.get('MCS_REGISTER_RATE')?.value).toBe('5');
     // Each agent parses strictly: it gets only the variables it knows.
     expect(impEnv.get('MCS_DENIED_NAMESPACES')?.value).toBe(
@@ -339,7 +339,7 @@ describe('values', () => {
     expect(out.objects.filter((o) => o.kind === 'Role' && component(o) === 'export-agent')).toEqual(
       [],
     );
-    expect(envOf(d).has('MCS_LEASE_NAMESPACE')).toBe(false);
+    expect(envOf(d).has('MCS_LEASE_NAME')).toBe(false);
     const pdb = one<KubernetesObject & { spec: Record<string, unknown> }>(
       out.objects,
       'PodDisruptionBudget',

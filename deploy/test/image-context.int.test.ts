@@ -91,7 +91,7 @@ describe('docker build context', () => {
         },
       );
       expect(help.status, help.stderr).toBe(0);
-      expect(help.stdout).toContain('--kubeconfig');
+      expect(help.stdout).toContain('--cluster-id');
     },
     600_000,
   );

@@ -83,7 +83,7 @@ describe('overlay both', () => {
     const objs = built();
     for (const d of objs.filter((o): o is V1Deployment => o.kind === 'Deployment')) {
       const c = d.spec?.template.spec?.containers[0];
-      expect(c?.env?.find((e) => e.name === 'MCS_REGION')?.value).toBe('us-east-1');
+      expect(c?.env?.find((e) => e.name === 'AWS_REGION')?.value).toBe('us-east-1');
       expect(c?.image).toMatch(/^ghcr\.io\/cloudmap-mcs\/(export|import)-agent:0\.1\.0$/);
       expect(d.metadata?.namespace).toBe('cloudmap-mcs');
     }

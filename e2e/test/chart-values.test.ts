@@ -74,8 +74,8 @@ describe('chartValues (the values file of the real-node runs)', () => {
     expect(c.image).toBe('cloudmap-mcs.local/import-agent:def456');
     expect(c.imagePullPolicy).toBe('IfNotPresent');
     const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e]));
-    expect(env['MCS_CLOUDMAP_ENDPOINT']?.value).toBe('http://172.16.2.1:40000');
-    expect(env['MCS_REGION']?.value).toBe('us-east-1');
+    expect(env['AWS_ENDPOINT_URL_SERVICEDISCOVERY']?.value).toBe('http://172.16.2.1:40000');
+    expect(env['AWS_REGION']?.value).toBe('us-east-1');
     expect(env['MCS_ALLOWED_CIDRS']?.value).toBe('10.1.0.0/16,10.2.0.0/16');
     expect(env['MCS_ALLOWED_NAMESPACES']?.value).toBe('chart-x');
     for (const key of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'])
@@ -93,7 +93,8 @@ describe('chartValues (the values file of the real-node runs)', () => {
         region: 'us-east-1',
         allowedCidrs: ['10.1.0.0/16'],
         replicas: 1,
-        extra: { logLevel: 'debug', exportAgent: { heartbeatSeconds: 10 } },
+        extra: { logLevel: 'debug', exportAgent: { registerRate: 10 } },
+        testTimings: { exportAgent: { heartbeatSeconds: 10 } },
       }),
     );
     expect(deps.map((d) => d.metadata?.name).sort()).toEqual([
@@ -109,7 +110,12 @@ describe('chartValues (the values file of the real-node runs)', () => {
     }
     const exp = deps.find((d) => d.metadata?.name?.includes('export'))!;
     const env = exp.spec!.template.spec!.containers[0]!.env ?? [];
-    expect(env.find((e) => e.name === 'MCS_HEARTBEAT_SECONDS')?.value).toBe('10');
+    expect(env.find((e) => e.name === 'MCS_REGISTER_RATE')?.value).toBe('10');
+    expect(env.find((e) => e.name === 'MCS_TEST_TIMINGS')?.value).toBe('{"heartbeatSeconds":10}');
+    // The timings go with the credentials, not instead of them.
+    expect(env.find((e) => e.name === 'AWS_ACCESS_KEY_ID')?.valueFrom?.secretKeyRef?.name).toBe(
+      credentialsSecret,
+    );
     expect(exp.spec!.template.spec!.containers[0]!.image).toBe(
       'cloudmap-mcs.local/export-agent:abc123',
     );

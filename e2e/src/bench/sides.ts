@@ -44,23 +44,11 @@ export async function peerBinary(): Promise<string> {
   return bin;
 }
 
-function oursArgs(
-  kind: ProcessKind,
-  cluster: string,
-  kubeconfig: string,
-  emu: BenchEmulator,
-  port: number,
-): string[] {
+function oursArgs(kind: ProcessKind, port: number): string[] {
   // Bound to 127.0.0.1: a server a test starts listens on loopback only.
-  const common = [
-    `--kubeconfig=${kubeconfig}`,
-    `--cloudmap-endpoint=${emu.url}`,
-    '--region=us-east-1',
-    `--health-port=${port}`,
-    '--bind-address=127.0.0.1',
-  ];
-  if (kind === 'export-agent') return [...common, `--pod-name=${cluster}-export-agent`];
-  return [...common, `--metrics-port=${port}`, `--identity=${cluster}-import-agent`];
+  const common = [`--health-port=${port}`, '--bind-address=127.0.0.1'];
+  if (kind === 'export-agent') return common;
+  return [...common, `--metrics-port=${port}`];
 }
 
 /**
@@ -91,8 +79,17 @@ function peerEnv(kubeconfig: string, emu: BenchEmulator, caller: string): Record
 export const cloudMapCallerOf = (cluster: string, kind: ProcessKind): string =>
   `${cluster}-${kind}`;
 
-const oursEnv = (caller: string): Record<string, string> => ({
+/** Our agent's environment: its cluster, the emulator, and its replica name (the downward API's). */
+const oursEnv = (
+  caller: string,
+  kubeconfig: string,
+  emu: BenchEmulator,
+  podName: string,
+): Record<string, string> => ({
   ...agentEnvironment,
+  KUBECONFIG: kubeconfig,
+  AWS_ENDPOINT_URL_SERVICEDISCOVERY: emu.url,
+  POD_NAME: podName,
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: caller,
   AWS_SECRET_ACCESS_KEY: 'test',
@@ -133,11 +130,11 @@ async function startOne(
     command: process.execPath,
     args: [
       ...agentNodeArgsOf(kind === 'export-agent' ? 'export' : 'import'),
-      ...oursArgs(kind, cluster.name, kubeconfig, emu, port!),
+      ...oursArgs(kind, port!),
     ],
     logFile,
     pidFile,
-    env: oursEnv(cloudMapCallerOf(cluster.name, kind)),
+    env: oursEnv(cloudMapCallerOf(cluster.name, kind), kubeconfig, emu, `${cluster.name}-${kind}`),
     cwd: repoRoot(),
     detached: false,
   });

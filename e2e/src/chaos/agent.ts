@@ -22,8 +22,13 @@ export interface AgentSpec {
   readonly args: readonly string[];
   /** Extra `node` options before the agent's script (a test-only `--import` preload). */
   readonly nodeArgs?: readonly string[];
-  /** Extra environment variables (read by such a preload; never MCS_*, the agents' flags). */
+  /**
+   * Extra environment variables: POD_NAME / POD_NAMESPACE (this replica, the Lease's
+   * namespace), or what a preload reads; never MCS_*, the agents' flags.
+   */
   readonly env?: Readonly<Record<string, string>>;
+  /** Test-only timings, passed as MCS_TEST_TIMINGS (docs/contributing.md#test-timings). */
+  readonly timings?: Readonly<Record<string, number>>;
 }
 
 export class ChaosAgent {
@@ -62,6 +67,7 @@ export class ChaosAgent {
       this.spec.kind === 'import'
         ? [`--health-port=${port}`, `--metrics-port=${port}`, '--bind-address=127.0.0.1']
         : [`--health-port=${port}`, '--bind-address=127.0.0.1'];
+    const timings = this.spec.timings;
     const out = createWriteStream(this.logFile, { flags: 'a' });
     out.write(`--- start ${String(this.#starts)} at ${new Date().toISOString()}\n`);
     const child = spawn(
@@ -69,9 +75,6 @@ export class ChaosAgent {
       [
         ...(this.spec.nodeArgs ?? []),
         ...agentNodeArgsOf(this.spec.kind),
-        `--kubeconfig=${this.spec.kubeconfig}`,
-        `--cloudmap-endpoint=${this.spec.cloudMapUrl}`,
-        '--region=us-east-1',
         ...this.spec.args,
         ...ports,
       ],
@@ -80,9 +83,14 @@ export class ChaosAgent {
         env: {
           ...agentEnvironment,
           PATH: process.env['PATH'] ?? '',
+          KUBECONFIG: this.spec.kubeconfig,
+          AWS_ENDPOINT_URL_SERVICEDISCOVERY: this.spec.cloudMapUrl,
           AWS_REGION: 'us-east-1',
           AWS_ACCESS_KEY_ID: 'test',
           AWS_SECRET_ACCESS_KEY: 'test',
+          ...(timings === undefined || Object.keys(timings).length === 0
+            ? {}
+            : { MCS_TEST_TIMINGS: JSON.stringify(timings) }),
           ...this.spec.env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],

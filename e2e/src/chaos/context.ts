@@ -74,15 +74,18 @@ export class ChaosContext {
       cloudMapUrl = this.env.emulatorUrl,
       nodeArgs,
       env,
+      timings,
     }: {
       name?: string;
       args?: readonly string[];
+      /** Over the profile's test-only timings of this kind of agent. */
+      timings?: Readonly<Record<string, number>>;
       cloudMapUrl?: string;
       nodeArgs?: readonly string[];
       env?: Readonly<Record<string, string>>;
     } = {},
   ): ChaosAgent {
-    const defaults = kind === 'import' ? this.profile.import.args : this.profile.export.args;
+    const side = kind === 'import' ? this.profile.import : this.profile.export;
     const agent = new ChaosAgent(
       {
         kind,
@@ -90,12 +93,14 @@ export class ChaosContext {
         kubeconfig: c.kubeconfigPath,
         cloudMapUrl,
         args: mergeFlags([
-          ...defaults,
-          ...(kind === 'export' ? ['--leader-elect=false', `--pod-name=${c.name}-${name}`] : []),
+          ...side.args,
+          ...(kind === 'export' ? ['--leader-elect=false'] : []),
           ...args,
         ]),
         ...(nodeArgs === undefined ? {} : { nodeArgs }),
-        ...(env === undefined ? {} : { env }),
+        // The export agent's replica name, as the downward API gives it in a Pod.
+        env: { ...(kind === 'export' ? { POD_NAME: `${c.name}-${name}` } : {}), ...env },
+        timings: { ...side.timings, ...timings },
       },
       join(this.env.workDir, 'agents'),
     );

@@ -5,24 +5,31 @@
  */
 export interface Profile {
   readonly name: 'fast' | 'long';
-  /** Import agent settings (flags) and the values the assertions derive their bounds from. */
+  /**
+   * Import agent settings (flags, and test-only timings passed as MCS_TEST_TIMINGS) and the
+   * values the assertions derive their bounds from.
+   */
   readonly import: {
     readonly fastPollS: number;
     readonly slowPollS: number;
     /**
-     * Period of the heartbeat services' revision checks (--poll-heartbeat-seconds): heartbeat
-     * ages are judged as of the last check, so evictions and returns wait for one.
+     * Period of the heartbeat services' reads (timing pollHeartbeatSeconds): heartbeat ages are
+     * judged as of the last read, so evictions and returns wait for one.
      */
     readonly heartbeatPollS: number;
     readonly jitter: number;
     readonly ttlS: number;
     readonly args: readonly string[];
+    /** IMPORT_TIMINGS overrides (docs/contributing.md#test-timings); empty: the defaults. */
+    readonly timings: Readonly<Record<string, number>>;
   };
   /** Export agent settings. */
   readonly export: {
     readonly heartbeatS: number;
     readonly resyncS: number;
     readonly args: readonly string[];
+    /** EXPORT_TIMINGS overrides; empty: the defaults. */
+    readonly timings: Readonly<Record<string, number>>;
   };
   /** Lease timing of the failover scenario (the export agent's election flags). */
   readonly lease: { readonly durationS: number; readonly renewS: number; readonly retryS: number };
@@ -54,19 +61,17 @@ export const fastProfile: Profile = {
     ttlS: 12,
     args: [
       '--poll-fast-seconds=1',
-      '--poll-slow-seconds=2',
-      '--poll-heartbeat-seconds=1',
-      '--poll-jitter=0.1',
       '--heartbeat-ttl-seconds=12',
       '--leader-elect=false',
       '--log-level=info',
     ],
+    timings: { pollSlowSeconds: 2, pollHeartbeatSeconds: 1, pollJitter: 0.1 },
   },
   export: {
     heartbeatS: 2,
     resyncS: 5,
+    timings: { heartbeatSeconds: 2 },
     args: [
-      '--heartbeat-seconds=2',
       '--resync-seconds=5',
       '--background-budget=0', // the 5 s resync is the profile's choice: not stretched
       '--register-rate=200',
@@ -95,8 +100,9 @@ export const longProfile: Profile = {
     jitter: 0.1,
     ttlS: 120,
     args: ['--leader-elect=false', '--log-level=info'],
+    timings: {},
   },
-  export: { heartbeatS: 30, resyncS: 60, args: ['--log-level=info'] },
+  export: { heartbeatS: 30, resyncS: 60, args: ['--log-level=info'], timings: {} },
   lease: { durationS: 15, renewS: 10, retryS: 2 },
   outageS: 600,
   throttleS: 120,

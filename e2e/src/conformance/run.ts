@@ -36,20 +36,15 @@ export interface ConformanceOptions {
 const AGENT_NAMESPACE = 'cloudmap-mcs-system';
 
 /**
- * The flags a user gives an agent on a machine running several: where the cluster is, and
- * ports that do not collide. Everything else (periods, workers, leader election, log level)
- * stays at its default; the Cloud Map endpoint and region come from the AWS environment.
+ * The flags a user gives an agent on a machine running several: ports that do not collide.
+ * Everything else (periods, workers, leader election, log level) stays at its default; the
+ * cluster comes from KUBECONFIG, the Cloud Map endpoint and region from the AWS environment.
  */
 export function userAgentArgs(
   kind: AgentKind,
-  cluster: Pick<ClusterInfo, 'kubeconfig'>,
   ports: { health: number | string; metrics: number | string },
 ): string[] {
-  const common = [
-    `--kubeconfig=${cluster.kubeconfig}`,
-    `--health-port=${ports.health}`,
-    '--bind-address=127.0.0.1',
-  ];
+  const common = [`--health-port=${ports.health}`, '--bind-address=127.0.0.1'];
   if (kind === 'export') return common;
   return [...common, `--metrics-port=${ports.metrics}`];
 }
@@ -137,14 +132,18 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       await createAgentNamespace(c);
       for (const kind of ['export', 'import'] as const) {
         if (stop.signal.aborted) throw stop.signal.reason;
-        const agent = await startAgent(kind, c, env, 90_000, (ports) =>
-          userAgentArgs(kind, c, ports),
-        );
-        agentFlags[`${kind} agent`] = userAgentArgs(
+        const agent = await startAgent(
           kind,
-          { kubeconfig: '<cluster kubeconfig>' },
-          { health: '<free port>', metrics: '<free port>' },
+          c,
+          env,
+          90_000,
+          (ports) => userAgentArgs(kind, ports),
+          {},
         );
+        agentFlags[`${kind} agent`] = userAgentArgs(kind, {
+          health: '<free port>',
+          metrics: '<free port>',
+        });
         agents.push(agent);
         say(`${c.name}: ${kind} agent ready (${agent.healthUrl})`);
       }

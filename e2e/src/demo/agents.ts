@@ -25,26 +25,16 @@ export interface RunningAgent {
 /** The `node` arguments that start the agent (its bundle, source maps on); flags follow. */
 export const agentNodeArgsOf = (kind: AgentKind): string[] => agentNodeArgs(`${kind}-agent`);
 
-/** Flags of each agent for a local demo: short periods so changes show within seconds. */
-export function agentArgs(
-  kind: AgentKind,
-  cluster: Pick<ClusterInfo, 'name' | 'kubeconfig'>,
-  cloudMapEndpoint: string,
-  ports: { health: number; metrics: number },
-): string[] {
-  const common = [
-    `--kubeconfig=${cluster.kubeconfig}`,
-    `--cloudmap-endpoint=${cloudMapEndpoint}`,
-    '--region=us-east-1',
-    `--health-port=${ports.health}`,
-    '--leader-elect=false',
-    '--log-level=info',
-  ];
+/**
+ * Flags of each agent for a local demo: short periods so changes show within seconds. The
+ * cluster and Cloud Map come from the environment (startAgent: KUBECONFIG, the emulator's
+ * AWS_* variables), the rest from demoAgentEnv.
+ */
+export function agentArgs(kind: AgentKind, ports: { health: number; metrics: number }): string[] {
+  const common = [`--health-port=${ports.health}`, '--leader-elect=false', '--log-level=info'];
   if (kind === 'export')
     return [
       ...common,
-      `--pod-name=${cluster.name}-export-agent`,
-      '--heartbeat-seconds=10',
       // The demo namespace becomes a private DNS namespace: hello.demo resolves through the
       // emulator's DNS (docs/dns-namespaces.md). The emulator accepts any VPC id.
       '--dns-records',
@@ -55,10 +45,24 @@ export function agentArgs(
     ...common,
     `--metrics-port=${ports.metrics}`,
     '--bind-address=127.0.0.1',
-    `--identity=${cluster.name}-import-agent`,
-    '--poll-slow-seconds=3',
     '--poll-fast-seconds=1',
   ];
+}
+
+/**
+ * The demo agents' environment beyond the cluster and Cloud Map: the replica's name, as the
+ * downward API gives it in a Pod, and the demo's short internal periods (test-only timings,
+ * docs/contributing.md#test-timings).
+ */
+export function demoAgentEnv(
+  kind: AgentKind,
+  cluster: Pick<ClusterInfo, 'name'>,
+): Record<string, string> {
+  const timings = kind === 'export' ? { heartbeatSeconds: 10 } : { pollSlowSeconds: 3 };
+  return {
+    POD_NAME: `${cluster.name}-${kind}-agent`,
+    MCS_TEST_TIMINGS: JSON.stringify(timings),
+  };
 }
 
 /** The last lines of a log, for error messages. */
@@ -85,16 +89,17 @@ async function readyz(url: string): Promise<boolean> {
 export type AgentArgs = (ports: { health: number; metrics: number }) => string[];
 
 /**
- * Starts one agent and resolves once its /readyz answers 200. `argsFor` gives its flags for
- * the two free ports picked here (default: the demo's flags, agentArgs).
+ * Starts one agent on `cluster` (KUBECONFIG) with the Cloud Map `env`, and resolves once its
+ * /readyz answers 200. `argsFor` gives its flags for the two free ports picked here and
+ * `extraEnv` its further variables (default: the demo's, agentArgs and demoAgentEnv).
  */
 export async function startAgent(
   kind: AgentKind,
   cluster: ClusterInfo,
   env: Readonly<Record<string, string>>,
   timeoutMs: number,
-  argsFor: AgentArgs = (ports) =>
-    agentArgs(kind, cluster, env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] ?? '', ports),
+  argsFor: AgentArgs = (ports) => agentArgs(kind, ports),
+  extraEnv: Readonly<Record<string, string>> = demoAgentEnv(kind, cluster),
 ): Promise<RunningAgent> {
   const node = agentNodeArgsOf(kind);
   const [health = 0, metrics = 0] = await allocatePorts(2, `${cluster.name} ${kind}-agent`);
@@ -109,7 +114,7 @@ export async function startAgent(
     args: [...node, ...argsFor({ health, metrics })],
     logFile,
     pidFile: join(pids, `${kind}-agent.pid`),
-    env: { ...agentEnvironment, ...env },
+    env: { ...agentEnvironment, ...env, KUBECONFIG: cluster.kubeconfig, ...extraEnv },
     cwd: repoRoot(),
     detached: false,
   });

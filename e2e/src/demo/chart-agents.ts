@@ -57,14 +57,18 @@ export async function installChartAgents(
       // what a user lists for the clusters and the non-Kubernetes workloads it imports.
       allowedCidrs: [...cs.clusters.map((x) => x.network.podCidr), '10.200.0.0/16'],
       replicas: 1,
+      // The demo's short periods (test-only timings, docs/contributing.md#test-timings).
+      testTimings: {
+        exportAgent: { heartbeatSeconds: 10 },
+        importAgent: { pollSlowSeconds: 3, pollResyncSeconds: 600 },
+      },
       extra: {
         exportAgent: {
-          heartbeatSeconds: 10,
           // The demo namespace becomes a private DNS namespace: hello.demo resolves through
           // the emulator's DNS (docs/dns-namespaces.md). The emulator accepts any VPC id.
           dns: { records: true, ttlSeconds: 5, namespaceVpc: 'vpc-demo' },
         },
-        importAgent: { poll: { slowSeconds: 3, fastSeconds: 1, resyncSeconds: 600 } },
+        importAgent: { poll: { fastSeconds: 1 } },
       },
     });
     const valuesFile = writeValues(valuesDir(cs.state.stateDir), `${c.name}-values`, values);

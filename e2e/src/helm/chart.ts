@@ -132,6 +132,16 @@ export interface ChartValuesOptions {
   readonly replicas?: number;
   /** Further values merged over these (e.g. the demo's short periods). */
   readonly extra?: { exportAgent?: object; importAgent?: object; [k: string]: unknown } | undefined;
+  /**
+   * Shorter internal periods, per agent, as MCS_TEST_TIMINGS in its extraEnv (test only,
+   * docs/contributing.md#test-timings): e.g. `{ importAgent: { pollSlowSeconds: 3 } }`.
+   */
+  readonly testTimings?:
+    | {
+        exportAgent?: Readonly<Record<string, number>>;
+        importAgent?: Readonly<Record<string, number>>;
+      }
+    | undefined;
 }
 
 const secretEnv = (key: string) => ({
@@ -145,7 +155,11 @@ const secretEnv = (key: string) => ({
  * ClusterProperties the harness created (cluster.createClusterProperties stays false).
  */
 export function chartValues(o: ChartValuesOptions): Record<string, unknown> {
-  const extraEnv = [secretEnv('AWS_ACCESS_KEY_ID'), secretEnv('AWS_SECRET_ACCESS_KEY')];
+  const credentials = [secretEnv('AWS_ACCESS_KEY_ID'), secretEnv('AWS_SECRET_ACCESS_KEY')];
+  const extraEnv = (timings: Readonly<Record<string, number>> | undefined) =>
+    timings === undefined
+      ? credentials
+      : [...credentials, { name: 'MCS_TEST_TIMINGS', value: JSON.stringify(timings) }];
   const image = (agent: AgentName) => ({
     repository: o.images[agent].repository,
     tag: o.images[agent].tag,
@@ -158,14 +172,14 @@ export function chartValues(o: ChartValuesOptions): Record<string, unknown> {
       enabled: o.exportAgent,
       image: image('export-agent'),
       replicas,
-      extraEnv,
+      extraEnv: extraEnv(o.testTimings?.exportAgent),
       ...o.extra?.exportAgent,
     },
     importAgent: {
       enabled: o.importAgent,
       image: image('import-agent'),
       replicas,
-      extraEnv,
+      extraEnv: extraEnv(o.testTimings?.importAgent),
       allowedCidrs: [...o.allowedCidrs],
       ...(o.allowedNamespaces !== undefined && o.allowedNamespaces.length > 0
         ? { namespaces: { allowed: [...o.allowedNamespaces] } }

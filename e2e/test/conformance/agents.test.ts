@@ -4,15 +4,10 @@ import { userAgentArgs } from '../../src/conformance/run.js';
 import { suiteSelection } from '../../src/conformance/selection.js';
 
 describe('userAgentArgs', () => {
-  it('gives only the kubeconfig, ports and loopback bind: periods and leader election stay at their defaults', () => {
+  it('gives only ports and loopback bind: periods and leader election stay at their defaults', () => {
     const ports = { health: 1, metrics: 2 };
-    expect(userAgentArgs('export', { kubeconfig: '/k' }, ports)).toEqual([
-      '--kubeconfig=/k',
-      '--health-port=1',
-      '--bind-address=127.0.0.1',
-    ]);
-    expect(userAgentArgs('import', { kubeconfig: '/k' }, ports)).toEqual([
-      '--kubeconfig=/k',
+    expect(userAgentArgs('export', ports)).toEqual(['--health-port=1', '--bind-address=127.0.0.1']);
+    expect(userAgentArgs('import', ports)).toEqual([
       '--health-port=1',
       '--bind-address=127.0.0.1',
       '--metrics-port=2',

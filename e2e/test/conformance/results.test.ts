@@ -162,7 +162,7 @@ describe('renderMarkdown', () => {
     labelFilter: '!DNS && !Connectivity',
     skip: ['a\\.b'],
     exclusions: suiteSelection('fake').exclusions,
-    agentFlags: { 'export agent': ['--kubeconfig=<k>'] },
+    agentFlags: { 'export agent': ['--health-port=<p>'] },
     clusters: 2,
     startedAt: '2026-12-01T07:00:00.000Z',
     suiteSeconds: 61,

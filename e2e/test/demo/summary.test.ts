@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentArgs } from '../../src/demo/agents.js';
+import { agentArgs, demoAgentEnv } from '../../src/demo/agents.js';
 import { renderSummary, type SummaryInput } from '../../src/demo/summary.js';
 import type { ClusterObservation } from '../../src/demo/verify.js';
 
@@ -104,31 +104,32 @@ describe('renderSummary', () => {
 });
 
 describe('agentArgs', () => {
-  const cluster = { name: 'c1', kubeconfig: '/s/c1.kubeconfig' };
-  it('gives both agents the kubeconfig, the emulator and a health port, without leader election', () => {
+  const cluster = { name: 'c1' };
+  it('gives both agents a health port, without leader election', () => {
     for (const kind of ['export', 'import'] as const) {
-      expect(agentArgs(kind, cluster, 'http://e', { health: 1, metrics: 2 })).toEqual(
-        expect.arrayContaining([
-          '--kubeconfig=/s/c1.kubeconfig',
-          '--cloudmap-endpoint=http://e',
-          '--health-port=1',
-          '--leader-elect=false',
-        ]),
+      expect(agentArgs(kind, { health: 1, metrics: 2 })).toEqual(
+        expect.arrayContaining(['--health-port=1', '--leader-elect=false']),
       );
     }
   });
   it('gives the export agent DNS records in a private DNS namespace it creates', () => {
-    expect(agentArgs('export', cluster, 'http://e', { health: 1, metrics: 2 })).toEqual(
+    expect(agentArgs('export', { health: 1, metrics: 2 })).toEqual(
       expect.arrayContaining(['--dns-records', '--dns-namespace-vpc=vpc-demo']),
     );
   });
   it('polls Cloud Map fast in the import agent', () => {
-    expect(agentArgs('import', cluster, 'http://e', { health: 1, metrics: 2 })).toEqual(
-      expect.arrayContaining([
-        '--metrics-port=2',
-        '--poll-slow-seconds=3',
-        '--poll-fast-seconds=1',
-      ]),
+    expect(agentArgs('import', { health: 1, metrics: 2 })).toEqual(
+      expect.arrayContaining(['--metrics-port=2', '--poll-fast-seconds=1']),
     );
+    expect(demoAgentEnv('import', cluster)).toEqual({
+      POD_NAME: 'c1-import-agent',
+      MCS_TEST_TIMINGS: '{"pollSlowSeconds":3}',
+    });
+  });
+  it('names the replica and renews the export heartbeat every 10 s', () => {
+    expect(demoAgentEnv('export', cluster)).toEqual({
+      POD_NAME: 'c1-export-agent',
+      MCS_TEST_TIMINGS: '{"heartbeatSeconds":10}',
+    });
   });
 });

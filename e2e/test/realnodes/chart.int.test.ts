@@ -76,6 +76,7 @@ function values(
   cluster: ClusterInfo,
   o: Pick<ChartValuesOptions, 'exportAgent' | 'importAgent'> & {
     extra?: ChartValuesOptions['extra'];
+    testTimings?: ChartValuesOptions['testTimings'];
   },
 ) {
   return chartValues({
@@ -518,10 +519,8 @@ describe('helm install on real nodes', () => {
         values(info2, {
           exportAgent: false,
           importAgent: true,
-          extra: {
-            logLevel: 'debug',
-            importAgent: { poll: { fastSeconds: 2, slowSeconds: 30, resyncSeconds: 600 } },
-          },
+          extra: { logLevel: 'debug', importAgent: { poll: { fastSeconds: 2 } } },
+          testTimings: { importAgent: { pollSlowSeconds: 30, pollResyncSeconds: 600 } },
         }),
         'upgrade',
       );

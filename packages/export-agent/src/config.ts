@@ -41,84 +41,100 @@ export interface ExportOwnConfig {
 
 export type ExportAgentConfig = CommonConfig & ExportOwnConfig;
 
+/**
+ * Periods nobody deploying the agent has a reason to change (issue 31): constants, which tests
+ * shorten through MCS_TEST_TIMINGS (docs/contributing.md#test-timings). Importers read
+ * heartbeats every 30 s and judge them against their --heartbeat-ttl-seconds (120 s), so the
+ * renewal period is part of the protocol's defaults rather than a local choice.
+ */
+export const EXPORT_TIMINGS = {
+  /** Heartbeat renewal period. */
+  heartbeatSeconds: 30,
+  /** At most one change feed write per this many seconds (changes meanwhile coalesce). */
+  feedIntervalSeconds: 1,
+} as const satisfies Record<string, number>;
+
+type ExportTimings = { [K in keyof typeof EXPORT_TIMINGS]: number };
+
 const OPTIONS = {
   'resync-seconds': {
     type: 'number',
     default: 1800,
     describe:
-      'period to re-check each export (a backstop: repairs records changed outside the agent; other clusters are followed by the peer watch)',
+      'period to re-check each export, a backstop that repairs records changed outside the agent (other clusters are followed by the peer watch); lower to repair sooner, within --background-budget',
   },
   'background-budget': {
     type: 'number',
     default: 4,
     describe:
-      'Cloud Map calls a minute the resync reconciles and the peer watch’s instance counts may use (half each); more exports stretch their periods instead of raising idle cost; it caps a short --resync-seconds too (0: no limit)',
+      'Cloud Map calls a minute the resync and the peer watch’s instance counts may use (half each); more exports stretch their periods instead of raising idle cost; raise it for shorter periods with many exports (0: no limit)',
   },
   'peer-check-seconds': {
     type: 'number',
     default: 3,
     describe:
-      'period of the peer watch, so conflicts follow other clusters: one revision check of the ' +
-      'change feed, plus one per exported service with records of clusters that do not write ' +
-      'the feed (0: off, resync only)',
+      'period of the peer watch, so conflicts follow other clusters: one revision check of the change feed, plus one per exported service with records of clusters that do not write the feed; ' +
+      'raise to save calls, lower to see conflicts sooner (0: off, resync only)',
   },
   'peer-check-budget': {
     type: 'number',
     default: 100,
-    describe: 'per-service peer checks per second at most; more such exports stretch the period',
+    describe:
+      'per-service peer checks per second at most; more such exports stretch the period; lower it to share the account’s Cloud Map quota',
   },
-  'heartbeat-seconds': { type: 'number', default: 30, describe: 'heartbeat renewal period' },
   'change-feed': {
     type: 'boolean',
     default: true,
     describe:
-      'write this cluster’s entry of the clusterset change feed (Cloud Map namespace _mcs-feed), so importers read only the services that changed',
-  },
-  'feed-interval-seconds': {
-    type: 'number',
-    default: 1,
-    describe: 'at most one change feed write per this many seconds (changes meanwhile coalesce)',
+      'write this cluster’s entry of the clusterset change feed (Cloud Map namespace _mcs-feed), so importers read only the services that changed; turn off only if importers must not rely on it',
   },
   'register-rate': {
     type: 'number',
     default: 20,
-    describe: 'RegisterInstance/DeregisterInstance calls per second',
+    describe:
+      'RegisterInstance/DeregisterInstance calls per second: raise for large exports if the account’s Cloud Map quota allows, lower to leave quota to other writers',
   },
   'dns-records': {
     type: 'boolean',
     default: false,
     describe:
-      'create services in DNS_PRIVATE namespaces with A/AAAA and SRV records (MULTIVALUE, custom health), so VPC clients resolve <service>.<namespace>',
+      'create services in DNS_PRIVATE namespaces with A/AAAA and SRV records (MULTIVALUE, custom health), so VPC clients outside Kubernetes resolve <service>.<namespace>',
   },
-  'pod-label-attributes': {
-    type: 'string',
-    default: '',
+  'dns-ttl': {
+    type: 'number',
+    default: 10,
     describe:
-      'comma-separated pod label keys written as POD_LABEL_<key> attributes on endpoint instances of every ServiceExport without the cloudmap-mcs.io/pod-label-attributes annotation',
+      'TTL of those records, seconds: higher caches longer in VPC resolvers, lower follows endpoint changes sooner',
   },
-  'dns-ttl': { type: 'number', default: 10, describe: 'TTL of those records, seconds' },
   'dns-namespace-vpc': {
     type: 'string',
     describe:
       'with --dns-records: create absent Cloud Map namespaces as DNS_PRIVATE in this VPC (vpc-…) instead of HTTP',
   },
+  'pod-label-attributes': {
+    type: 'string',
+    default: '',
+    describe:
+      'comma-separated pod label keys written as POD_LABEL_<key> attributes on endpoint instances of every ServiceExport without the cloudmap-mcs.io/pod-label-attributes annotation, for clients that filter by them',
+  },
 } as const satisfies Record<string, Options>;
 
-export const exportConfigSpec: ConfigSpec<typeof OPTIONS, ExportOwnConfig> = {
+export const exportConfigSpec: ConfigSpec<typeof OPTIONS, ExportOwnConfig, ExportTimings> = {
   name: 'export-agent',
   usage: 'Exports ServiceExports of this cluster to AWS Cloud Map.',
   // One server for /healthz, /readyz and /metrics unless --metrics-port says otherwise.
   defaults: { leaseName: 'cloudmap-mcs-export-agent', healthPort: 8080 },
   options: OPTIONS,
-  build(args) {
+  timings: EXPORT_TIMINGS,
+  build(args, _common, t) {
     const config: ExportOwnConfig = {
       resyncSeconds: positive('resync-seconds', args.resyncSeconds),
       backgroundBudget: nonNegative('background-budget', args.backgroundBudget),
       peerCheckSeconds: nonNegative('peer-check-seconds', args.peerCheckSeconds),
       peerCheckBudget: positive('peer-check-budget', args.peerCheckBudget),
-      heartbeatSeconds: positive('heartbeat-seconds', args.heartbeatSeconds),
+      heartbeatSeconds: t.heartbeatSeconds,
       changeFeed: args.changeFeed,
-      feedIntervalSeconds: positive('feed-interval-seconds', args.feedIntervalSeconds),
+      feedIntervalSeconds: t.feedIntervalSeconds,
       registerRatePerSecond: positive('register-rate', args.registerRate),
       podLabelAttributes: parseLabelKeyList(args.podLabelAttributes),
     };

@@ -33,5 +33,10 @@ await runAgent(
     preflight: checkCrds,
     start: startExportAgent,
   },
-  { argv: hideBin(process.argv), env: process.env, hostname: hostname() },
+  {
+    argv: hideBin(process.argv),
+    env: process.env,
+    hostname: hostname(),
+    stdoutIsTTY: process.stdout.isTTY,
+  },
 );

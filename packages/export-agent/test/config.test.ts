@@ -69,7 +69,6 @@ describe('parseConfig', () => {
       MCS_CLUSTER_ID: 'env',
       MCS_CLUSTERSET_ID: 'set',
       MCS_LEADER_ELECT: 'false',
-      MCS_HEARTBEAT_SECONDS: '5',
       HOME: '/ignored',
     });
     expect(c).toMatchObject({
@@ -77,7 +76,6 @@ describe('parseConfig', () => {
       clusterId: 'flag',
       clustersetId: 'set',
       leaderElect: false,
-      heartbeatSeconds: 5,
     });
   });
 
@@ -93,6 +91,21 @@ describe('parseConfig', () => {
 
   it('refuses unknown flags', async () => {
     await expect(parseConfig(['--no-such-flag'], {})).rejects.toThrow(/Unknown argument/);
+    // Constants since issue 31 (MCS_TEST_TIMINGS in tests).
+    await expect(parseConfig(['--heartbeat-seconds', '5'], {})).rejects.toThrow(/Unknown argument/);
+    await expect(parseConfig(['--feed-interval-seconds', '2'], {})).rejects.toThrow(
+      /Unknown argument/,
+    );
+  });
+
+  it('takes test timings from MCS_TEST_TIMINGS only', async () => {
+    const c = await parseConfig([], {
+      MCS_TEST_TIMINGS: '{"heartbeatSeconds":2,"feedIntervalSeconds":0.5}',
+    });
+    expect(c).toMatchObject({ heartbeatSeconds: 2, feedIntervalSeconds: 0.5 });
+    await expect(parseConfig([], { MCS_TEST_TIMINGS: '{"pollSlowSeconds":1}' })).rejects.toThrow(
+      /MCS_TEST_TIMINGS: unknown key "pollSlowSeconds"/,
+    );
   });
 });
 

@@ -549,12 +549,8 @@ describe('export agent as a process (harness + emulator)', () => {
   });
 
   it('two replicas with leader election: one exports, the other takes over when it stops', async () => {
-    const elect = (pod: string) => [
+    const elect = [
       '--leader-elect=true',
-      '--lease-namespace',
-      ns,
-      '--pod-name',
-      pod,
       '--lease-duration-seconds',
       '4',
       '--renew-deadline-seconds',
@@ -562,10 +558,12 @@ describe('export agent as a process (harness + emulator)', () => {
       '--retry-period-seconds',
       '1',
     ];
-    const a = startAgentProcess(c1.kubeconfigPath, env, elect('replica-a'));
+    // The Lease namespace and this replica's name come from the downward API in a Pod.
+    const replica = (pod: string) => ({ ...env, POD_NAMESPACE: ns, POD_NAME: pod });
+    const a = startAgentProcess(c1.kubeconfigPath, replica('replica-a'), elect);
     agents.push(a);
     await until('replica-a leads', async () => a.logs.some((l) => l.includes('started leading')));
-    const b = startAgentProcess(c1.kubeconfigPath, env, elect('replica-b'));
+    const b = startAgentProcess(c1.kubeconfigPath, replica('replica-b'), elect);
     agents.push(b);
     await until('replica-b sees the leader', async () =>
       b.logs.some((l) => l.includes('new leader observed')),

@@ -199,24 +199,23 @@ function createController(
     localClusterId: identity.clusterId,
     addresses: createAddressPolicy(config.allowedCidrs, local),
   };
-  // Non-Kubernetes Cloud Map services the users select (ADR 0014); off with --external-services=false.
-  const external = config.externalServices
-    ? startExternalImports({
-        kc: ctx.kubeConfig,
-        cloudMap: ctx.cloudMap,
-        trust,
-        periodMs: config.externalPollMs,
-        identity: config.identity,
-        namespaces: config.namespaces,
-        logger: ctx.logger,
-        controller,
-        shutdown: ctx.shutdown,
-        metrics: metrics.agent,
-        controllerMetrics: metrics.controllers,
-      })
-    : undefined;
+  // Non-Kubernetes Cloud Map services the users select (ADR 0014): RBAC on CloudMapServiceImport
+  // decides who may select one; without the CRD this stays idle.
+  const external = startExternalImports({
+    kc: ctx.kubeConfig,
+    cloudMap: ctx.cloudMap,
+    trust,
+    periodMs: config.externalPollMs,
+    identity: config.identity,
+    namespaces: config.namespaces,
+    logger: ctx.logger,
+    controller,
+    shutdown: ctx.shutdown,
+    metrics: metrics.agent,
+    controllerMetrics: metrics.controllers,
+  });
   return createImportController({
-    ...(external === undefined ? {} : { external }),
+    external,
     cloudMap: ctx.cloudMap,
     sources: createKubeSources(informers),
     // No Kubernetes write once another replica may lead (ADR 0020).
@@ -231,7 +230,6 @@ function createController(
     heartbeatTtlMs: config.heartbeatTtlMs,
     workers: config.workers,
     now: () => Date.now(),
-    maxEndpointsPerSlice: config.maxEndpointsPerSlice,
     namespaces: config.namespaces,
     caps: config.caps,
     metrics: metrics.agent,

@@ -43,16 +43,38 @@ export interface ImportOwnConfig {
   localServiceCidrs: string[];
   /** How often the Service CIDRs and node addresses are read again. */
   localAddressesPeriodMs: number;
-  /** Import CloudMapServiceImport selections (external/, ADR 0014). */
-  externalServices: boolean;
-  /** How often each selected non-Kubernetes service is read. */
+  /** How often each selected non-Kubernetes service (CloudMapServiceImport, ADR 0014) is read. */
   externalPollMs: number;
-  maxEndpointsPerSlice: number;
 }
 
 export type ImportAgentConfig = CommonConfig & ImportOwnConfig;
 
-/** The poller's periods from the flags; the background budget is half backstop, half listing. */
+/**
+ * Periods nobody deploying the agent has a reason to change (issue 31): constants, which tests
+ * shorten through MCS_TEST_TIMINGS (docs/contributing.md#test-timings), in seconds like the
+ * flags they were. The heartbeat read matches the export agent's 30 s renewal; the listing,
+ * the backstop and the error backoff are bounded in cost by --poll-background-budget instead.
+ */
+export const IMPORT_TIMINGS = {
+  /** ListNamespaces/ListServices. */
+  pollSlowSeconds: 60,
+  /** DiscoverInstances of each namespace's heartbeat service. */
+  pollHeartbeatSeconds: 30,
+  /** The backstop: every service read again within this period (stretched by the budget). */
+  pollResyncSeconds: 3600,
+  /** Random extra fraction of each period (0..1), so importers do not call in step. */
+  pollJitter: 0.1,
+  /** Ceiling of the error backoff of the slow and resync rounds. */
+  pollMaxBackoffSeconds: 300,
+  /** Reading this cluster's Service CIDRs and node addresses. */
+  localAddressesSeconds: 60,
+  /** Reading each selected non-Kubernetes service. */
+  externalPollSeconds: 10,
+} as const satisfies Record<string, number>;
+
+type ImportTimings = { [K in keyof typeof IMPORT_TIMINGS]: number };
+
+/** The poller's periods from the config; the background budget is half backstop, half listing. */
 export function pollPeriodsOf(config: ImportOwnConfig): PollPeriods {
   return {
     slowMs: config.pollSlowMs,
@@ -68,105 +90,74 @@ export function pollPeriodsOf(config: ImportOwnConfig): PollPeriods {
 }
 
 const OPTIONS = {
-  'poll-slow-seconds': {
-    type: 'number',
-    default: 60,
-    describe: 'period of ListNamespaces/ListServices',
-  },
   'poll-feed-seconds': {
     type: 'number',
     default: 1.2,
     describe:
-      'period of the DiscoverInstancesRevision of the clusterset change feed; when it moves, only the services it names are read (0: no feed, every service at --poll-fast-seconds)',
+      'period of the revision check of the clusterset change feed; when it moves only the services it names are read. ' +
+      'The latency of every import against one call per period: raise it to save calls, lower it for faster imports (0: no feed, every service at --poll-fast-seconds)',
   },
   'poll-fast-seconds': {
     type: 'number',
     default: 5,
     describe:
-      'period of DiscoverInstancesRevision per service the change feed does not vouch for (records of writers that do not write it: the AWS controller, older agents)',
-  },
-  'poll-heartbeat-seconds': {
-    type: 'number',
-    default: 30,
-    describe: 'period of the DiscoverInstances of each namespace’s heartbeat service',
-  },
-  'poll-resync-seconds': {
-    type: 'number',
-    default: 3600,
-    describe:
-      'every service is read again (DiscoverInstances) within this period, one at a time, as a backstop',
+      'period of the revision check per service the change feed does not vouch for (the AWS controller’s or non-Kubernetes records, older agents); ' +
+      'lower while migrating from the AWS controller for faster imports, higher to save calls',
   },
   'poll-background-budget': {
     type: 'number',
     default: 4,
     describe:
-      'Cloud Map calls a minute the backstop reads and, with the change feed, listings of more than one page per namespace may use (half each); more services stretch their periods instead of raising idle cost; it caps a short --poll-resync-seconds too (0: no limit)',
-  },
-  'poll-jitter': { type: 'number', default: 0.1, describe: 'random extra fraction of each period' },
-  'poll-max-backoff-seconds': {
-    type: 'number',
-    default: 300,
-    describe: 'ceiling of the error backoff',
+      'Cloud Map calls a minute the hourly backstop reads and, with the change feed, listings of more than one page per namespace may use (half each); ' +
+      'more services stretch their periods instead of raising idle cost: raise it for a shorter backstop with many services (0: no limit)',
   },
   'request-budget': {
     type: 'number',
-    describe: 'DiscoverInstancesRevision calls/s this agent may use; stretches the fast period',
+    describe:
+      'revision checks per second this agent may spend on per-service checks (their period stretches to services / budget); ' +
+      'set it with many clusters and services so the account’s Cloud Map quota is shared',
   },
   'heartbeat-ttl-seconds': {
     type: 'number',
     default: 120,
-    describe: 'a cluster whose heartbeat is older loses its endpoints',
+    describe:
+      'a cluster not seen renewing its heartbeat for this long loses its endpoints: lower fails over faster (keep it well above 30 s, the renewal), higher rides out longer Cloud Map outages of the exporter',
   },
   'allowed-cidrs': {
     type: 'string',
     default: '',
     describe:
-      'comma-separated CIDRs endpoint addresses must fall in (empty: any but the always-refused)',
-  },
-  'allowed-namespaces': {
-    type: 'string',
-    default: '',
-    describe:
-      'comma-separated namespaces imports may be created in (empty: any not denied); listing a denied one allows it',
-  },
-  'denied-namespaces': {
-    type: 'string',
-    default: DEFAULT_DENIED_NAMESPACES.join(','),
-    describe: 'comma-separated namespaces imports are never created in (unless allowed by name)',
-  },
-  'max-imports-per-namespace': {
-    type: 'number',
-    default: DEFAULT_IMPORT_CAPS.perNamespace,
-    describe: 'most ServiceImports this agent creates in one namespace',
-  },
-  'max-imports': {
-    type: 'number',
-    default: DEFAULT_IMPORT_CAPS.total,
-    describe: 'most ServiceImports this agent manages in all',
+      'comma-separated CIDRs endpoint addresses must fall in: set it to the clusterset’s Pod and node ranges so a forged record cannot point elsewhere (empty: any but the always-refused)',
   },
   'local-service-cidrs': {
     type: 'string',
     default: '',
     describe:
-      'comma-separated Service CIDRs of this cluster, refused as endpoints (read from ServiceCIDR objects on k8s 1.33+; needed before)',
+      'comma-separated Service CIDRs of this cluster, refused as endpoints; needed before Kubernetes 1.33 (read from ServiceCIDR objects since)',
   },
-  'local-addresses-seconds': {
-    type: 'number',
-    default: 60,
-    describe: 'period of reading this cluster’s Service CIDRs and node addresses',
-  },
-  'external-services': {
-    type: 'boolean',
-    default: true,
+  'allowed-namespaces': {
+    type: 'string',
+    default: '',
     describe:
-      'import the non-Kubernetes Cloud Map services users select with CloudMapServiceImport objects',
+      'comma-separated namespaces imports may be created in, to confine them (empty: any not denied); listing a denied one allows it',
   },
-  'external-poll-seconds': {
+  'denied-namespaces': {
+    type: 'string',
+    default: DEFAULT_DENIED_NAMESPACES.join(','),
+    describe:
+      'comma-separated namespaces imports are never created in (unless allowed by name); add your platform’s own namespaces',
+  },
+  'max-imports-per-namespace': {
     type: 'number',
-    default: 10,
-    describe: 'period of reading each selected non-Kubernetes service (one DiscoverInstances each)',
+    default: DEFAULT_IMPORT_CAPS.perNamespace,
+    describe:
+      'most ServiceImports this agent creates in one namespace: a bound on what a flood of foreign records can create; raise for a namespace with more',
   },
-  'max-endpoints-per-slice': { type: 'number', default: 100 },
+  'max-imports': {
+    type: 'number',
+    default: DEFAULT_IMPORT_CAPS.total,
+    describe: 'most ServiceImports this agent manages in all; raise for a larger clusterset',
+  },
 } as const satisfies Record<string, Options>;
 
 const cidrList = (flag: string, value: string): string[] => {
@@ -190,26 +181,25 @@ const namespaceList = (flag: string, value: string): string[] => {
   return names;
 };
 
-export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
+export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig, ImportTimings> = {
   name: 'import-agent',
   usage: "Imports the clusterset's Cloud Map services into this cluster.",
   defaults: { leaseName: 'cloudmap-mcs-import-agent', healthPort: 8081, metricsPort: 8080 },
   options: OPTIONS,
-  build(args) {
-    if (args.pollJitter < 0 || args.pollJitter > 1)
-      throw new ConfigError('--poll-jitter must be within 0..1');
-    const maxPerSlice = positive('max-endpoints-per-slice', args.maxEndpointsPerSlice);
-    if (maxPerSlice > 1000)
-      throw new ConfigError('--max-endpoints-per-slice must be at most 1000 (EndpointSlice limit)');
+  timings: IMPORT_TIMINGS,
+  timingsZeroAllowed: ['pollJitter'],
+  build(args, _common, t) {
+    if (t.pollJitter > 1)
+      throw new ConfigError('MCS_TEST_TIMINGS: "pollJitter" must be within 0..1');
     const config: ImportOwnConfig = {
-      pollSlowMs: positive('poll-slow-seconds', args.pollSlowSeconds) * 1000,
+      pollSlowMs: t.pollSlowSeconds * 1000,
       pollFastMs: positive('poll-fast-seconds', args.pollFastSeconds) * 1000,
       pollFeedMs: nonNegative('poll-feed-seconds', args.pollFeedSeconds) * 1000,
-      pollHeartbeatMs: positive('poll-heartbeat-seconds', args.pollHeartbeatSeconds) * 1000,
-      pollResyncMs: positive('poll-resync-seconds', args.pollResyncSeconds) * 1000,
+      pollHeartbeatMs: t.pollHeartbeatSeconds * 1000,
+      pollResyncMs: t.pollResyncSeconds * 1000,
       pollBackgroundBudget: nonNegative('poll-background-budget', args.pollBackgroundBudget),
-      pollJitter: args.pollJitter,
-      pollMaxBackoffMs: positive('poll-max-backoff-seconds', args.pollMaxBackoffSeconds) * 1000,
+      pollJitter: t.pollJitter,
+      pollMaxBackoffMs: t.pollMaxBackoffSeconds * 1000,
       heartbeatTtlMs: positive('heartbeat-ttl-seconds', args.heartbeatTtlSeconds) * 1000,
       allowedCidrs: cidrList('allowed-cidrs', args.allowedCidrs),
       namespaces: {
@@ -223,11 +213,8 @@ export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig> = {
         total: Math.floor(positive('max-imports', args.maxImports)),
       },
       localServiceCidrs: cidrList('local-service-cidrs', args.localServiceCidrs),
-      localAddressesPeriodMs:
-        positive('local-addresses-seconds', args.localAddressesSeconds) * 1000,
-      externalServices: args.externalServices,
-      externalPollMs: positive('external-poll-seconds', args.externalPollSeconds) * 1000,
-      maxEndpointsPerSlice: Math.floor(maxPerSlice),
+      localAddressesPeriodMs: t.localAddressesSeconds * 1000,
+      externalPollMs: t.externalPollSeconds * 1000,
     };
     if (args.requestBudget !== undefined)
       config.requestBudgetPerSecond = positive('request-budget', args.requestBudget);

@@ -14,5 +14,10 @@ await runAgent(
     cloudMap: () => ({ cacheTtlMs: { namespaces: 0, services: 0, instances: 0, discover: 0 } }),
     start: startImportAgent,
   },
-  { argv: hideBin(process.argv), env: process.env, hostname: hostname() },
+  {
+    argv: hideBin(process.argv),
+    env: process.env,
+    hostname: hostname(),
+    stdoutIsTTY: process.stdout.isTTY,
+  },
 );

@@ -30,18 +30,12 @@ const SI = { group: 'multicluster.x-k8s.io', version: 'v1beta1', plural: 'servic
 function exporter(c: E2eCluster): AgentProcess {
   return new AgentProcess(
     `export-${c.name}`,
-    [
-      '--kubeconfig',
-      c.kubeconfigPath,
-      '--leader-elect=false',
-      '--resync-seconds',
-      '2',
-      '--background-budget',
-      '0',
-      '--heartbeat-seconds',
-      '2',
-    ],
-    env,
+    ['--leader-elect=false', '--resync-seconds', '2', '--background-budget', '0'],
+    {
+      ...env,
+      KUBECONFIG: c.kubeconfigPath,
+      MCS_TEST_TIMINGS: JSON.stringify({ heartbeatSeconds: 2 }),
+    },
     'export',
   );
 }
@@ -142,20 +136,18 @@ beforeAll(async () => {
     const i = new AgentProcess(
       `import-${c.name}`,
       [
-        '--kubeconfig',
-        c.kubeconfigPath,
         '--leader-elect=false',
         '--poll-fast-seconds',
         '1',
-        '--poll-slow-seconds',
-        '2',
         '--heartbeat-ttl-seconds',
         String(TTL_SECONDS),
-        // Liveness counts from the read that saw a renewal change: read well within the TTL.
-        '--poll-heartbeat-seconds',
-        '1',
       ],
-      env,
+      {
+        ...env,
+        KUBECONFIG: c.kubeconfigPath,
+        // Liveness counts from the read that saw a renewal change: read well within the TTL.
+        MCS_TEST_TIMINGS: JSON.stringify({ pollSlowSeconds: 2, pollHeartbeatSeconds: 1 }),
+      },
     );
     await i.start();
     importers.push(i);

@@ -71,14 +71,17 @@ describe('import agent config', () => {
     expect(c.allowedCidrs).toEqual(['10.0.0.0/8', 'fd00::/8']);
     expect(c.ignoredEnvironment).toEqual(['MCS_E2E_STATE']);
     // $KUBECONFIG is client-node's default chain, not a config value.
-    expect(c.kubeconfig).toBeUndefined();
+    expect(c).not.toHaveProperty('kubeconfig');
   });
 
   it.each([
     [['--allowed-cidrs', '10.0.0.0/33'], /allowed-cidrs/],
     [['--poll-fast-seconds', '0'], /poll-fast-seconds/],
-    [['--poll-jitter', '2'], /poll-jitter/],
-    [['--max-endpoints-per-slice', '5000'], /at most 1000/],
+    // Constants since issue 31 (MCS_TEST_TIMINGS in tests).
+    [['--poll-jitter', '0.2'], /Unknown argument/],
+    [['--poll-heartbeat-seconds', '1'], /Unknown argument/],
+    [['--max-endpoints-per-slice', '50'], /Unknown argument/],
+    [['--external-services=false'], /Unknown argument/],
     [['--assume-role-external-id', 'x'], /needs --assume-role-arn/],
     [['--allowed-namespaces', 'Shop'], /allowed-namespaces: "Shop" is not a namespace name/],
     [['--denied-namespaces', 'a/b'], /denied-namespaces/],
@@ -87,6 +90,23 @@ describe('import agent config', () => {
   ])('refuses %j', async (argv, message) => {
     await expect(parseConfig(argv, {}, 'h')).rejects.toThrow(ConfigError);
     await expect(parseConfig(argv, {}, 'h')).rejects.toThrow(message);
+  });
+
+  it('takes test timings from MCS_TEST_TIMINGS only, in seconds, and refuses bad ones', async () => {
+    const c = await parseConfig(
+      [],
+      { MCS_TEST_TIMINGS: '{"pollHeartbeatSeconds":1,"pollSlowSeconds":2,"pollJitter":0}' },
+      'h',
+    );
+    expect(c).toMatchObject({ pollHeartbeatMs: 1_000, pollSlowMs: 2_000, pollJitter: 0 });
+    expect(c.testTimings).toEqual({ pollHeartbeatSeconds: 1, pollSlowSeconds: 2, pollJitter: 0 });
+    await expect(parseConfig([], { MCS_TEST_TIMINGS: '{"pollJitter":2}' })).rejects.toThrow(
+      /"pollJitter" must be within 0..1/,
+    );
+    // A key of the export agent is a typo here.
+    await expect(parseConfig([], { MCS_TEST_TIMINGS: '{"heartbeatSeconds":1}' })).rejects.toThrow(
+      /unknown key "heartbeatSeconds"/,
+    );
   });
 
   it('reads the local Service CIDRs and refuses a bad one', async () => {

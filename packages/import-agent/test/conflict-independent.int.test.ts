@@ -101,22 +101,19 @@ beforeAll(async () => {
   const env = e2eContext().cloudMapEnv;
   if (env === null) throw new Error('these suites need the Cloud Map emulator');
   ns = await e2eNamespace('independent');
-  const lease = ['--lease-namespace', ns.name];
-  importC1 = new AgentProcess(
-    'independent-import-c1',
-    ['--kubeconfig', c1.kubeconfigPath, ...lease, '--lease-name', 'import-c1'],
-    env,
-  );
+  // The Lease lives in the downward API's namespace, here the test's.
+  const inC1 = { ...env, KUBECONFIG: c1.kubeconfigPath, POD_NAMESPACE: ns.name };
+  importC1 = new AgentProcess('independent-import-c1', ['--lease-name', 'import-c1'], inC1);
   exportC1 = new AgentProcess(
     'independent-export-c1',
-    ['--kubeconfig', c1.kubeconfigPath, ...lease, '--lease-name', 'export-c1'],
-    env,
+    ['--lease-name', 'export-c1'],
+    inC1,
     'export',
   );
   const exportC2 = new AgentProcess(
     'independent-export-c2',
-    ['--kubeconfig', c2.kubeconfigPath, '--leader-elect=false'],
-    env,
+    ['--leader-elect=false'],
+    { ...env, KUBECONFIG: c2.kubeconfigPath },
     'export',
   );
   for (const a of [importC1, exportC1, exportC2]) {

@@ -148,22 +148,12 @@ beforeAll(async () => {
   publisher = new Publisher(testCloudMap(env));
   agent = new AgentProcess(
     `import-external-${cluster.name}`,
-    [
-      '--kubeconfig',
-      cluster.kubeconfigPath,
-      '--leader-elect=false',
-      '--poll-fast-seconds',
-      '1',
-      '--poll-slow-seconds',
-      '2',
-      '--external-poll-seconds',
-      '1',
-      '--allowed-cidrs',
-      '10.60.0.0/16',
-      '--log-format',
-      'json',
-    ],
-    env,
+    ['--leader-elect=false', '--poll-fast-seconds', '1', '--allowed-cidrs', '10.60.0.0/16'],
+    {
+      ...env,
+      KUBECONFIG: cluster.kubeconfigPath,
+      MCS_TEST_TIMINGS: JSON.stringify({ pollSlowSeconds: 2, externalPollSeconds: 1 }),
+    },
   );
   await agent.start();
 }, 180_000);

@@ -134,10 +134,10 @@ beforeAll(async () => {
   const endpoint = env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'];
   if (endpoint === undefined) throw new Error('no emulator endpoint in the e2e context');
   const proxied = { ...env, AWS_ENDPOINT_URL_SERVICEDISCOVERY: await startCountingProxy(endpoint) };
-  // Production polling defaults on both sides: only connection, election and identity flags.
+  // Production polling defaults on both sides: only the cluster, identity and election flags.
   // A clusterset of its own: the other suites run agents for the same harness clusters (the
-  // same cluster ids) at the same time, and their export agents would write this feed's
-  // records, which no production clusterset sees (one export agent leads per cluster).
+  // same cluster ids) and leave their exports in c1, and their export agents would write this
+  // feed's records, which no production clusterset sees (one export agent leads per cluster).
   const identity = (cluster: string) => [
     '--clusterset-id',
     `feedtest-${ns.name}`,
@@ -146,14 +146,14 @@ beforeAll(async () => {
   ];
   const exporter = new AgentProcess(
     'feed-export-c1',
-    ['--kubeconfig', c1.kubeconfigPath, '--leader-elect=false', ...identity('c1')],
-    env,
+    ['--leader-elect=false', ...identity('c1')],
+    { ...env, KUBECONFIG: c1.kubeconfigPath },
     'export',
   );
   const importer = new AgentProcess(
     'feed-import-c2',
-    ['--kubeconfig', c2.kubeconfigPath, '--leader-elect=false', ...identity('c2')],
-    proxied,
+    ['--leader-elect=false', ...identity('c2')],
+    { ...proxied, KUBECONFIG: c2.kubeconfigPath },
   );
   for (const a of [exporter, importer]) {
     await a.start();

@@ -122,27 +122,19 @@ beforeAll(async () => {
   for (const c of clusters.slice(0, 2)) {
     const agent = new AgentProcess(
       `import-${c.name}`,
-      [
-        '--kubeconfig',
-        c.kubeconfigPath,
-        '--lease-namespace',
-        ns.name,
-        '--poll-fast-seconds',
-        '1',
-        '--poll-slow-seconds',
-        '2',
-        '--poll-max-backoff-seconds',
-        '4',
-        '--heartbeat-ttl-seconds',
-        String(TTL_SECONDS),
+      ['--poll-fast-seconds', '1', '--heartbeat-ttl-seconds', String(TTL_SECONDS)],
+      {
+        ...env,
+        KUBECONFIG: c.kubeconfigPath,
+        POD_NAMESPACE: ns.name,
         // Liveness counts from the read that saw a renewal change, so the heartbeats must be
         // read well within the TTL (the default read period, 30 s, is for the default 120 s).
-        '--poll-heartbeat-seconds',
-        '1',
-        '--log-format',
-        'json',
-      ],
-      env,
+        MCS_TEST_TIMINGS: JSON.stringify({
+          pollSlowSeconds: 2,
+          pollMaxBackoffSeconds: 4,
+          pollHeartbeatSeconds: 1,
+        }),
+      },
     );
     await agent.start();
     agents.push(agent);

@@ -148,35 +148,31 @@ beforeAll(async () => {
   const exporter = new AgentProcess(
     'export-c1-large',
     [
-      '--kubeconfig',
-      c1.kubeconfigPath,
       '--leader-elect=false',
       '--resync-seconds',
       '2',
       '--background-budget',
       '0',
-      '--heartbeat-seconds',
-      '2',
       // 2,500 registrations at the default 20/s would take two minutes; the planner's
       // behaviour is the same at any rate.
       '--register-rate',
       '200',
     ],
-    env,
+    {
+      ...env,
+      KUBECONFIG: c1.kubeconfigPath,
+      MCS_TEST_TIMINGS: JSON.stringify({ heartbeatSeconds: 2 }),
+    },
     'export',
   );
   const importer = new AgentProcess(
     'import-c2-large',
-    [
-      '--kubeconfig',
-      c2.kubeconfigPath,
-      '--leader-elect=false',
-      '--poll-fast-seconds',
-      '1',
-      '--poll-slow-seconds',
-      '2',
-    ],
-    env,
+    ['--leader-elect=false', '--poll-fast-seconds', '1'],
+    {
+      ...env,
+      KUBECONFIG: c2.kubeconfigPath,
+      MCS_TEST_TIMINGS: JSON.stringify({ pollSlowSeconds: 2 }),
+    },
   );
   for (const a of [exporter, importer]) {
     await a.start();

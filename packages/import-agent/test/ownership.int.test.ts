@@ -86,18 +86,12 @@ beforeAll(async () => {
   ns = await e2eNamespace('own');
   agent = new AgentProcess(
     `import-own-${cluster.name}`,
-    [
-      '--kubeconfig',
-      cluster.kubeconfigPath,
-      '--leader-elect=false',
-      '--poll-fast-seconds',
-      '1',
-      '--poll-slow-seconds',
-      '2',
-      '--log-format',
-      'json',
-    ],
-    env,
+    ['--leader-elect=false', '--poll-fast-seconds', '1'],
+    {
+      ...env,
+      KUBECONFIG: cluster.kubeconfigPath,
+      MCS_TEST_TIMINGS: JSON.stringify({ pollSlowSeconds: 2 }),
+    },
   );
   await agent.start();
 }, 180_000);

@@ -325,7 +325,7 @@ describe('poller', () => {
     expect(listingPeriodFor(l, 2, false)).toBe(60_000); // 100 services: one page, every minute
     expect(listingPeriodFor(l, 11, true)).toBe(220_000); // 1,000 services: 10 pages + namespaces
     expect(listingPeriodFor(periods, 11, true)).toBe(60_000); // no budget
-    // A short --poll-slow-seconds with one page per namespace is kept (3 calls every 2 s).
+    // A short slow period with one page per namespace is kept (3 calls every 2 s).
     expect(listingPeriodFor({ ...l, slowMs: 2_000 }, 3, false)).toBe(2_000);
   });
 

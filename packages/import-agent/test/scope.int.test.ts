@@ -67,19 +67,17 @@ beforeAll(async () => {
   agent = new AgentProcess(
     `import-scope-${cluster.name}`,
     [
-      '--kubeconfig',
-      cluster.kubeconfigPath,
       '--leader-elect=false',
       '--poll-fast-seconds',
       '1',
-      '--poll-slow-seconds',
-      '2',
       '--max-imports-per-namespace',
       String(PER_NAMESPACE),
-      '--log-format',
-      'json',
     ],
-    env,
+    {
+      ...env,
+      KUBECONFIG: cluster.kubeconfigPath,
+      MCS_TEST_TIMINGS: JSON.stringify({ pollSlowSeconds: 2 }),
+    },
   );
   await agent.start();
 }, 180_000);

@@ -75,15 +75,16 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/*
 Configuration as MCS_<FLAG> environment variables: each agent's yargs flag `--x-y` reads
-MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
+MCS_X_Y. The agents parse strictly, so each gets only the variables it knows. What Kubernetes
+and AWS define a variable for is passed as that variable: AWS_REGION,
+AWS_ENDPOINT_URL_SERVICEDISCOVERY, POD_NAMESPACE and POD_NAME (downward API). The agents log
+JSON (their stdout is no terminal).
 */}}
 {{- define "cloudmap-mcs.agent.env" -}}
 {{- $v := .root.Values }}
 {{- $export := eq .component "export-agent" }}
 - name: MCS_LOG_LEVEL
   value: {{ $v.logLevel | quote }}
-- name: MCS_LOG_FORMAT
-  value: {{ $v.logFormat | quote }}
 - name: MCS_HEALTH_PORT
   value: {{ $v.healthPort | quote }}
 {{- if not $export }}
@@ -103,11 +104,11 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 {{- end }}
 {{- end }}
 {{- with $v.aws.region }}
-- name: MCS_REGION
+- name: AWS_REGION
   value: {{ . | quote }}
 {{- end }}
 {{- with $v.aws.cloudMapEndpoint }}
-- name: MCS_CLOUDMAP_ENDPOINT
+- name: AWS_ENDPOINT_URL_SERVICEDISCOVERY
   value: {{ . | quote }}
 {{- end }}
 {{- with (default $v.aws.assumeRoleArn .agent.assumeRoleArn) }}
@@ -120,11 +121,16 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 {{- end }}
 - name: MCS_LEADER_ELECT
   value: {{ .agent.leaderElection.enabled | quote }}
-{{- if .agent.leaderElection.enabled }}
-- name: MCS_LEASE_NAMESPACE
+{{- /* Both agents: the Lease's namespace, and this replica in the Lease and in Events. */}}
+- name: POD_NAMESPACE
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{- if .agent.leaderElection.enabled }}
 - name: MCS_LEASE_NAME
   value: {{ include "cloudmap-mcs.agent.leaseName" . | quote }}
 - name: MCS_LEASE_DURATION_SECONDS
@@ -134,11 +140,6 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 - name: MCS_RETRY_PERIOD_SECONDS
   value: {{ .agent.leaderElection.retryPeriodSeconds | quote }}
 {{- end }}
-{{- /* Both agents: this replica in the Lease and in Events. */}}
-- name: MCS_IDENTITY
-  valueFrom:
-    fieldRef:
-      fieldPath: metadata.name
 {{- if $export }}
 - name: MCS_RESYNC_SECONDS
   value: {{ .agent.resyncSeconds | quote }}
@@ -148,12 +149,8 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
   value: {{ .agent.peerCheckSeconds | quote }}
 - name: MCS_PEER_CHECK_BUDGET
   value: {{ .agent.peerCheckBudget | quote }}
-- name: MCS_HEARTBEAT_SECONDS
-  value: {{ .agent.heartbeatSeconds | quote }}
 - name: MCS_CHANGE_FEED
   value: {{ .agent.changeFeed | quote }}
-- name: MCS_FEED_INTERVAL_SECONDS
-  value: {{ .agent.feedIntervalSeconds | quote }}
 - name: MCS_REGISTER_RATE
   value: {{ .agent.registerRate | quote }}
 {{- with .agent.podLabelAttributes }}
@@ -173,16 +170,10 @@ MCS_X_Y. The agents parse strictly, so each gets only the variables it knows.
 {{- end }}
 {{- end }}
 {{- else }}
-- name: MCS_POLL_SLOW_SECONDS
-  value: {{ .agent.poll.slowSeconds | quote }}
 - name: MCS_POLL_FEED_SECONDS
   value: {{ .agent.poll.feedSeconds | quote }}
 - name: MCS_POLL_FAST_SECONDS
   value: {{ .agent.poll.fastSeconds | quote }}
-- name: MCS_POLL_HEARTBEAT_SECONDS
-  value: {{ .agent.poll.heartbeatSeconds | quote }}
-- name: MCS_POLL_RESYNC_SECONDS
-  value: {{ .agent.poll.resyncSeconds | quote }}
 - name: MCS_POLL_BACKGROUND_BUDGET
   value: {{ .agent.poll.backgroundBudget | quote }}
 - name: MCS_HEARTBEAT_TTL_SECONDS

@@ -42,21 +42,24 @@ export const leaderFailover: Scenario = {
     const c1 = ctx.cluster(0);
     let ips = podIps(1, 3);
     await exportService(c1, ns, 'web', ips);
-    const args = (id: string) => [
+    const args = [
       '--leader-elect=true',
-      `--lease-namespace=${ns}`,
       `--lease-name=${LEASE}`,
       `--lease-duration-seconds=${p.lease.durationS}`,
       `--renew-deadline-seconds=${p.lease.renewS}`,
       `--retry-period-seconds=${p.lease.retryS}`,
-      `--pod-name=${id}`,
-      // No heartbeat renewal inside the measured windows: any write there is a double write.
-      '--heartbeat-seconds=3600',
     ];
     const replicas = new Map(
       ['replica-a', 'replica-b'].map((id) => [
         id,
-        ctx.agent('export', c1, { name: id, args: args(id) }),
+        ctx.agent('export', c1, {
+          name: id,
+          args,
+          // The Lease's namespace and this replica, as the downward API gives them in a Pod.
+          env: { POD_NAMESPACE: ns, POD_NAME: id },
+          // No heartbeat renewal inside the measured windows: any write there is a double write.
+          timings: { heartbeatSeconds: 3600 },
+        }),
       ]),
     );
     for (const r of replicas.values()) await r.start();

@@ -33,7 +33,8 @@ export const killMidSync: Scenario = {
     out.figure('services × endpoints', `${p.services} × ${p.endpointsPerService}`);
     // The default write rate (20/s) keeps the sync long enough to be cut into 6 parts.
     const agent = ctx.agent('export', c1, {
-      args: ['--register-rate=20', '--heartbeat-seconds=600'],
+      args: ['--register-rate=20'],
+      timings: { heartbeatSeconds: 600 },
     });
     const writesBefore = await writes(ctx);
     const step = Math.floor(total / (p.kills + 1));

@@ -1,29 +1,45 @@
 import yargs, { type ArgumentsCamelCase, type InferredOptionTypes, type Options } from 'yargs';
 import { logLevels, type LogLevel } from '../logging/logger.js';
+import { ConfigError } from './errors.js';
+import { port, positive } from './validate.js';
+import {
+  RETIRED_VARIABLES,
+  TEST_TIMINGS_VARIABLE,
+  parseTestTimings,
+  refuseRetired,
+} from './environment.js';
+
+export { ConfigError } from './errors.js';
+export { list, nonNegative, port, positive } from './validate.js';
 
 /**
  * The configuration both agents share (docs/architecture.md#configuration): the same flag names and meanings, each
  * flag also read from `MCS_<FLAG_NAME>` (`--lease-name` ⇔ `MCS_LEASE_NAME`), parsed and
  * validated once in the agent's entry point. Flags are documented once, in docs/install.md.
+ * What Kubernetes and AWS users already set is read from the standard variables instead of
+ * flags: KUBECONFIG (client-node), AWS_REGION, AWS_ENDPOINT_URL_SERVICEDISCOVERY, POD_NAMESPACE
+ * and POD_NAME (downward API).
  */
 export interface CommonConfig {
-  kubeconfig?: string;
   /** Override ClusterProperty cluster.clusterset.k8s.io / clusterset.k8s.io. */
   clusterId?: string;
   clustersetId?: string;
+  /** $AWS_REGION; absent: the SDK's chain (profile, IMDS). */
   region?: string;
+  /** $AWS_ENDPOINT_URL_SERVICEDISCOVERY: a VPC or FIPS endpoint, or an emulator in development. */
   cloudMapEndpoint?: string;
   assumeRoleArn?: string;
   /** External ID the role's trust policy requires (confused-deputy protection). */
   assumeRoleExternalId?: string;
   workers: number;
   leaderElect: boolean;
+  /** $POD_NAMESPACE (downward API), else cloudmap-mcs-system. */
   leaseNamespace: string;
   leaseName: string;
   leaseDurationSeconds: number;
   renewDeadlineSeconds: number;
   retryPeriodSeconds: number;
-  /** This replica: leader-election identity and Events' reportingInstance (the Pod name). */
+  /** This replica: leader-election identity and Events' reportingInstance ($POD_NAME). */
   identity: string;
   /** /healthz, /readyz (and /metrics); 0 picks a free port. */
   healthPort: number;
@@ -31,9 +47,12 @@ export interface CommonConfig {
   metricsPort: number;
   bindAddress: string;
   logLevel: LogLevel;
+  /** JSON, or text when stdout is a terminal (a developer running the agent by hand). */
   logFormat: 'json' | 'text';
   /** MCS_* variables that name no flag of this agent (logged with the config). */
   ignoredEnvironment: string[];
+  /** The MCS_TEST_TIMINGS overrides, when set (test only; warned about at start). */
+  testTimings?: Record<string, number>;
 }
 
 /** What differs per agent in the common flags: their defaults. */
@@ -44,75 +63,85 @@ export interface CommonDefaults {
   metricsPort?: number;
 }
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
+/**
+ * The flags both agents share. Each describe says when to change it: a flag nobody has a reason
+ * to change is a constant (`flags.test.ts` of each agent holds the count at most 25).
+ */
 export const commonOptions = (defaults: CommonDefaults) =>
   ({
-    kubeconfig: {
-      type: 'string',
-      describe: 'kubeconfig path (default: $KUBECONFIG, ~/.kube/config, in-cluster)',
-    },
     'cluster-id': {
       type: 'string',
-      describe: 'cluster id; overrides ClusterProperty cluster.clusterset.k8s.io',
+      describe:
+        'this cluster’s id when no ClusterProperty cluster.clusterset.k8s.io names it (or to override it)',
     },
     'clusterset-id': {
       type: 'string',
-      describe: 'clusterset id; overrides ClusterProperty clusterset.k8s.io',
-    },
-    region: { type: 'string', describe: 'AWS region (default: $AWS_REGION, the SDK chain)' },
-    'cloudmap-endpoint': {
-      type: 'string',
-      describe: 'Cloud Map endpoint URL (emulator); default $AWS_ENDPOINT_URL_SERVICEDISCOVERY',
+      describe:
+        'the clusterset id when no ClusterProperty clusterset.k8s.io names it (or to override it)',
     },
     'assume-role-arn': {
       type: 'string',
-      describe: 'IAM role to assume for Cloud Map (cross-account)',
+      describe:
+        'IAM role to assume for Cloud Map when the namespaces live in another account than the Pod’s credentials',
     },
-    'assume-role-external-id': { type: 'string', describe: 'external ID for --assume-role-arn' },
-    workers: { type: 'number', default: 4, describe: 'concurrent reconciles' },
+    'assume-role-external-id': {
+      type: 'string',
+      describe: 'external ID the --assume-role-arn trust policy requires (confused deputy)',
+    },
+    workers: {
+      type: 'number',
+      default: 4,
+      describe: 'concurrent reconciles; raise with thousands of services and spare CPU',
+    },
     'leader-elect': {
       type: 'boolean',
       default: true,
-      describe: 'run leader election on a Lease (HA replicas)',
+      describe:
+        'run leader election on a Lease; turn off only for a single replica without RBAC on Leases',
     },
-    'lease-namespace': {
+    'lease-name': {
       type: 'string',
-      default: 'cloudmap-mcs-system',
-      describe: 'namespace of the Lease',
+      default: defaults.leaseName,
+      describe: 'name of the Lease (in $POD_NAMESPACE); change when two installs share a namespace',
     },
-    'lease-name': { type: 'string', default: defaults.leaseName, describe: 'name of the Lease' },
-    'lease-duration-seconds': { type: 'number', default: 15, describe: 'how long a Lease holds' },
+    'lease-duration-seconds': {
+      type: 'number',
+      default: 15,
+      describe: 'how long a Lease holds: lower fails over faster, higher survives slow API servers',
+    },
     'renew-deadline-seconds': {
       type: 'number',
       default: 10,
-      describe: 'how long the leader tries to renew before giving up',
+      describe: 'how long the leader tries to renew before giving up; below the lease duration',
     },
-    'retry-period-seconds': { type: 'number', default: 2, describe: 'between Lease attempts' },
-    identity: {
-      type: 'string',
-      alias: 'pod-name',
-      describe: 'this replica (Lease holder, Events); default: hostname + pid',
+    'retry-period-seconds': {
+      type: 'number',
+      default: 2,
+      describe: 'between Lease attempts; below the renew deadline',
     },
     'health-port': {
       type: 'number',
       default: defaults.healthPort,
-      describe: 'port of /healthz and /readyz (and /metrics); 0: any free port',
+      describe:
+        'port of /healthz and /readyz (and /metrics); change on a port clash; 0: any free port',
     },
     'metrics-port': {
       type: 'number',
-      describe: 'port of /metrics (default: the health port)',
+      describe:
+        'port of /metrics when it must differ from the health port (default: the health port)',
       ...(defaults.metricsPort === undefined ? {} : { default: defaults.metricsPort }),
     },
     'bind-address': {
       type: 'string',
       default: '0.0.0.0',
-      describe: 'address the health and metrics servers listen on',
+      describe:
+        'address the health and metrics servers listen on: :: on IPv6-only nodes, 127.0.0.1 to keep them local',
     },
-    'log-level': { choices: logLevels, default: 'info' as LogLevel },
-    'log-format': { choices: ['json', 'text'] as const, default: 'json' as 'json' | 'text' },
+    'log-level': {
+      choices: logLevels,
+      default: 'info' as LogLevel,
+      describe: 'debug to trace reconciles and Cloud Map calls; warn or error for quieter logs',
+    },
   }) as const satisfies Record<string, Options>;
 
 type CommonArgs = ArgumentsCamelCase<InferredOptionTypes<ReturnType<typeof commonOptions>>>;
@@ -137,53 +166,51 @@ export function envToArgs(
   return { known, ignored: ignored.sort() };
 }
 
-export const positive = (name: string, value: number): number => {
-  if (!Number.isFinite(value) || value <= 0)
-    throw new ConfigError(`--${name} must be a positive number, got ${String(value)}`);
-  return value;
-};
-
-export const nonNegative = (name: string, value: number): number => {
-  if (!Number.isFinite(value) || value < 0)
-    throw new ConfigError(`--${name} must be 0 or a positive number, got ${String(value)}`);
-  return value;
-};
-
-export const port = (name: string, value: number): number => {
-  if (!Number.isInteger(value) || value < 0 || value > 65535)
-    throw new ConfigError(`--${name} must be a port, got ${String(value)}`);
-  return value;
-};
-
-/** A comma-separated list, trimmed, empty items dropped. */
-export const list = (value: string): string[] =>
-  value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-
-export interface ConfigSpec<O extends Record<string, Options>, Own> {
+export interface ConfigSpec<
+  O extends Record<string, Options>,
+  Own,
+  T extends Record<string, number> = Record<string, number>,
+> {
   /** `export-agent` / `import-agent`; the program is `cloudmap-mcs-<name>`. */
   name: string;
   usage: string;
   defaults: CommonDefaults;
   /** This agent's own flags. */
   options: O;
+  /**
+   * Internal periods only tests change (through MCS_TEST_TIMINGS, docs/contributing.md); the
+   * keys listed in `timingsZeroAllowed` may be 0.
+   */
+  timings?: T;
+  timingsZeroAllowed?: readonly (keyof T & string)[];
   /** Validates this agent's flags into its own config; throws ConfigError. */
-  build(args: ArgumentsCamelCase<InferredOptionTypes<O>>, common: CommonConfig): Own;
+  build(args: ArgumentsCamelCase<InferredOptionTypes<O>>, common: CommonConfig, timings: T): Own;
 }
 
-/** Parses argv and MCS_* env into the common config plus the agent's own. */
-export async function parseAgentConfig<O extends Record<string, Options>, Own extends object>(
-  spec: ConfigSpec<O, Own>,
+/** The yargs options of an agent: the common flags and its own (what `--help` lists). */
+export const agentOptions = <O extends Record<string, Options>>(
+  spec: Pick<ConfigSpec<O, unknown>, 'defaults' | 'options'>,
+): Record<string, Options> => ({ ...commonOptions(spec.defaults), ...spec.options });
+
+/**
+ * Parses argv and MCS_* env into the common config plus the agent's own. `stdoutIsTTY` picks
+ * the log format: text for a terminal, JSON otherwise.
+ */
+export async function parseAgentConfig<
+  O extends Record<string, Options>,
+  Own extends object,
+  T extends Record<string, number> = Record<string, number>,
+>(
+  spec: ConfigSpec<O, Own, T>,
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   hostname: string,
+  stdoutIsTTY = false,
 ): Promise<CommonConfig & Own> {
-  const options = { ...commonOptions(spec.defaults), ...spec.options };
+  refuseRetired(env, RETIRED_VARIABLES);
+  const options = agentOptions(spec);
   const flags = new Set<string>(Object.keys(options));
-  for (const o of Object.values(options) as Options[])
-    for (const a of [o.alias ?? []].flat()) flags.add(a);
+  for (const o of Object.values(options)) for (const a of [o.alias ?? []].flat()) flags.add(a);
   const { known, ignored } = envToArgs(env, flags);
   const args = (await yargs([...argv])
     .scriptName(`cloudmap-mcs-${spec.name}`)
@@ -199,8 +226,17 @@ export async function parseAgentConfig<O extends Record<string, Options>, Own ex
       throw new ConfigError(message ?? error?.message ?? 'invalid arguments');
     })
     .parseAsync()) as unknown as CommonArgs & ArgumentsCamelCase<InferredOptionTypes<O>>;
-  const common = commonConfig(args, env, hostname, ignored);
-  return { ...common, ...spec.build(args, common) };
+  const defaults = spec.timings ?? ({} as T);
+  const overrides = parseTestTimings(defaults, env[TEST_TIMINGS_VARIABLE], spec.timingsZeroAllowed);
+  const common = commonConfig(
+    args,
+    env,
+    hostname,
+    ignored.filter((k) => k !== TEST_TIMINGS_VARIABLE),
+    stdoutIsTTY,
+  );
+  if (Object.keys(overrides).length > 0) common.testTimings = overrides as Record<string, number>;
+  return { ...common, ...spec.build(args, common, { ...defaults, ...overrides }) };
 }
 
 function commonConfig(
@@ -208,28 +244,28 @@ function commonConfig(
   env: Readonly<Record<string, string | undefined>>,
   hostname: string,
   ignored: string[],
+  stdoutIsTTY: boolean,
 ): CommonConfig {
   const healthPort = port('health-port', args.healthPort);
   // yargs skips `choices` once 'strip-dashed' drops the dashed keys; checked here instead.
   if (!logLevels.includes(args.logLevel))
     throw new ConfigError(`--log-level must be one of ${logLevels.join(', ')}`);
-  if (args.logFormat !== 'json' && args.logFormat !== 'text')
-    throw new ConfigError('--log-format must be json or text');
   const config: CommonConfig = {
     workers: Math.floor(positive('workers', args.workers)),
     leaderElect: args.leaderElect,
-    leaseNamespace: args.leaseNamespace,
+    // The downward API's namespace (the chart sets it); the install's default otherwise.
+    leaseNamespace: nonEmpty(env['POD_NAMESPACE']) ?? 'cloudmap-mcs-system',
     leaseName: args.leaseName,
     leaseDurationSeconds: positive('lease-duration-seconds', args.leaseDurationSeconds),
     renewDeadlineSeconds: positive('renew-deadline-seconds', args.renewDeadlineSeconds),
     retryPeriodSeconds: positive('retry-period-seconds', args.retryPeriodSeconds),
-    identity: nonEmpty(args.identity) ?? `${hostname}-${String(process.pid)}`,
+    identity: nonEmpty(env['POD_NAME']) ?? `${hostname}-${String(process.pid)}`,
     healthPort,
     metricsPort:
       args.metricsPort === undefined ? healthPort : port('metrics-port', args.metricsPort),
     bindAddress: args.bindAddress,
     logLevel: args.logLevel,
-    logFormat: args.logFormat,
+    logFormat: stdoutIsTTY ? 'text' : 'json',
     ignoredEnvironment: ignored,
   };
   if (!(
@@ -238,13 +274,11 @@ function commonConfig(
   ))
     throw new ConfigError('leader election needs lease-duration > renew-deadline > retry-period');
   const optional = {
-    // Absent: client-node's default chain ($KUBECONFIG, ~/.kube/config, in-cluster).
-    kubeconfig: nonEmpty(args.kubeconfig),
     clusterId: nonEmpty(args.clusterId),
     clustersetId: nonEmpty(args.clustersetId),
-    region: nonEmpty(args.region) ?? nonEmpty(env['AWS_REGION']),
-    cloudMapEndpoint:
-      nonEmpty(args.cloudmapEndpoint) ?? nonEmpty(env['AWS_ENDPOINT_URL_SERVICEDISCOVERY']),
+    // The SDK's standard variables (an emulator, in development, is an endpoint override).
+    region: nonEmpty(env['AWS_REGION']),
+    cloudMapEndpoint: nonEmpty(env['AWS_ENDPOINT_URL_SERVICEDISCOVERY']),
     assumeRoleArn: nonEmpty(args.assumeRoleArn),
     assumeRoleExternalId: nonEmpty(args.assumeRoleExternalId),
   };

@@ -3,3 +3,4 @@
 export * from './config.js';
 export * from './redact.js';
 export * from './run-agent.js';
+export * from './environment.js';

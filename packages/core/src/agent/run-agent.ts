@@ -63,7 +63,8 @@ export interface AgentRun {
 export interface AgentSpec<
   O extends Record<string, Options>,
   Own extends object,
-> extends ConfigSpec<O, Own> {
+  T extends Record<string, number> = Record<string, number>,
+> extends ConfigSpec<O, Own, T> {
   /** Client options of this agent (write rate limits, cache TTLs). */
   cloudMap?(config: CommonConfig & Own): Partial<CloudMapClientOptions>;
   /** Checks the cluster before anything starts (CRDs); throws StartupError. */
@@ -76,6 +77,8 @@ export interface AgentProcess {
   argv: readonly string[];
   env: Readonly<Record<string, string | undefined>>;
   hostname: string;
+  /** Logs as text for a terminal, JSON otherwise. */
+  stdoutIsTTY?: boolean;
 }
 
 /**
@@ -84,18 +87,23 @@ export interface AgentProcess {
  * client, cluster identity, leader election and ordered shutdown. Exits 2 on bad config or a
  * StartupError, 1 on any other failure.
  */
-export async function runAgent<O extends Record<string, Options>, Own extends object>(
-  spec: AgentSpec<O, Own>,
-  proc: AgentProcess,
-): Promise<void> {
+export async function runAgent<
+  O extends Record<string, Options>,
+  Own extends object,
+  T extends Record<string, number>,
+>(spec: AgentSpec<O, Own, T>, proc: AgentProcess): Promise<void> {
   const program = `cloudmap-mcs-${spec.name}`;
-  const config = await parseAgentConfig(spec, proc.argv, proc.env, proc.hostname).catch(
-    (error: unknown) => {
-      if (!(error instanceof ConfigError)) throw error;
-      process.stderr.write(`${program}: ${error.message}\n`);
-      process.exit(2);
-    },
-  );
+  const config = await parseAgentConfig(
+    spec,
+    proc.argv,
+    proc.env,
+    proc.hostname,
+    proc.stdoutIsTTY === true,
+  ).catch((error: unknown) => {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${program}: ${error.message}\n`);
+    process.exit(2);
+  });
   // yargs printed the help or version; nothing to run.
   if (proc.argv.includes('--help') || proc.argv.includes('--version')) process.exit(0);
   const logger = createLogger({
@@ -104,6 +112,13 @@ export async function runAgent<O extends Record<string, Options>, Own extends ob
     defaultFields: { [logFields.agent]: spec.name },
   });
   logEffectiveConfig(logger, config);
+  if (config.testTimings !== undefined)
+    logger.warn(
+      'MCS_TEST_TIMINGS is set: internal periods changed for a test; never in a deployment',
+      {
+        [logFields.config]: config.testTimings,
+      },
+    );
   const shutdown = createShutdown({ logger });
   try {
     await startAgent(spec, config, logger, shutdown);
@@ -129,13 +144,17 @@ export async function runAgent<O extends Record<string, Options>, Own extends ob
  */
 export const EVENT_LOOP_SAMPLE_MS = 1000;
 
-async function startAgent<O extends Record<string, Options>, Own extends object>(
-  spec: AgentSpec<O, Own>,
+async function startAgent<
+  O extends Record<string, Options>,
+  Own extends object,
+  T extends Record<string, number>,
+>(
+  spec: AgentSpec<O, Own, T>,
   config: CommonConfig & Own,
   logger: Logger,
   shutdown: Shutdown,
 ): Promise<void> {
-  const kubeConfig = loadKubeConfig(config.kubeconfig);
+  const kubeConfig = loadKubeConfig();
   await spec.preflight?.(kubeConfig);
   const registry = new Registry();
   collectDefaultMetrics({
@@ -196,8 +215,12 @@ async function startServers(
   }
 }
 
-function cloudMapClient<O extends Record<string, Options>, Own extends object>(
-  spec: AgentSpec<O, Own>,
+function cloudMapClient<
+  O extends Record<string, Options>,
+  Own extends object,
+  T extends Record<string, number>,
+>(
+  spec: AgentSpec<O, Own, T>,
   config: CommonConfig & Own,
   registry: Registry,
   logger: Logger,

@@ -8,7 +8,7 @@ import {
 } from './assume-role.js';
 
 export interface ServiceDiscoveryConfig {
-  /** From the --region flag; when absent the SDK's standard chain (AWS_REGION, profile, IMDS). */
+  /** The agents' $AWS_REGION; when absent the SDK's standard chain (profile, IMDS). */
   region?: string;
   /**
    * A custom endpoint (the emulator, LocalStack). main.ts reads

@@ -3,9 +3,9 @@ import type { AgentOptions } from 'node:https';
 import { KubeConfig, type Cluster } from '@kubernetes/client-node';
 
 /**
- * Loads the kubeconfig: an explicit path (the `--kubeconfig` flag) or client-node's default
- * order ($KUBECONFIG, ~/.kube/config, in-cluster service account). main.ts passes the flag;
- * client-node itself reads KUBECONFIG, which is the documented contract of every controller.
+ * Loads the kubeconfig: an explicit path (the CLI's `--kubeconfig` flag) or client-node's
+ * default order ($KUBECONFIG, ~/.kube/config, in-cluster service account), which is all the
+ * agents use: client-node itself reads KUBECONFIG, the documented contract of every controller.
  * The result reuses its connections (see {@link reuseConnections}).
  */
 export function loadKubeConfig(path?: string, context?: string): KubeConfig {

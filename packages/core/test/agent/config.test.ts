@@ -46,7 +46,8 @@ describe('agent config', () => {
       MCS_POLL_SECONDS: '3',
       MCS_LEASE_DURATION_SECONDS: '30',
       MCS_BIND_ADDRESS: '127.0.0.1',
-      MCS_POD_NAME: 'pod-1',
+      POD_NAME: 'pod-1',
+      POD_NAMESPACE: 'mcs',
       MCS_E2E_STATE: '/x',
       AWS_ENDPOINT_URL_SERVICEDISCOVERY: 'http://127.0.0.1:1',
       AWS_REGION: 'eu-west-1',
@@ -57,6 +58,7 @@ describe('agent config', () => {
       leaseDurationSeconds: 30,
       bindAddress: '127.0.0.1',
       identity: 'pod-1',
+      leaseNamespace: 'mcs',
       cloudMapEndpoint: 'http://127.0.0.1:1',
       region: 'eu-west-1',
       ignoredEnvironment: ['MCS_E2E_STATE'],
@@ -83,12 +85,35 @@ describe('agent config', () => {
     [['--lease-duration-seconds', '5'], /lease-duration > renew-deadline > retry-period/],
     [['--assume-role-external-id', 'x'], /needs --assume-role-arn/],
     [['--no-such-flag'], /Unknown argument/],
-    [['--log-format', 'xml'], /--log-format must be json or text/],
+    // Standard variables instead (issue 31): KUBECONFIG, AWS_*, POD_*; the log format follows stdout.
+    [['--kubeconfig', '/k'], /Unknown argument/],
+    [['--region', 'eu-west-1'], /Unknown argument/],
+    [['--cloudmap-endpoint', 'http://e'], /Unknown argument/],
+    [['--lease-namespace', 'x'], /Unknown argument/],
+    [['--identity', 'x'], /Unknown argument/],
+    [['--pod-name', 'x'], /Unknown argument/],
+    [['--log-format', 'text'], /Unknown argument/],
     [['--log-level', 'loud'], /--log-level must be one of/],
   ])('refuses %j', async (argv, message) => {
     const error = await parse(argv).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toMatch(message);
+  });
+
+  it('logs text to a terminal, JSON otherwise', async () => {
+    expect((await parseAgentConfig(spec, [], {}, 'h', true)).logFormat).toBe('text');
+    expect((await parseAgentConfig(spec, [], {}, 'h', false)).logFormat).toBe('json');
+  });
+
+  it('refuses the variables of retired flags, naming their replacement', async () => {
+    const error = await parse([], { MCS_CLOUDMAP_ENDPOINT: 'http://e', MCS_REGION: 'x' }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/MCS_REGION \(set AWS_REGION\)/);
+    expect((error as Error).message).toMatch(
+      /MCS_CLOUDMAP_ENDPOINT \(set AWS_ENDPOINT_URL_SERVICEDISCOVERY\)/,
+    );
   });
 
   it('maps env names onto flags only', () => {

@@ -23,14 +23,14 @@ export function startAgentProcess(
   timing: 'fast' | 'defaults' = 'fast',
 ): AgentProcess {
   const logs: string[] = [];
-  // A 2 s resync is a test's choice: no background budget stretches it.
-  const fast = ['--resync-seconds', '2', '--background-budget', '0', '--heartbeat-seconds', '600'];
+  // A 2 s resync is a test's choice: no background budget stretches it. The heartbeat renews
+  // every 600 s rather than 30 s, as these tests always had it.
+  const fast = ['--resync-seconds', '2', '--background-budget', '0'];
+  const fastTimings = { MCS_TEST_TIMINGS: JSON.stringify({ heartbeatSeconds: 600 }) };
   const child: ChildProcess = spawn(
     process.execPath,
     [
       ...agentNodeArgs('export-agent'),
-      '--kubeconfig',
-      kubeconfigPath,
       '--leader-elect=false',
       '--health-port',
       '0',
@@ -42,7 +42,13 @@ export function startAgentProcess(
       ...extraArgs,
     ],
     {
-      env: { ...agentEnvironment, PATH: process.env['PATH'] ?? '', ...awsEnv },
+      env: {
+        ...agentEnvironment,
+        PATH: process.env['PATH'] ?? '',
+        KUBECONFIG: kubeconfigPath,
+        ...(timing === 'fast' ? fastTimings : {}),
+        ...awsEnv,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

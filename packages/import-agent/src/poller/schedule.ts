@@ -77,7 +77,7 @@ export function refreshIntervalFor(periods: PollPeriods, services: number): numb
  * The listing's period: `slowMs`, stretched so a listing of `calls` calls stays within the
  * budget once some namespace needs more than one ListServices page (1,000 services in one
  * namespace: 11 calls, at 3 a minute every 220 s). A listing of one page per namespace, what
- * `--poll-slow-seconds` was chosen for, is never stretched.
+ * the slow period (IMPORT_TIMINGS.pollSlowSeconds) was chosen for, is never stretched.
  */
 export function listingPeriodFor(periods: PollPeriods, calls: number, paged: boolean): number {
   const budget = periods.listingBudgetPerMinute ?? 0;
