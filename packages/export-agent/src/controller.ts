@@ -23,8 +23,8 @@ import type {
 export type { ExportController, ExportControllerOptions } from './controller-options.js';
 
 /**
- * Wires the export reconciler to the work queue (docs/contributing.md#reconcile-shape): informer callbacks call
- * `enqueue`, workers run `reconcile`, a finished Cloud Map operation requeues its key, and the
+ * Wires the export reconciler to the work queue (docs/contributing.md#reconcile-shape): the
+ * agent's watches (watches.ts) call `enqueue`, workers run `reconcile`, a finished Cloud Map operation requeues its key, and the
  * heartbeat renews on its own timer.
  */
 export function createExportController(opts: ExportControllerOptions): ExportController {
@@ -38,7 +38,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
     onResult: (key) => {
       firstPassDone(w, key);
-      opts.onReconciled?.();
+      opts.onReconciled?.(w.reconciler.exportedCount());
     },
   });
   const pending = createPendingWrites();
@@ -94,9 +94,6 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     peers,
     feed,
     enqueue: (key) => w.queue.add(key),
-    enqueueAll: () => {
-      for (const key of opts.sources.serviceExportKeys()) w.queue.add(key);
-    },
     run: (signal) => run(w, signal),
     stop: () => stop(w),
   };

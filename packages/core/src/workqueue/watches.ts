@@ -1,0 +1,113 @@
+import { logFields } from '../logging/log-fields.js';
+import type { Logger } from '../logging/logger.js';
+
+/** What happened to a watched object (an informer's verbs; other sources say `update`). */
+export type WatchEvent = 'add' | 'update' | 'delete';
+
+export type WatchHandler<T> = (event: WatchEvent, obj: T) => void;
+
+/** Anything that tells of events: an informer, a cache, a poller. `on` returns the unsubscribe. */
+export interface EventSource<T> {
+  on(handler: WatchHandler<T>): () => void;
+}
+
+/**
+ * One row of a controller's watches (controller-runtime's `Watches(source, handler)`): what is
+ * watched and the reconcile keys each of its events maps to. Each agent declares its rows in
+ * one file (`src/watches.ts`, docs/contributing.md#reconcile-shape).
+ */
+export interface Watch<K> {
+  /** What is watched, e.g. `ServiceExport` (the agent's table test, debug logs). */
+  readonly kind: string;
+  readonly source: EventSource<never>;
+  /**
+   * The keys an event maps to; none when nothing needs reconciling. A throw (a malformed
+   * object) maps to no key and a debug log. A promise is awaited (a read before the keys).
+   */
+  readonly keys: (event: WatchEvent, obj: never) => Iterable<K> | Promise<Iterable<K>>;
+}
+
+/** A row, typed by its source (the table itself holds rows of several object types). */
+export function watch<T, K>(
+  kind: string,
+  source: EventSource<T>,
+  keys: (event: WatchEvent, obj: T) => Iterable<K> | Promise<Iterable<K>>,
+): Watch<K> {
+  return { kind, source, keys } as unknown as Watch<K>;
+}
+
+/** Thrown by a key function for an object it cannot map (no name, no namespace). */
+export class MalformedObjectError extends Error {
+  override readonly name = 'MalformedObjectError';
+}
+
+/** What key functions read of a Kubernetes object (client-node's and core's types fit). */
+export interface WatchedObject {
+  metadata?: { namespace?: string; name?: string; labels?: Record<string, string> };
+}
+
+/** `namespace/name` of an object, or of the object named by `name` in its namespace. */
+export function objectKey(obj: WatchedObject, name = obj.metadata?.name): string {
+  const namespace = obj.metadata?.namespace;
+  if (namespace === undefined || namespace === '' || name === undefined || name === '')
+    throw new MalformedObjectError('object without namespace or name');
+  return `${namespace}/${name}`;
+}
+
+/**
+ * Subscribes every row to its source; each event's keys go to `add` (the work queue: event
+ * handlers only enqueue, docs/contributing.md#reconcile-shape). Returns the unsubscribe.
+ */
+export function bindWatches<K>(
+  table: readonly Watch<K>[],
+  add: (key: K) => void,
+  logger: Logger,
+): () => void {
+  const noKey = (kind: string, event: WatchEvent, error: unknown): void =>
+    logger.debug('watch event maps to no key', {
+      [logFields.kind]: kind,
+      event,
+      [logFields.error]: error,
+    });
+  const offs = table.map((row) =>
+    row.source.on((event, obj) => {
+      let keys: Iterable<K> | Promise<Iterable<K>>;
+      try {
+        keys = row.keys(event, obj);
+      } catch (error) {
+        return noKey(row.kind, event, error);
+      }
+      if (!(keys instanceof Promise)) for (const key of keys) add(key);
+      else
+        keys.then(
+          (ks) => {
+            for (const key of ks) add(key);
+          },
+          (error: unknown) => noKey(row.kind, event, error),
+        );
+    }),
+  );
+  return () => {
+    for (const off of offs) off();
+  };
+}
+
+/** An event source fed by its owner (`emit`); handlers may come later (they miss the past). */
+export interface EventHub<T> extends EventSource<T> {
+  emit(event: WatchEvent, obj: T): void;
+}
+
+export function createEventHub<T>(): EventHub<T> {
+  const handlers = new Set<WatchHandler<T>>();
+  return {
+    on(handler) {
+      // A wrapper per subscription: the same handler subscribed twice runs twice.
+      const h: WatchHandler<T> = (e, o) => handler(e, o);
+      handlers.add(h);
+      return () => void handlers.delete(h);
+    },
+    emit(event, obj) {
+      for (const h of handlers) h(event, obj);
+    },
+  };
+}
