@@ -1,5 +1,6 @@
 import {
   LABEL_SERVICE_NAME,
+  keyIn,
   objectKey,
   watch,
   type EndpointSliceObject,
@@ -40,8 +41,8 @@ export interface ExportWatched {
  */
 export function exportWatches(w: ExportWatched): Watch<string>[] {
   const ifExported = (obj: Obj, name: string | undefined): string[] => {
-    const key = objectKey(obj, name);
-    return w.exported(obj.metadata?.namespace ?? '', name ?? '') ? [key] : [];
+    const key = keyIn(obj, name);
+    return w.exported(obj.metadata?.namespace as string, name as string) ? [key] : [];
   };
   return [
     watch('ServiceExport', w.serviceExports, (event, se) => {

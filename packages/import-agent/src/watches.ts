@@ -1,5 +1,6 @@
 import {
   LABEL_MCS_SERVICE_NAME,
+  keyIn,
   objectKey,
   watch,
   type EventSource,
@@ -34,7 +35,7 @@ export function importWatches(
 ): Watch<string>[] {
   const owned = (obj: Obj): string[] => {
     const name = obj.metadata?.labels?.[LABEL_MCS_SERVICE_NAME];
-    return name === undefined ? [] : [objectKey(obj, name)];
+    return name === undefined ? [] : [keyIn(obj, name)];
   };
   return [
     // Only appearing or going namespaces matter; updates would cost a slow round each.

@@ -46,8 +46,11 @@ export interface WatchedObject {
   metadata?: { namespace?: string; name?: string; labels?: Record<string, string> };
 }
 
-/** `namespace/name` of an object, or of the object named by `name` in its namespace. */
-export function objectKey(obj: WatchedObject, name = obj.metadata?.name): string {
+/** `namespace/name` of an object. */
+export const objectKey = (obj: WatchedObject): string => keyIn(obj, obj.metadata?.name);
+
+/** `namespace/name` of what `name` names in the object's namespace (a label's Service). */
+export function keyIn(obj: WatchedObject, name: string | undefined): string {
   const namespace = obj.metadata?.namespace;
   if (namespace === undefined || namespace === '' || name === undefined || name === '')
     throw new MalformedObjectError('object without namespace or name');
