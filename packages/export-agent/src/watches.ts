@@ -23,10 +23,7 @@ export interface ExportWatched {
   reads: EventSource<string>;
   /** Whether the Service `namespace/name` is exported (a ServiceExport is cached). */
   exported(namespace: string, name: string): boolean;
-  /**
-   * False while the export's objects are being read (the read's end enqueues it); on a
-   * delete its read copies are dropped (stub-reads.ts).
-   */
+  /** False while the export's objects are read in full (stub-reads.ts). */
   exportEventReady(event: WatchEvent, key: string): boolean;
   /** The namespace's EndpointSlices cached in full (those of exported Services). */
   slicesIn(namespace: string): readonly EndpointSliceObject[];
@@ -34,10 +31,9 @@ export interface ExportWatched {
 }
 
 /**
- * Every watch of the export agent and the ServiceExport key (`namespace/name`) each event
- * maps to; the one place they are declared (docs/architecture.md#the-two-agents).
- * Besides these, the controller requeues a key itself when a Cloud Map operation of its
- * service finishes and when the peer watch sees another cluster change it (controller.ts).
+ * Every watch of the export agent and the ServiceExport keys (`namespace/name`) each event
+ * maps to (docs/architecture.md#how-each-agent-reconciles). Besides these the controller
+ * requeues a key when a Cloud Map operation of it ends or another cluster changed it.
  */
 export function exportWatches(w: ExportWatched): Watch<string>[] {
   const ifExported = (obj: Obj, name: string | undefined): string[] => {

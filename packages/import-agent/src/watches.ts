@@ -24,10 +24,9 @@ export interface ImportWatched {
 }
 
 /**
- * Every watch of the import agent and the ServiceImport key (`namespace/name`) each event
- * maps to; the one place they are declared (docs/architecture.md#the-two-agents). The keys go
- * to `ImportController.enqueue`. Besides these, the controller's Cloud Map poller requeues the
- * services whose records or heartbeats changed (controller.ts).
+ * Every watch of the import agent and the ServiceImport keys (`namespace/name`) each event
+ * maps to (docs/architecture.md#how-each-agent-reconciles). Besides these the controller's
+ * Cloud Map poller requeues services whose records, heartbeats or reachability changed.
  */
 export function importWatches(
   w: ImportWatched,

@@ -175,9 +175,8 @@ export function superviseInformer<T extends KubernetesObject>(
       void run();
     },
     on(handler) {
-      const h = (event: InformerEvent, obj: T): void => handler(event, obj);
-      handlers.add(h);
-      return () => void handlers.delete(h);
+      handlers.add(handler);
+      return () => void handlers.delete(handler);
     },
     hasSynced: () => synced,
     get: (name, namespace) => informer.get(name, namespace),

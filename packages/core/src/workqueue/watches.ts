@@ -12,18 +12,14 @@ export interface EventSource<T> {
 }
 
 /**
- * One row of a controller's watches (controller-runtime's `Watches(source, handler)`): what is
- * watched and the reconcile keys each of its events maps to. Each agent declares its rows in
- * one file (`src/watches.ts`, docs/contributing.md#reconcile-shape).
+ * One row of an agent's watches table (`src/watches.ts`, docs/contributing.md#reconcile-shape;
+ * controller-runtime's `Watches(source, handler)`): what is watched, which keys each event maps to.
  */
 export interface Watch<K> {
   /** What is watched, e.g. `ServiceExport` (the agent's table test, debug logs). */
   readonly kind: string;
   readonly source: EventSource<never>;
-  /**
-   * The keys an event maps to; none when nothing needs reconciling. A throw (a malformed
-   * object) maps to no key and a debug log. A promise is awaited (a read before the keys).
-   */
+  /** Keys of an event (a promise: read first); a throw (malformed object): none, a debug log. */
   readonly keys: (event: WatchEvent, obj: never) => Iterable<K> | Promise<Iterable<K>>;
 }
 
@@ -34,11 +30,6 @@ export function watch<T, K>(
   keys: (event: WatchEvent, obj: T) => Iterable<K> | Promise<Iterable<K>>,
 ): Watch<K> {
   return { kind, source, keys } as unknown as Watch<K>;
-}
-
-/** Thrown by a key function for an object it cannot map (no name, no namespace). */
-export class MalformedObjectError extends Error {
-  override readonly name = 'MalformedObjectError';
 }
 
 /** What key functions read of a Kubernetes object (client-node's and core's types fit). */
@@ -53,7 +44,7 @@ export const objectKey = (obj: WatchedObject): string => keyIn(obj, obj.metadata
 export function keyIn(obj: WatchedObject, name: string | undefined): string {
   const namespace = obj.metadata?.namespace;
   if (namespace === undefined || namespace === '' || name === undefined || name === '')
-    throw new MalformedObjectError('object without namespace or name');
+    throw new Error('object without namespace or name');
   return `${namespace}/${name}`;
 }
 
@@ -66,28 +57,24 @@ export function bindWatches<K>(
   add: (key: K) => void,
   logger: Logger,
 ): () => void {
-  const noKey = (kind: string, event: WatchEvent, error: unknown): void =>
-    logger.debug('watch event maps to no key', {
-      [logFields.kind]: kind,
-      event,
-      [logFields.error]: error,
-    });
+  const addAll = (keys: Iterable<K>): void => {
+    for (const key of keys) add(key);
+  };
   const offs = table.map((row) =>
     row.source.on((event, obj) => {
-      let keys: Iterable<K> | Promise<Iterable<K>>;
+      const noKey = (error: unknown): void =>
+        logger.debug('watch event maps to no key', {
+          [logFields.kind]: row.kind,
+          event,
+          [logFields.error]: error,
+        });
       try {
-        keys = row.keys(event, obj);
+        const keys = row.keys(event, obj);
+        if (keys instanceof Promise) keys.then(addAll, noKey);
+        else addAll(keys);
       } catch (error) {
-        return noKey(row.kind, event, error);
+        noKey(error);
       }
-      if (!(keys instanceof Promise)) for (const key of keys) add(key);
-      else
-        keys.then(
-          (ks) => {
-            for (const key of ks) add(key);
-          },
-          (error: unknown) => noKey(row.kind, event, error),
-        );
     }),
   );
   return () => {
@@ -104,10 +91,8 @@ export function createEventHub<T>(): EventHub<T> {
   const handlers = new Set<WatchHandler<T>>();
   return {
     on(handler) {
-      // A wrapper per subscription: the same handler subscribed twice runs twice.
-      const h: WatchHandler<T> = (e, o) => handler(e, o);
-      handlers.add(h);
-      return () => void handlers.delete(h);
+      handlers.add(handler);
+      return () => void handlers.delete(handler);
     },
     emit(event, obj) {
       for (const h of handlers) h(event, obj);
