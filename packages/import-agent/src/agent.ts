@@ -83,8 +83,7 @@ async function runImport(
   const informers = await syncedInformers(ctx);
   const local = createLocalAddresses();
   const localChanges = createEventHub<undefined>();
-  const addressesChanged = () => localChanges.emit('update', undefined);
-  if (!(await readLocalAddresses(ctx, local, addressesChanged))) return;
+  if (!(await readLocalAddresses(ctx, local, () => localChanges.emit('update', undefined)))) return;
   const externalChanges = createEventHub<string>();
   const ctl = createController(ctx, identity, metrics, informers, local, externalChanges);
   const unwatch = bindWatches(
