@@ -1,12 +1,13 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { ServiceExportApi, createControllerMetrics } from '@cloudmap-mcs/core';
+import { bindWatches, ServiceExportApi, createControllerMetrics } from '@cloudmap-mcs/core';
 import { StartupError, type AgentContext, type AgentRun } from '@cloudmap-mcs/core/agent';
 import { isNotFound, leaderOnly, waitForCacheSync } from '@cloudmap-mcs/core/runtime';
 import type { ExportAgentConfig } from './config.js';
-import { createExportController, type ExportController } from './controller.js';
+import { createExportController } from './controller.js';
 import { createKubeSources } from './kube/sources.js';
 import { createKubeWriter } from './kube/writer.js';
 import { createExportMetrics } from './metrics.js';
+import { exportWatches } from './watches.js';
 
 const CRD_HINT =
   'Install the CRDs first: kubectl apply -f deploy/crds/ (or the Helm chart with crds enabled).';
@@ -30,9 +31,9 @@ export async function checkCrds(kubeConfig: KubeConfig): Promise<void> {
 }
 
 /**
- * The export agent's own wiring on core's skeleton (docs/architecture.md#the-two-agents): informers, the
- * controller and its metrics. Caches sync before the Lease is sought, so a standby replica
- * takes over with warm caches.
+ * The export agent's own wiring on core's skeleton (docs/architecture.md#the-two-agents), in
+ * order: the caches, the controller, then the watches (watches.ts) that feed its queue.
+ * Caches sync before the Lease is sought, so a standby replica takes over with warm caches.
  */
 export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Promise<AgentRun> {
   const { config, logger, shutdown } = ctx;
@@ -42,10 +43,8 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     identity: ctx.identity,
     logger: logger.child({ component: 'informers' }),
     clock: ctx.clock,
-    // Events arrive only after sources.start(), below, once `controller` exists.
-    enqueue: (key) => (key === undefined ? controller.enqueueAll() : controller.enqueue(key)),
   });
-  const controller: ExportController = createExportController({
+  const controller = createExportController({
     sources,
     // No Kubernetes write once another replica may lead (ADR 0020).
     writer: leaderOnly(createKubeWriter(ctx.kubeConfig, logger, config.identity), ctx.leading),
@@ -76,8 +75,13 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     ...(config.dns === undefined ? {} : { dns: config.dns }),
     podLabelAttributes: config.podLabelAttributes,
     metrics: createControllerMetrics(ctx.registry),
-    onReconciled: () => metrics.exports(controller.reconciler.exportedCount()),
+    onReconciled: (exported) => metrics.exports(exported),
   });
+  const unwatch = bindWatches(
+    exportWatches(sources.watched),
+    controller.enqueue,
+    logger.child({ component: 'watches' }),
+  );
   ctx.readiness.add('caches', () => {
     const waiting = sources.informers.filter((i) => !i.hasSynced()).map((i) => i.name);
     return waiting.length === 0
@@ -85,7 +89,10 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
       : { ok: false, message: `waiting for ${waiting.join(', ')}` };
   });
   shutdown.onShutdown('controller', 20, () => controller.stop());
-  shutdown.onShutdown('informers', 30, () => sources.stop());
+  shutdown.onShutdown('informers', 30, () => {
+    unwatch();
+    return sources.stop();
+  });
   sources.start();
   await waitForCacheSync(sources.informers, shutdown.signal);
   logger.info('caches synced');

@@ -67,8 +67,8 @@ export interface ExportControllerOptions {
   podLabelAttributes?: readonly string[];
   /** The process's controller metrics (`mcs_reconcile_*{controller="serviceexport"}`). */
   metrics?: ControllerMetrics;
-  /** After every reconcile (the agent's managed-exports gauge). */
-  onReconciled?: () => void;
+  /** After every reconcile, with the number of exports (the agent's managed-exports gauge). */
+  onReconciled?: (exported: number) => void;
 }
 
 export interface ExportController {
@@ -79,7 +79,6 @@ export interface ExportController {
   readonly peers: PeerWatch | undefined;
   readonly feed: FeedWriter | undefined;
   enqueue(key: string): void;
-  enqueueAll(): void;
   /**
    * Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats until `stop`.
    * `signal` (leadership) stops the workers when it aborts.

@@ -1,17 +1,17 @@
 import {
   createController,
+  createEventHub,
   type Controller,
   type TimerHandle,
-  type WorkQueue,
 } from '@cloudmap-mcs/core';
 import { createTargetResolver, type TargetResolver } from './cloudmap-target.js';
+import { feedWriterFor, heartbeatsFor, peerWatchFor, reconcilerDeps } from './controller-parts.js';
 import { retireFeedRecord } from './feed-retire.js';
-import { createFeedWriter, type FeedWriter } from './feed-writer.js';
-import { createHeartbeats, type Heartbeats } from './heartbeat.js';
-import { createPeerWatch, type PeerWatch } from './peer-watch.js';
+import type { FeedWriter } from './feed-writer.js';
+import type { Heartbeats } from './heartbeat.js';
+import type { PeerWatch } from './peer-watch.js';
 import { createPendingWrites, type PendingWrites } from './pending-writes.js';
 import { createExportReconciler, type ExportReconciler } from './reconciler.js';
-import type { ExportReconcilerDeps } from './reconciler-state.js';
 import { findOwnedKeys } from './sweep.js';
 
 import type {
@@ -23,24 +23,17 @@ import type {
 export type { ExportController, ExportControllerOptions } from './controller-options.js';
 
 /**
- * Wires the export reconciler to the work queue (docs/contributing.md#reconcile-shape): informer callbacks call
- * `enqueue`, workers run `reconcile`, a finished Cloud Map operation requeues its key, and the
- * heartbeat renews on its own timer.
+ * Wires the export reconciler to the work queue (docs/contributing.md#reconcile-shape): the
+ * agent's watches (watches.ts) call `enqueue`, workers run `reconcile`, a finished Cloud Map
+ * operation requeues its key, the heartbeat renews on its own timer. Built in order: parts
+ * built first tell later ones through event hubs.
  */
 export function createExportController(opts: ExportControllerOptions): ExportController {
   const { clock, logger } = opts;
-  const controller = createController<string>({
-    name: 'serviceexport',
-    reconcile: (key, ctx) => w.reconciler.reconcile(key, ctx),
-    workers: opts.workers,
-    clock,
-    logger,
-    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
-    onResult: (key) => {
-      firstPassDone(w, key);
-      opts.onReconciled?.();
-    },
-  });
+  const epochWritten = createEventHub<undefined>();
+  const exportsChanged = createEventHub<undefined>();
+  const peerChanged = createEventHub<string>();
+  const reconciled = createEventHub<string>();
   const pending = createPendingWrites();
   const resolver = createTargetResolver({
     cloudMap: opts.cloudMap,
@@ -49,35 +42,31 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     now: () => clock.now(),
     ...(opts.dns === undefined ? {} : { dns: opts.dns }),
   });
-  const peers = opts.peerCheckMs > 0 ? peerWatchFor(opts, controller.queue) : undefined;
-  const feed = opts.feed === undefined ? undefined : feedWriterFor(opts, opts.feed, () => beat(w));
-  const heartbeats = createHeartbeats({
-    cloudMap: opts.cloudMap,
-    resolver,
-    pending,
-    identity: () => opts.sources.identity(),
-    now: opts.wallNow,
-    periodMs: opts.heartbeatPeriodMs,
+  const peers = opts.peerCheckMs > 0 ? peerWatchFor(opts, peerChanged) : undefined;
+  const feed = opts.feed === undefined ? undefined : feedWriterFor(opts, opts.feed, epochWritten);
+  const heartbeats = heartbeatsFor(opts, resolver, pending, feed);
+  const reconciler = createExportReconciler(
+    reconcilerDeps(opts, { resolver, pending, feed, peers }, exportsChanged),
+  );
+  const controller = createController<string>({
+    name: 'serviceexport',
+    reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
+    workers: opts.workers,
+    clock,
     logger,
-    ...(feed === undefined
-      ? {}
-      : {
-          feed: () => feed.written,
-          feedStarting: () => feed.written === undefined && feed.state.failures === 0,
-        }),
+    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+    onResult: (key) => reconciled.emit('update', key),
   });
+  const { queue } = controller;
   const w: ExportWiring = {
     opts,
     controller,
-    queue: controller.queue,
     pending,
     resolver,
     heartbeats,
     peers,
     feed,
-    reconciler: createExportReconciler(
-      reconcilerDeps(opts, { resolver, pending, feed, peers }, () => w),
-    ),
+    reconciler,
     unsubscribe: () => {},
     stopped: false,
     beating: Promise.resolve(),
@@ -86,17 +75,24 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     firstPass: new Set(),
   };
   w.unsubscribe = opts.operations.onComplete((r) => operationCompleted(w, r));
+  epochWritten.on(() => beat(w));
+  exportsChanged.on(() => w.firstPass === undefined && beat(w));
+  reconciled.on((_e, key) => {
+    firstPassDone(w, key);
+    opts.onReconciled?.(reconciler.exportedCount());
+  });
+  peerChanged.on((_e, key) => {
+    opts.onPeerChange?.();
+    queue.add(key);
+  });
   return {
-    queue: w.queue,
-    reconciler: w.reconciler,
+    queue,
+    reconciler,
     pending,
     heartbeats,
     peers,
     feed,
-    enqueue: (key) => w.queue.add(key),
-    enqueueAll: () => {
-      for (const key of opts.sources.serviceExportKeys()) w.queue.add(key);
-    },
+    enqueue: (key) => queue.add(key),
     run: (signal) => run(w, signal),
     stop: () => stop(w),
   };
@@ -106,7 +102,6 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
 interface ExportWiring {
   readonly opts: ExportControllerOptions;
   readonly controller: Controller<string>;
-  readonly queue: WorkQueue<string>;
   readonly pending: PendingWrites;
   readonly heartbeats: Heartbeats;
   readonly peers: PeerWatch | undefined;
@@ -158,87 +153,6 @@ function firstPassDone(w: ExportWiring, key: string): void {
   beat(w);
 }
 
-function peerWatchFor(opts: ExportControllerOptions, queue: WorkQueue<string>): PeerWatch {
-  return createPeerWatch({
-    cloudMap: opts.cloudMap,
-    clock: opts.clock,
-    identity: () => opts.sources.identity(),
-    periodMs: opts.peerCheckMs,
-    budgetPerSecond: opts.peerCheckBudgetPerSecond,
-    ...(opts.backgroundBudgetPerMinute === undefined
-      ? {}
-      : { countBudgetPerMinute: opts.backgroundBudgetPerMinute / 2 }),
-    logger: opts.logger.child({ component: 'peer-watch' }),
-    ...(opts.forgetReads === undefined ? {} : { forget: opts.forgetReads }),
-    ...(opts.onPeerRound === undefined ? {} : { onRound: opts.onPeerRound }),
-    onChange: (key) => {
-      opts.onPeerChange?.();
-      queue.add(key);
-    },
-  });
-}
-
-function feedWriterFor(
-  opts: ExportControllerOptions,
-  feed: NonNullable<ExportControllerOptions['feed']>,
-  onEpochWritten: () => void,
-): FeedWriter {
-  const { clock, logger } = opts;
-  return createFeedWriter({
-    cloudMap: opts.cloudMap,
-    // Its own resolver: the feed namespace is always HTTP, whatever --dns-records says.
-    resolver: createTargetResolver({
-      cloudMap: opts.cloudMap,
-      tags: opts.tags,
-      logger,
-      now: () => clock.now(),
-    }),
-    identity: () => opts.sources.identity(),
-    clock,
-    now: opts.wallNow,
-    logger: logger.child({ component: 'feed-writer' }),
-    minIntervalMs: feed.minIntervalMs,
-    ...(feed.onWrite === undefined ? {} : { onWrite: feed.onWrite }),
-    onEpochWritten,
-  });
-}
-
-function reconcilerDeps(
-  opts: ExportControllerOptions,
-  parts: {
-    resolver: TargetResolver;
-    pending: PendingWrites;
-    feed: FeedWriter | undefined;
-    peers: PeerWatch | undefined;
-  },
-  wiring: () => ExportWiring,
-): ExportReconcilerDeps {
-  const { feed, peers } = parts;
-  return {
-    sources: opts.sources,
-    writer: opts.writer,
-    cloudMap: opts.cloudMap,
-    resolver: parts.resolver,
-    pending: parts.pending,
-    logger: opts.logger,
-    now: () => new Date(opts.wallNow()),
-    resyncMs: opts.resyncMs,
-    ...(opts.backgroundBudgetPerMinute === undefined
-      ? {}
-      : { resyncBudgetPerMinute: opts.backgroundBudgetPerMinute / 2 }),
-    pendingRequeueMs: opts.pendingRequeueMs,
-    onExportsChanged: () => {
-      const w = wiring();
-      if (w.firstPass === undefined) beat(w);
-    },
-    ...(feed === undefined ? {} : { onWritesSubmitted: (ns, name) => feed.hint(ns, name) }),
-    ...(opts.podLabelAttributes === undefined
-      ? {}
-      : { podLabelAttributes: opts.podLabelAttributes }),
-    ...(peers === undefined ? {} : { peers }),
-  };
-}
-
 /** A finished Cloud Map operation: its pending write ends and its key runs again. */
 function operationCompleted(w: ExportWiring, r: CompletedOperation): void {
   if (r.serviceId === undefined || r.instanceId === undefined) return;
@@ -257,7 +171,7 @@ function operationCompleted(w: ExportWiring, r: CompletedOperation): void {
   // name it, so a reader following the feed reads what was written (ADR 0018).
   const slash = key.indexOf('/');
   w.feed?.changed(key.slice(0, slash), key.slice(slash + 1));
-  w.queue.add(key);
+  w.controller.queue.add(key);
 }
 
 function scheduleHeartbeat(w: ExportWiring): void {
@@ -278,7 +192,7 @@ async function run(w: ExportWiring, signal?: AbortSignal): Promise<void> {
     for (const key of await findOwnedKeys(opts.cloudMap, identity)) initial.add(key);
   }
   w.firstPass = initial.size === 0 ? undefined : new Set(initial);
-  for (const key of initial) w.queue.add(key);
+  for (const key of initial) w.controller.queue.add(key);
   scheduleHeartbeat(w);
   w.feed?.start();
   w.peers?.start();

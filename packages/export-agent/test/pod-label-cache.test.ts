@@ -2,11 +2,13 @@
 // a real client-node informer against a fake API server that serves whole pods.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { realClock } from '@cloudmap-mcs/core';
+import { bindWatches, realClock } from '@cloudmap-mcs/core';
 import { createMemoryLogger } from '@cloudmap-mcs/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPodLabelCache, type PodLabelCache } from '../src/kube/pod-labels.js';
 import type { EndpointSliceObject } from '../src/k8s-types.js';
+import { exportWatches } from '../src/watches.js';
+import { fakeWatched } from './fake-watched.js';
 
 /** A pod as the API server sends it: spec, status, annotations, managedFields and all. */
 const pod = (
@@ -117,10 +119,12 @@ describe('pod label cache', () => {
       kubeConfig: api.kc,
       logger,
       clock: realClock,
-      slicesIn: () => [slice],
-      isExported: () => true,
-      enqueue: (key) => enqueued.push(key),
     });
+    // The export agent's Pod watch (watches.ts) on this cache.
+    const pods = exportWatches(
+      fakeWatched({ pods: cache, slicesIn: () => [slice], exported: () => true }),
+    ).filter((w) => w.kind === 'Pod');
+    bindWatches(pods, (key) => enqueued.push(key), logger);
     expect(cache.ready()).toBe(false); // the first call starts the watch
     await until('synced', () => cache!.ready());
     await api.watchOpen();

@@ -495,7 +495,8 @@ describe('export reconciler: namespaces and identity', () => {
     expect(k8s.statusWrites).toBe(0);
     expect(k8s.exports.get(KEY)?.metadata.finalizers).toBeUndefined();
     k8s.cluster = clusterA;
-    agent.controller.enqueueAll(); // what a ClusterProperty event does
+    // What a ClusterProperty event does (watches.ts): every export's key.
+    for (const key of k8s.serviceExportKeys()) agent.controller.enqueue(key);
     await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
   });
 });

@@ -1,27 +1,30 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
 import {
+  bindWatches,
   createAddressPolicy,
   createControllerMetrics,
+  createEventHub,
   createLocalAddresses,
-  LABEL_MCS_SERVICE_NAME,
   logFields,
   sleep,
   type ClusterIdentity,
   type ControllerMetrics,
+  type EventHub,
   type LocalAddresses,
 } from '@cloudmap-mcs/core';
 import type { AgentContext, AgentRun } from '@cloudmap-mcs/core/agent';
 import { createEventRecorder, kubeEventSink, leaderOnly } from '@cloudmap-mcs/core/runtime';
 import { pollPeriodsOf, type ImportAgentConfig } from './config.js';
 import { createImportController, type ImportController } from './controller.js';
-import { startImportInformers, type ImportInformers } from './kube/informers.js';
+import { createImportInformers, type ImportInformers } from './kube/informers.js';
 import { createKubeSources } from './kube/kube-sources.js';
 import { createKubeWriter } from './kube/kube-writer.js';
 import { createKubeLocalAddressReader, createLocalAddressWatch } from './kube/local-addresses.js';
 import { startExternalImports } from './external/wire.js';
 import { createImportMetrics } from './metrics.js';
+import type { Poller } from './poller/poller.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from './reconcile/k8s-types.js';
 import { SLICE_MANAGED_BY } from './reconcile/reconciler.js';
+import { importWatches } from './watches.js';
 
 type Ctx = AgentContext<ImportAgentConfig>;
 interface Metrics {
@@ -43,12 +46,7 @@ export async function startImportAgent(ctx: Ctx): Promise<AgentRun> {
     agent: createImportMetrics(ctx.registry),
     controllers: createControllerMetrics(ctx.registry),
   };
-  const ref: ControllerRef = {};
-  return { lead: (signal) => runImport(ctx, identity, metrics, ref, signal) };
-}
-
-interface ControllerRef {
-  controller?: ImportController;
+  return { lead: (signal) => runImport(ctx, identity, metrics, signal) };
 }
 
 /** The first usable identity; a later change restarts the process (imports follow the id). */
@@ -78,15 +76,21 @@ async function runImport(
   ctx: Ctx,
   identity: ClusterIdentity,
   metrics: Metrics,
-  ref: ControllerRef,
   signal: AbortSignal,
 ): Promise<void> {
-  // Informer and address events before the controller exists are dropped: its start replays.
-  const informers = await syncedInformers(ctx, () => ref.controller);
+  // In order: the caches, this cluster's addresses, the controller, then the watches
+  // (watches.ts) that feed it. Events before that are dropped: the controller's start replays.
+  const informers = await syncedInformers(ctx);
   const local = createLocalAddresses();
-  if (!(await readLocalAddresses(ctx, local, () => ref.controller?.enqueueAll()))) return;
-  const ctl = createController(ctx, identity, metrics, informers, local, () => ref.controller);
-  ref.controller = ctl;
+  const localChanges = createEventHub<undefined>();
+  if (!(await readLocalAddresses(ctx, local, () => localChanges.emit('update', undefined)))) return;
+  const externalChanges = createEventHub<string>();
+  const ctl = createController(ctx, identity, metrics, informers, local, externalChanges);
+  const unwatch = bindWatches(
+    importWatches({ ...informers, localAddresses: localChanges, external: externalChanges }, ctl),
+    ctl.enqueue,
+    ctx.logger.child({ [logFields.component]: 'watches' }),
+  );
   ctx.readiness.add('cloud-map', () => {
     if (!ctl.poller.synced)
       return { ok: false, message: 'waiting for the first complete Cloud Map snapshot' };
@@ -95,47 +99,25 @@ async function runImport(
     // liveness stays OK: nothing restarts and the imports stay at the last good state.
     return h.reachable ? { ok: true } : { ok: false, message: h.message };
   });
-  ctx.shutdown.onShutdown('controller', 20, () => ctl.stop());
+  ctx.shutdown.onShutdown('controller', 20, () => {
+    unwatch();
+    return ctl.stop();
+  });
   await ctl.start(signal);
   ctx.logger.info('import agent running', { [logFields.clustersetId]: identity.clustersetId });
 }
 
-/** Informer events only enqueue keys (docs/contributing.md#reconcile-shape); the controller exists after sync. */
-async function syncedInformers(
-  ctx: Ctx,
-  controller: () => ImportController | undefined,
-): Promise<ImportInformers> {
-  const keyOfOwned = (obj: KubernetesObject): string | undefined => {
-    const name = obj.metadata?.labels?.[LABEL_MCS_SERVICE_NAME];
-    return name === undefined ? undefined : `${obj.metadata?.namespace ?? ''}/${name}`;
-  };
-  const keyOf = (obj: KubernetesObject) =>
-    `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
-  const enqueueOwned = (obj: KubernetesObject) => {
-    const key = keyOfOwned(obj);
-    if (key !== undefined) controller()?.enqueue(key);
-  };
-  const informers = startImportInformers(
+/** The caches, synced (workers start only then, docs/contributing.md#reconcile-shape). */
+async function syncedInformers(ctx: Ctx): Promise<ImportInformers> {
+  const informers = createImportInformers(
     ctx.kubeConfig,
     {
       services: `${LABEL_MANAGED_BY}=${MANAGED_BY}`,
       endpointSlices: `endpointslice.kubernetes.io/managed-by=${SLICE_MANAGED_BY}`,
     },
-    {
-      // Only appearing or going namespaces matter; updates would cost a slow round each.
-      namespace: (event, obj) => {
-        if (event !== 'update') controller()?.namespaceChanged(obj.metadata?.name ?? '');
-      },
-      serviceImport: (_event, obj) => controller()?.enqueue(keyOf(obj)),
-      // A local export appearing or going decides whether records of our own id import.
-      serviceExport: (event, obj) => {
-        if (event !== 'update') controller()?.enqueue(keyOf(obj));
-      },
-      service: (_event, obj) => enqueueOwned(obj),
-      endpointSlice: (_event, obj) => enqueueOwned(obj),
-    },
     ctx.logger,
   );
+  for (const i of Object.values(informers)) i.start();
   ctx.shutdown.onShutdown('informers', 30, async () => {
     await Promise.all(Object.values(informers).map((i) => i.stop()));
   });
@@ -191,7 +173,7 @@ function createController(
   metrics: Metrics,
   informers: ImportInformers,
   local: LocalAddresses,
-  controller: () => ImportController | undefined,
+  externalChanges: EventHub<string>,
 ): ImportController {
   const { config } = ctx;
   const trust = {
@@ -201,19 +183,21 @@ function createController(
   };
   // Non-Kubernetes Cloud Map services the users select (ADR 0014): RBAC on CloudMapServiceImport
   // decides who may select one; without the CRD this stays idle.
-  const external = startExternalImports({
-    kc: ctx.kubeConfig,
-    cloudMap: ctx.cloudMap,
-    trust,
-    periodMs: config.externalPollMs,
-    identity: config.identity,
-    namespaces: config.namespaces,
-    logger: ctx.logger,
-    controller,
-    shutdown: ctx.shutdown,
-    metrics: metrics.agent,
-    controllerMetrics: metrics.controllers,
-  });
+  const external = (snapshot: Pick<Poller, 'get'>) =>
+    startExternalImports({
+      kc: ctx.kubeConfig,
+      cloudMap: ctx.cloudMap,
+      trust,
+      periodMs: config.externalPollMs,
+      identity: config.identity,
+      namespaces: config.namespaces,
+      logger: ctx.logger,
+      snapshot,
+      onChange: (key) => externalChanges.emit('update', key),
+      shutdown: ctx.shutdown,
+      metrics: metrics.agent,
+      controllerMetrics: metrics.controllers,
+    });
   return createImportController({
     external,
     cloudMap: ctx.cloudMap,

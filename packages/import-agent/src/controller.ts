@@ -1,93 +1,30 @@
 import {
   createController,
+  createEventHub,
   createRefusalLog,
   logFields,
-  type CloudMapPort,
   type Clock,
-  type ClusterExport,
   type Controller,
-  type ControllerMetrics,
-  type EventRecorder,
+  type EventHub,
   type Logger,
   type RefusalLog,
-  type TrustPolicy,
   type WorkQueue,
 } from '@cloudmap-mcs/core';
-import {
-  createPoller,
-  type Poller,
-  type PollerMetrics,
-  type PollerOptions,
-} from './poller/poller.js';
+import type {
+  ExternalExports,
+  ImportController,
+  ImportControllerOptions,
+} from './controller-options.js';
 import { createLivenessTracker, type LivenessTracker } from './liveness-tracker.js';
-import type { PollPeriods } from './poller/schedule.js';
-import type { SnapshotHealth } from './poller/snapshot.js';
-import type { ImportSources, ImportWriter } from './reconcile/ports.js';
-import {
-  createImportReconciler,
-  type ImportMetrics,
-  type ImportReconcilerDeps,
-} from './reconcile/reconciler.js';
+import { createPoller, type Poller, type PollerOptions } from './poller/poller.js';
+import { createImportReconciler, type ImportReconcilerDeps } from './reconcile/reconciler.js';
 import {
   defaultNamespacePolicy,
   namespaceDecision,
-  type ImportCaps,
   type NamespacePolicy,
 } from './reconcile/scope.js';
 
-/**
- * Wires the poller, the work queue and the reconciler (docs/contributing.md#reconcile-shape). Workers start only
- * after the first complete Cloud Map snapshot (and, by the caller, after the informer caches
- * synced), then every managed ServiceImport is replayed so deletes missed while down happen.
- */
-export interface ImportControllerOptions {
-  cloudMap: CloudMapPort;
-  sources: ImportSources;
-  writer: ImportWriter;
-  clock: Clock;
-  logger: Logger;
-  trust: TrustPolicy;
-  periods: PollPeriods;
-  requestBudgetPerSecond?: number;
-  heartbeatTtlMs: number;
-  workers: number;
-  now: () => number;
-  maxEndpointsPerSlice?: number;
-  /** Warning Events (name collisions); none when absent. */
-  events?: EventRecorder;
-  /** Where imports may be created; default: all but kube-system, kube-public, kube-node-lease, default. */
-  namespaces?: NamespacePolicy;
-  /** Caps on imports per namespace and per agent. */
-  caps?: ImportCaps;
-  /** User-selected non-Kubernetes Cloud Map services (external/, ADR 0014). */
-  external?: {
-    exportFor(namespace: string, name: string): ClusterExport | undefined;
-    keys(): string[];
-  };
-  metrics?: ImportMetrics &
-    PollerMetrics & {
-      health?(health: SnapshotHealth, synced: boolean): void;
-    };
-  /** The process's controller metrics (`mcs_reconcile_*{controller="serviceimport"}`). */
-  controllerMetrics?: ControllerMetrics;
-}
-
-export interface ImportController {
-  readonly poller: Poller;
-  readonly queue: WorkQueue<string>;
-  /**
-   * Resolves once the first snapshot is complete and workers run; `signal` (leadership)
-   * stops the workers when it aborts.
-   */
-  start(signal?: AbortSignal): Promise<void>;
-  /** A namespace appeared or went away locally. */
-  namespaceChanged(namespace: string): void;
-  /** An owned object changed or was deleted behind our back: reconcile its import. */
-  enqueue(key: string): void;
-  /** What is trusted changed (e.g. the local addresses): reconcile every import. */
-  enqueueAll(): void;
-  stop(): Promise<void>;
-}
+export type * from './controller-options.js';
 
 /** The controller's moving parts, shared by the steps below. */
 interface ImportWiring {
@@ -96,6 +33,7 @@ interface ImportWiring {
   readonly controller: Controller<string>;
   readonly queue: WorkQueue<string>;
   readonly poller: Poller;
+  readonly external: ExternalExports | undefined;
   /** Whether the workers run (the first snapshot is complete). */
   started: boolean;
   /** Which clusters were live per namespace when its imports last all re-ran. */
@@ -104,16 +42,13 @@ interface ImportWiring {
   syncWaiter?: { resolve: () => void; timer?: ReturnType<Clock['setTimer']> };
 }
 
+/**
+ * Wires the poller, the work queue and the reconciler (docs/contributing.md#reconcile-shape).
+ * Workers start only after the first complete Cloud Map snapshot (and, by the caller, after
+ * the informer caches synced), then every managed ServiceImport is replayed so deletes missed
+ * while down happen.
+ */
 export function createImportController(opts: ImportControllerOptions): ImportController {
-  const log = opts.logger.child({ [logFields.controller]: 'serviceimport' });
-  const controller = createController<string>({
-    name: 'serviceimport',
-    reconcile: (key, ctx) => reconcile(key, ctx),
-    workers: opts.workers,
-    clock: opts.clock,
-    logger: opts.logger,
-    ...(opts.controllerMetrics === undefined ? {} : { metrics: opts.controllerMetrics }),
-  });
   const policy = opts.namespaces ?? defaultNamespacePolicy;
   // One refusal log for the poller's scope and the reconciler: one metric, one rate limit.
   const refusals = createRefusalLog({
@@ -122,45 +57,66 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     message: 'refused cloud map record',
     ...(opts.metrics?.refused === undefined ? {} : { count: opts.metrics.refused }),
   });
+  // Built in order; what the poller tells of reaches the parts built after it through these.
+  const polled: Polled = {
+    services: createEventHub(),
+    heartbeats: createEventHub(),
+    health: createEventHub(),
+  };
+  const poller = createPoller(pollerOptions(opts, polled, inScope(opts, policy, refusals)));
+  const external = opts.external?.(poller);
+  const controller = createController<string>({
+    name: 'serviceimport',
+    reconcile: createImportReconciler(reconcilerOptions(opts, poller, external, policy, refusals)),
+    workers: opts.workers,
+    clock: opts.clock,
+    logger: opts.logger,
+    ...(opts.controllerMetrics === undefined ? {} : { metrics: opts.controllerMetrics }),
+  });
+  const { queue } = controller;
   const w: ImportWiring = {
     opts,
-    log,
+    log: opts.logger.child({ [logFields.controller]: 'serviceimport' }),
     controller,
-    queue: controller.queue,
-    // The poller's callbacks reach `w` only once it is running.
-    poller: createPoller(pollerOptions(opts, () => w, inScope(opts, policy, refusals))),
+    queue,
+    poller,
+    external,
     started: false,
     liveness: createLivenessTracker({
       clustersetId: opts.trust.clustersetId,
       ttlMs: opts.heartbeatTtlMs,
       clock: opts.clock,
       now: opts.now,
-      heartbeatService: (ns) => w.poller.heartbeatService(ns),
-      onChange: (ns) => enqueueNamespace(w, ns),
+      heartbeatService: (ns) => poller.heartbeatService(ns),
+      onChange: (ns) => namespaceKeys({ opts, poller }, ns).forEach((key) => queue.add(key)),
       refusals,
     }),
   };
-  const reconcile = createImportReconciler(reconcilerOptions(opts, w.poller, policy, refusals));
+  polled.services.on((_e, key) => w.started && queue.add(key));
+  polled.heartbeats.on((_e, ns) => w.started && w.liveness.observe(ns));
+  // Ready conditions mention reachability: re-evaluate every import we manage.
+  polled.health.on(
+    () => w.started && opts.sources.managedImportKeys().forEach((k) => queue.add(k)),
+  );
   return {
-    poller: w.poller,
-    queue: w.queue,
+    poller,
+    queue,
     start: (signal) => start(w, signal),
-    namespaceChanged(namespace) {
-      // Services that appear in it later are named by the change feed (or found by the listing).
-      void w.poller.refreshNow().then(() => {
-        if (w.started) enqueueNamespace(w, namespace);
-      });
-    },
+    namespaceKeys: (namespace) => poller.refreshNow().then(() => namespaceKeys(w, namespace)),
+    allKeys: () => [...opts.sources.managedImportKeys(), ...allSnapshotKeys(poller)],
     enqueue(key) {
-      if (w.started) w.queue.add(key);
-    },
-    enqueueAll() {
-      if (!w.started) return;
-      for (const key of opts.sources.managedImportKeys()) w.queue.add(key);
-      for (const key of allSnapshotKeys(w.poller)) w.queue.add(key);
+      if (w.started) queue.add(key);
     },
     stop: () => stop(w),
   };
+}
+
+interface Polled {
+  /** A service's records changed: its key. */
+  services: EventHub<string>;
+  /** A namespace's heartbeats changed. */
+  heartbeats: EventHub<string>;
+  health: EventHub<undefined>;
 }
 
 /** A local namespace the policy allows: only those are polled (no Cloud Map calls for the rest). */
@@ -180,7 +136,7 @@ function inScope(
 
 function pollerOptions(
   opts: ImportControllerOptions,
-  wiring: () => ImportWiring,
+  polled: Polled,
   isLocalNamespace: (ns: string) => boolean,
 ): PollerOptions {
   return {
@@ -195,19 +151,11 @@ function pollerOptions(
       ? {}
       : { requestBudgetPerSecond: opts.requestBudgetPerSecond }),
     isLocalNamespace,
-    onServiceChange: (ns, name) => {
-      const w = wiring();
-      if (w.started) w.queue.add(`${ns}/${name}`);
-    },
-    onHeartbeatChange: (ns) => {
-      const w = wiring();
-      if (w.started) w.liveness.observe(ns);
-    },
+    onServiceChange: (ns, name) => polled.services.emit('update', `${ns}/${name}`),
+    onHeartbeatChange: (ns) => polled.heartbeats.emit('update', ns),
     onHealthChange: (health, synced) => {
       opts.metrics?.health?.(health, synced);
-      // Ready conditions mention reachability: re-evaluate every import we manage.
-      const w = wiring();
-      if (w.started) for (const key of opts.sources.managedImportKeys()) w.queue.add(key);
+      polled.health.emit('update', undefined);
     },
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
   };
@@ -216,6 +164,7 @@ function pollerOptions(
 function reconcilerOptions(
   opts: ImportControllerOptions,
   poller: Poller,
+  external: ExternalExports | undefined,
   policy: NamespacePolicy,
   refusals: RefusalLog,
 ): ImportReconcilerDeps {
@@ -233,19 +182,18 @@ function reconcilerOptions(
     namespaces: policy,
     refusals,
     ...(opts.caps === undefined ? {} : { caps: opts.caps }),
-    ...(opts.external === undefined
+    ...(external === undefined
       ? {}
-      : { externalExport: (ns: string, name: string) => opts.external?.exportFor(ns, name) }),
+      : { externalExport: (ns: string, name: string) => external.exportFor(ns, name) }),
     ...(opts.maxEndpointsPerSlice === undefined
       ? {}
       : { maxEndpointsPerSlice: opts.maxEndpointsPerSlice }),
   };
 }
 
-function enqueueNamespace(w: ImportWiring, namespace: string): void {
-  for (const s of w.poller.services(namespace)) w.queue.add(`${namespace}/${s.name}`);
-  for (const key of w.opts.sources.managedImportKeys())
-    if (key.startsWith(`${namespace}/`)) w.queue.add(key);
+function namespaceKeys(w: Pick<ImportWiring, 'opts' | 'poller'>, namespace: string): string[] {
+  const managed = w.opts.sources.managedImportKeys().filter((k) => k.startsWith(`${namespace}/`));
+  return [...w.poller.services(namespace).map((s) => `${namespace}/${s.name}`), ...managed];
 }
 
 /** Resolves once the poller's first snapshot is complete (checked every 100 ms). */
@@ -274,9 +222,9 @@ async function start(w: ImportWiring, signal?: AbortSignal): Promise<void> {
   for (const key of keys) queue.add(key);
   // Every service with records of our clusterset, in namespaces that exist here.
   for (const ns of new Set([...keys].map((k) => k.slice(0, k.indexOf('/')))))
-    enqueueNamespace(w, ns);
+    for (const key of namespaceKeys(w, ns)) queue.add(key);
   for (const key of allSnapshotKeys(poller)) queue.add(key);
-  for (const key of opts.external?.keys() ?? []) queue.add(key);
+  for (const key of w.external?.keys() ?? []) queue.add(key);
   // What every import is first reconciled with: later heartbeat changes and expiries compare
   // with it.
   const nsOf = (key: string): string => key.slice(0, key.indexOf('/'));

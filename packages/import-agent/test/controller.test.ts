@@ -1,5 +1,7 @@
 import {
+  bindWatches,
   createAddressPolicy,
+  createEventHub,
   derivedServiceName,
   encodeHeartbeat,
   HEARTBEAT_SERVICE_NAME,
@@ -16,6 +18,7 @@ import {
 } from '@cloudmap-mcs/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createImportController, type ImportController } from '../src/controller.js';
+import { importWatches } from '../src/watches.js';
 import {
   CLUSTERSET,
   endpoints,
@@ -591,8 +594,14 @@ describe('import controller over the fake Cloud Map', () => {
     await publish(cm, exportOf('c1', 'elsewhere', 'cart', endpoints(2, 1)));
     const { cluster, ctl, tick } = await setup(cm);
     expect(cluster.imports.size).toBe(0);
+    // The agent's Namespace watch (watches.ts) on the controller.
+    const namespaces = createEventHub<{ metadata: { name: string } }>();
+    const hub = createEventHub<never>();
+    const w = { ...{ serviceImports: hub, serviceExports: hub, services: hub }, namespaces };
+    const all = { ...w, endpointSlices: hub, localAddresses: hub, external: hub };
+    bindWatches(importWatches(all, ctl), ctl.enqueue, noopLogger);
     cluster.namespaces.add('elsewhere');
-    ctl.namespaceChanged('elsewhere');
+    namespaces.emit('add', { metadata: { name: 'elsewhere' } });
     await tick(2_000);
     expect(cluster.imports.has('elsewhere/cart')).toBe(true);
   });

@@ -3,6 +3,7 @@ import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import { realClock, type Clock, type TimerHandle } from '../workqueue/clock.js';
 import { fullJitterDelay, type BackoffPolicy } from '../workqueue/backoff.js';
+import type { EventSource, WatchEvent } from '../workqueue/watches.js';
 
 /** The part of client-node's `Informer & ObjectCache` we use; tests pass a fake. */
 export interface InformerLike<T extends KubernetesObject> {
@@ -15,7 +16,7 @@ export interface InformerLike<T extends KubernetesObject> {
   list(namespace?: string): readonly T[];
 }
 
-export type InformerEvent = 'add' | 'update' | 'delete';
+export type InformerEvent = WatchEvent;
 
 export interface SupervisedInformerOptions<T extends KubernetesObject> {
   /** For logs and metrics, e.g. `serviceexports`. */
@@ -26,8 +27,11 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
    * open without delivering an object (a BOOKMARK), so the watchdog does not restart it.
    */
   create: (listed: () => void, alive: () => void) => InformerLike<T>;
-  /** Must only enqueue (docs/contributing.md#reconcile-shape); a throw is logged and swallowed. */
-  onEvent: (event: InformerEvent, obj: T) => void;
+  /**
+   * Must only enqueue (docs/contributing.md#reconcile-shape); a throw is logged and swallowed.
+   * Absent: a cache whose handlers are added with `on` (an agent's watches table).
+   */
+  onEvent?: (event: InformerEvent, obj: T) => void;
   logger: Logger;
   clock?: Clock;
   random?: () => number;
@@ -43,7 +47,7 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
   onRestart?: (reason: 'error' | 'watchdog') => void;
 }
 
-export interface SupervisedInformer<T extends KubernetesObject> {
+export interface SupervisedInformer<T extends KubernetesObject> extends EventSource<T> {
   readonly name: string;
   start(): void;
   /** True once a list has completed and the cache holds it. */
@@ -86,13 +90,17 @@ export function superviseInformer<T extends KubernetesObject>(
   const informer = options.create(() => {
     listed = true;
   }, activity);
+  const handlers = new Set<(event: InformerEvent, obj: T) => void>();
+  if (options.onEvent !== undefined) handlers.add(options.onEvent);
   const deliver = (event: InformerEvent) => (obj: T) => {
     activity();
     failures = 0;
-    try {
-      options.onEvent(event, obj);
-    } catch (error) {
-      log.error('informer handler failed', { [logFields.error]: error });
+    for (const handler of handlers) {
+      try {
+        handler(event, obj);
+      } catch (error) {
+        log.error('informer handler failed', { [logFields.error]: error });
+      }
     }
   };
   informer.on('add', deliver('add'));
@@ -165,6 +173,10 @@ export function superviseInformer<T extends KubernetesObject>(
       running = true;
       armWatchdog();
       void run();
+    },
+    on(handler) {
+      handlers.add(handler);
+      return () => void handlers.delete(handler);
     },
     hasSynced: () => synced,
     get: (name, namespace) => informer.get(name, namespace),

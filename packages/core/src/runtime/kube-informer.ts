@@ -36,7 +36,8 @@ export interface KubeInformerOptions<T extends KubernetesObject> {
    * `metadata.name`, `namespace` and `resourceVersion` (the watch resumes from it).
    */
   transform?: (obj: T) => T;
-  onEvent: (event: InformerEvent, obj: T) => void;
+  /** Absent: handlers are added with `on` (an agent's watches table). */
+  onEvent?: (event: InformerEvent, obj: T) => void;
   logger: Logger;
   clock?: Clock;
   watchdogMs?: number;
@@ -243,7 +244,7 @@ export function createKubeInformer<T extends KubernetesObject>(
   const inner = new Watch(options.kubeConfig) as unknown as WatchLike;
   return superviseInformer<T>({
     name: options.name,
-    onEvent: options.onEvent,
+    ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     logger: options.logger,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.watchdogMs === undefined ? {} : { watchdogMs: options.watchdogMs }),

@@ -4,3 +4,4 @@ export * from './queue.js';
 export * from './controller.js';
 export * from './metrics.js';
 export * from './backoff.js';
+export * from './watches.js';

@@ -44,6 +44,20 @@ describe('supervised informer', () => {
     await informer.stop();
   });
 
+  it("handlers added with on (an agent's watches) get each event after onEvent, until removed", async () => {
+    const { fake, events, informer } = setup();
+    const seen: string[] = [];
+    const off = informer.on((e, o) => seen.push(`${e}:${o.metadata?.name ?? ''}`));
+    fake.nextList = [obj('a')];
+    informer.start();
+    await waitForCacheSync([informer]);
+    off();
+    fake.fire('delete', obj('a'));
+    expect(events).toEqual(['add:a', 'delete:a']);
+    expect(seen).toEqual(['add:a']);
+    await informer.stop();
+  });
+
   it('restarts after a list error with backoff, then syncs', async () => {
     const { clock, fake, informer, logger } = setup();
     fake.nextList = new Error('connection refused');

@@ -6,7 +6,13 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { LABEL_SERVICE_NAME, ServiceExportApi, type Clock, type Logger } from '@cloudmap-mcs/core';
+import {
+  createEventHub,
+  LABEL_SERVICE_NAME,
+  ServiceExportApi,
+  type Clock,
+  type Logger,
+} from '@cloudmap-mcs/core';
 import {
   createKubeInformer,
   isMetadataStub,
@@ -17,11 +23,14 @@ import {
 } from '@cloudmap-mcs/core/runtime';
 import type { EndpointSliceObject, ServiceExportObject } from '../k8s-types.js';
 import type { ExportSources } from '../sources.js';
+import type { ExportWatched } from '../watches.js';
 import { createPodLabelCache } from './pod-labels.js';
-import { current, loading, type StubReads } from './stub-reads.js';
+import { current, exportEventReady, loading, type StubReads } from './stub-reads.js';
 
 export interface KubeSources extends ExportSources {
   readonly informers: SupervisedInformer<KubernetesObject>[];
+  /** What the agent's watches (watches.ts) subscribe to and read. */
+  readonly watched: ExportWatched;
   start(): void;
   stop(): Promise<void>;
 }
@@ -32,8 +41,6 @@ export interface KubeSourcesOptions {
   identity: ClusterIdentityWatcher;
   logger: Logger;
   clock: Clock;
-  /** Called with the ServiceExport key an event maps to; `undefined` means every key. */
-  enqueue: (key: string | undefined) => void;
 }
 
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
@@ -41,9 +48,7 @@ const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace}/${o.metadata?.n
 type ExportInformer = SupervisedInformer<ServiceExportObject & KubernetesObject>;
 
 /**
- * The informer caches (docs/contributing.md#reconcile-shape: callbacks only enqueue). ServiceExport, Service and
- * EndpointSlice events map to the ServiceExport key; a ClusterProperty event re-queues every
- * key, since the identity is part of every record.
+ * The informer caches; which key each of their events maps to is declared in watches.ts.
  *
  * Memory is bounded by the exports, not by the cluster (issue 14): the Service and
  * EndpointSlice informers watch the whole cluster but keep only a metadata stub of every
@@ -58,7 +63,7 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const discovery = kubeConfig.makeApiClient(DiscoveryV1Api);
-  const exports: ExportInformer = exportInformer(opts, custom, () => stubs);
+  const exports: ExportInformer = exportInformer(opts, custom);
   const exported = (ns: string | undefined, name: string | undefined) =>
     ns !== undefined && name !== undefined && exports.get(name, ns) !== undefined;
   const stubs: StubReads = {
@@ -68,34 +73,37 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     slices: sliceInformer(opts, discovery, exported),
     logger,
     clock,
-    enqueue: (key) => opts.enqueue(key),
+    reads: createEventHub(),
     fetched: new Map(),
     inFlight: new Set(),
   };
   const { services, slices } = stubs;
   const sliceList = (ns: string) =>
     (slices.list(ns) as readonly EndpointSliceObject[]).filter((s) => !isMetadataStub(s));
-  const pods = createPodLabelCache({
-    kubeConfig,
-    logger,
-    clock,
-    slicesIn: sliceList,
-    isExported: (ns, svc) => exported(ns, svc),
-    enqueue: (key) => opts.enqueue(key),
-  });
-
-  // Every export is reconciled again when the identity changes (or becomes usable).
-  const offIdentity = opts.identity.onChange(() => opts.enqueue(undefined));
+  const pods = createPodLabelCache({ kubeConfig, logger, clock });
+  const serviceExportKeys = () => exports.list().map(keyOf);
 
   let running = false;
   return {
     informers: [exports, services, slices] as SupervisedInformer<KubernetesObject>[],
+    watched: {
+      serviceExports: exports,
+      services,
+      endpointSlices: slices,
+      pods,
+      identity: { on: (h) => opts.identity.onChange((next) => h('update', next)) },
+      reads: stubs.reads,
+      exported,
+      exportEventReady: (event, key) => exportEventReady(stubs, event, key),
+      slicesIn: sliceList,
+      serviceExportKeys,
+    },
     identity: () => opts.identity.current(),
     serviceExport: (ns, name) => exports.get(name, ns),
     service: (ns, name) => current(stubs, `${ns}/${name}`)?.service,
     endpointSlices: (ns, serviceName) => current(stubs, `${ns}/${serviceName}`)?.slices ?? [],
     loading: (ns, name) => loading(stubs, `${ns}/${name}`),
-    serviceExportKeys: () => exports.list().map(keyOf),
+    serviceExportKeys,
     podLabels: (ns, name) => pods.labels(ns, name),
     podLabelsReady: () => pods.ready(),
     start() {
@@ -109,7 +117,6 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
     },
     async stop() {
       running = false;
-      offIdentity();
       await Promise.all([exports, services, slices].map((i) => i.stop()));
       await pods.stop();
     },
@@ -118,11 +125,7 @@ export function createKubeSources(opts: KubeSourcesOptions): KubeSources {
 
 type Exported = (ns: string | undefined, name: string | undefined) => boolean;
 
-function exportInformer(
-  opts: KubeSourcesOptions,
-  custom: CustomObjectsApi,
-  stubs: () => StubReads,
-): ExportInformer {
+function exportInformer(opts: KubeSourcesOptions, custom: CustomObjectsApi): ExportInformer {
   return createKubeInformer<ServiceExportObject & KubernetesObject>({
     name: 'serviceexports',
     kubeConfig: opts.kubeConfig,
@@ -131,13 +134,6 @@ function exportInformer(
       custom.listClusterCustomObject({ ...ServiceExportApi, ...page }) as Promise<
         KubernetesListObject<ServiceExportObject & KubernetesObject>
       >,
-    onEvent: (e, o) => {
-      const key = keyOf(o);
-      if (e === 'delete') stubs().fetched.delete(key);
-      // A new export of objects cached as stubs: read them first; the fetch enqueues.
-      else if (loading(stubs(), key)) return;
-      opts.enqueue(key);
-    },
     logger: opts.logger,
     clock: opts.clock,
   });
@@ -155,9 +151,6 @@ function serviceInformer(
     list: (page) => core.listServiceForAllNamespaces(page),
     transform: (o) =>
       exported(o.metadata?.namespace, o.metadata?.name) ? stripUnread(o) : metadataStub(o),
-    onEvent: (_e, o) => {
-      if (exported(o.metadata?.namespace, o.metadata?.name)) opts.enqueue(keyOf(o));
-    },
     logger: opts.logger,
     clock: opts.clock,
   });
@@ -181,10 +174,6 @@ function sliceInformer(
         : // Only the label that names its Service: a stub is kept for each of the cluster's
           // unexported slices (5,000 in the bench), and the other labels are never read.
           metadataStub(o, { labels: [LABEL_SERVICE_NAME] }),
-    onEvent: (_e, o) => {
-      const svc = o.metadata?.labels?.[LABEL_SERVICE_NAME];
-      if (exported(o.metadata?.namespace, svc)) opts.enqueue(`${o.metadata?.namespace}/${svc}`);
-    },
     logger: opts.logger,
     clock: opts.clock,
   });

@@ -1,5 +1,11 @@
 import type { CoreV1Api, DiscoveryV1Api, KubernetesObject } from '@kubernetes/client-node';
-import { LABEL_SERVICE_NAME, type Clock, type Logger } from '@cloudmap-mcs/core';
+import {
+  LABEL_SERVICE_NAME,
+  type Clock,
+  type EventHub,
+  type Logger,
+  type WatchEvent,
+} from '@cloudmap-mcs/core';
 import { isMetadataStub, stripUnread, type SupervisedInformer } from '@cloudmap-mcs/core/runtime';
 import type { EndpointSliceObject, ServiceObject } from '../k8s-types.js';
 import { splitKey } from '../sources.js';
@@ -21,7 +27,8 @@ export interface StubReads {
   readonly slices: SupervisedInformer<KubernetesObject>;
   readonly logger: Logger;
   readonly clock: Clock;
-  readonly enqueue: (key: string) => void;
+  /** A read ended (or failed a second ago): the export's key (watches.ts). */
+  readonly reads: EventHub<string>;
   readonly fetched: Map<string, Fetched>;
   readonly inFlight: Set<string>;
 }
@@ -91,16 +98,26 @@ export function loading(r: StubReads, key: string): boolean {
     fetchExported(r, key).then(
       () => {
         r.inFlight.delete(key);
-        r.enqueue(key);
+        r.reads.emit('update', key);
       },
       (error: unknown) => {
         r.logger.warn('reading an exported service failed; retrying', { key, error });
         r.clock.setTimer(() => {
           r.inFlight.delete(key);
-          r.enqueue(key);
+          r.reads.emit('update', key);
         }, 1_000);
       },
     );
   }
+  return true;
+}
+
+/**
+ * Whether a ServiceExport event is reconciled now: not while the objects of a new export are
+ * read (the read's end enqueues it). A deleted export's copies aside are dropped.
+ */
+export function exportEventReady(r: StubReads, event: WatchEvent, key: string): boolean {
+  if (event !== 'delete') return !loading(r, key);
+  r.fetched.delete(key);
   return true;
 }

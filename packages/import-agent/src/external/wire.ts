@@ -8,7 +8,7 @@ import {
   type TrustPolicy,
 } from '@cloudmap-mcs/core';
 import { createEventRecorder, kubeEventSink, type Shutdown } from '@cloudmap-mcs/core/runtime';
-import type { ImportController } from '../controller.js';
+import type { Poller } from '../poller/poller.js';
 import type { NamespacePolicy } from '../reconcile/scope.js';
 import { createExternalImports, type ExternalImports } from './controller.js';
 import { createExternalStatusWriter, watchExternalImports } from './kube.js';
@@ -26,8 +26,10 @@ export function startExternalImports(opts: {
   identity: string;
   namespaces: NamespacePolicy;
   logger: Logger;
-  /** The import controller, once created (changes before that are picked up by its start). */
-  controller: () => ImportController | undefined;
+  /** The import controller's Cloud Map snapshot (MCS exports of the clusterset win). */
+  snapshot: Pick<Poller, 'get'>;
+  /** A selected service changed: its import's key (watches.ts). */
+  onChange: (key: string) => void;
   shutdown: Pick<Shutdown, 'onShutdown'>;
   metrics?: { refused?(reason: string): void; externalReads?(outcome: string): void };
   controllerMetrics?: ControllerMetrics;
@@ -48,10 +50,10 @@ export function startExternalImports(opts: {
     }),
     namespaces: opts.namespaces,
     exportedByClusterset: (namespace, name) =>
-      (opts.controller()?.poller.get(namespace, name)?.instances ?? []).some(
+      (opts.snapshot.get(namespace, name)?.instances ?? []).some(
         (i) => i.attributes[Attr.ClustersetId] === opts.trust.clustersetId,
       ),
-    onChange: (key) => opts.controller()?.enqueue(key),
+    onChange: opts.onChange,
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
     ...(opts.controllerMetrics === undefined ? {} : { controllerMetrics: opts.controllerMetrics }),
   });

@@ -1,0 +1,109 @@
+import type { EventHub } from '@cloudmap-mcs/core';
+import { createTargetResolver, type TargetResolver } from './cloudmap-target.js';
+import type { ExportControllerOptions } from './controller-options.js';
+import { createFeedWriter, type FeedWriter } from './feed-writer.js';
+import { createHeartbeats, type Heartbeats } from './heartbeat.js';
+import { createPeerWatch, type PeerWatch } from './peer-watch.js';
+import type { PendingWrites } from './pending-writes.js';
+import type { ExportReconcilerDeps } from './reconciler-state.js';
+
+// The export controller's parts, each built from the options and the parts built before it
+// (controller.ts builds them in order).
+
+export function heartbeatsFor(
+  opts: ExportControllerOptions,
+  resolver: TargetResolver,
+  pending: PendingWrites,
+  feed: FeedWriter | undefined,
+): Heartbeats {
+  return createHeartbeats({
+    cloudMap: opts.cloudMap,
+    resolver,
+    pending,
+    identity: () => opts.sources.identity(),
+    now: opts.wallNow,
+    periodMs: opts.heartbeatPeriodMs,
+    logger: opts.logger,
+    ...(feed === undefined
+      ? {}
+      : {
+          feed: () => feed.written,
+          feedStarting: () => feed.written === undefined && feed.state.failures === 0,
+        }),
+  });
+}
+
+export function peerWatchFor(opts: ExportControllerOptions, changed: EventHub<string>): PeerWatch {
+  return createPeerWatch({
+    cloudMap: opts.cloudMap,
+    clock: opts.clock,
+    identity: () => opts.sources.identity(),
+    periodMs: opts.peerCheckMs,
+    budgetPerSecond: opts.peerCheckBudgetPerSecond,
+    ...(opts.backgroundBudgetPerMinute === undefined
+      ? {}
+      : { countBudgetPerMinute: opts.backgroundBudgetPerMinute / 2 }),
+    logger: opts.logger.child({ component: 'peer-watch' }),
+    ...(opts.forgetReads === undefined ? {} : { forget: opts.forgetReads }),
+    ...(opts.onPeerRound === undefined ? {} : { onRound: opts.onPeerRound }),
+    onChange: (key) => changed.emit('update', key),
+  });
+}
+
+export function feedWriterFor(
+  opts: ExportControllerOptions,
+  feed: NonNullable<ExportControllerOptions['feed']>,
+  epochWritten: EventHub<undefined>,
+): FeedWriter {
+  const { clock, logger } = opts;
+  return createFeedWriter({
+    cloudMap: opts.cloudMap,
+    // Its own resolver: the feed namespace is always HTTP, whatever --dns-records says.
+    resolver: createTargetResolver({
+      cloudMap: opts.cloudMap,
+      tags: opts.tags,
+      logger,
+      now: () => clock.now(),
+    }),
+    identity: () => opts.sources.identity(),
+    clock,
+    now: opts.wallNow,
+    logger: logger.child({ component: 'feed-writer' }),
+    minIntervalMs: feed.minIntervalMs,
+    ...(feed.onWrite === undefined ? {} : { onWrite: feed.onWrite }),
+    onEpochWritten: () => epochWritten.emit('update', undefined),
+  });
+}
+
+export function reconcilerDeps(
+  opts: ExportControllerOptions,
+  parts: {
+    resolver: TargetResolver;
+    pending: PendingWrites;
+    feed: FeedWriter | undefined;
+    peers: PeerWatch | undefined;
+  },
+  exportsChanged: EventHub<undefined>,
+): ExportReconcilerDeps {
+  const { feed, peers } = parts;
+  return {
+    sources: opts.sources,
+    writer: opts.writer,
+    cloudMap: opts.cloudMap,
+    resolver: parts.resolver,
+    pending: parts.pending,
+    logger: opts.logger,
+    now: () => new Date(opts.wallNow()),
+    resyncMs: opts.resyncMs,
+    ...(opts.backgroundBudgetPerMinute === undefined
+      ? {}
+      : { resyncBudgetPerMinute: opts.backgroundBudgetPerMinute / 2 }),
+    pendingRequeueMs: opts.pendingRequeueMs,
+    onExportsChanged: () => exportsChanged.emit('update', undefined),
+    ...(feed === undefined ? {} : { onWritesSubmitted: (ns, name) => feed.hint(ns, name) }),
+    ...(opts.podLabelAttributes === undefined
+      ? {}
+      : { podLabelAttributes: opts.podLabelAttributes }),
+    ...(peers === undefined ? {} : { peers }),
+  };
+}
