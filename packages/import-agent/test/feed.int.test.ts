@@ -150,11 +150,10 @@ beforeAll(async () => {
     { ...env, KUBECONFIG: c1.kubeconfigPath },
     'export',
   );
-  const importer = new AgentProcess(
-    'feed-import-c2',
-    ['--leader-elect=false', ...identity('c2')],
-    { ...proxied, KUBECONFIG: c2.kubeconfigPath },
-  );
+  const importer = new AgentProcess('feed-import-c2', ['--leader-elect=false', ...identity('c2')], {
+    ...proxied,
+    KUBECONFIG: c2.kubeconfigPath,
+  });
   for (const a of [exporter, importer]) {
     await a.start();
     agents.push(a);
