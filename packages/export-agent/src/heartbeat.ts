@@ -45,6 +45,12 @@ export interface Heartbeats {
    * before but no longer does. Errors are per namespace and logged.
    */
   sync(exports: ReadonlyMap<string, readonly string[]>, opts?: { settled: boolean }): Promise<void>;
+  /**
+   * Whether a renewal waited for this process's previous write of the same heartbeat to
+   * finish (Cloud Map refuses a second write of an instance while one is in progress); reading
+   * it clears it. The controller syncs again when an operation completes.
+   */
+  takeDeferred(): boolean;
 }
 
 /**
@@ -53,9 +59,14 @@ export interface Heartbeats {
  * period, so a restart inside a period writes nothing.
  */
 export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
-  const h: HeartbeatState = { deps, known: new Set(), written: new Map() };
+  const h: HeartbeatState = { deps, known: new Set(), written: new Map(), deferred: false };
   return {
     sync: (exports, opts = { settled: true }) => sync(h, exports, opts.settled),
+    takeDeferred: () => {
+      const was = h.deferred;
+      h.deferred = false;
+      return was;
+    },
   };
 }
 
@@ -68,6 +79,8 @@ interface HeartbeatState {
    * reads its heartbeat once (after a start or a failure), not every third of a period.
    */
   readonly written: Map<string, CloudMapInstance>;
+  /** A renewal waited for a write of the same heartbeat still in progress. */
+  deferred: boolean;
 }
 
 async function sync(
@@ -125,6 +138,13 @@ async function renew(
     (statedEpoch === feed?.epoch || deps.feedStarting?.() === true)
   ) {
     if (observed !== undefined) written.set(namespace, observed);
+    return;
+  }
+  // A renewal right after another (a restart's first beat, then the one its new feed epoch
+  // asks for) would be refused with DuplicateRequest while the first is in progress, and the
+  // new epoch stated only a tick later: wait for it to finish instead.
+  if (deps.pending.has(target.serviceId, id)) {
+    h.deferred = true;
     return;
   }
   const instance = encodeHeartbeat({

@@ -20,6 +20,8 @@ export interface PendingWrites {
   /** `observed` with the pending writes applied. */
   overlay(serviceId: string, observed: readonly CloudMapInstance[]): CloudMapInstance[];
   count(serviceId?: string): number;
+  /** Whether a write of this instance is still pending. */
+  has(serviceId: string, instanceId: string): boolean;
 }
 
 interface Entry {
@@ -50,6 +52,7 @@ export function createPendingWrites(): PendingWrites {
         if (e.attributes !== null) out.push({ id, attributes: e.attributes });
       return out;
     },
+    has: (serviceId, instanceId) => byService.get(serviceId)?.has(instanceId) === true,
     count(serviceId) {
       if (serviceId !== undefined) return byService.get(serviceId)?.size ?? 0;
       let n = 0;
