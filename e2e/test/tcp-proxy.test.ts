@@ -77,3 +77,23 @@ it('healed: new connections carry again, those the black hole took stay dead', a
   expect([held.got(), held.closed(), fresh.got()]).toEqual(['', false, 'echo f']);
   expect(proxy.connections).toBe(2);
 });
+
+it('slowed: carries every byte late and in order, and the server closing after them', async () => {
+  const c = await client();
+  proxy.delay(150);
+  const sent = Date.now();
+  c.socket.write('g');
+  await sleep(60);
+  c.socket.write('h');
+  await settle();
+  expect(c.got()).toBe('');
+  await sleep(400);
+  // Each chunk 150 ms to the server and 150 ms back; the echo answers each on its own.
+  expect(c.got()).toBe('echo gecho h');
+  expect(Date.now() - sent).toBeGreaterThanOrEqual(300);
+  closeServed();
+  await settle();
+  expect(c.closed()).toBe(false);
+  await sleep(150);
+  expect(c.closed()).toBe(true);
+});

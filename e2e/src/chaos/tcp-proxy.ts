@@ -1,16 +1,18 @@
 /**
  * A TCP proxy on 127.0.0.1 in front of one host:port (a kube-apiserver: TLS passes through
  * untouched, so the client still verifies the API server's own certificate, whose SANs hold
- * 127.0.0.1). Black-holed, it stops carrying bytes in both directions on every connection,
- * open or new, and keeps them open: nothing answered, nothing reset (a stuck proxy or NAT).
- * A connection the black hole took stays dead after the heal (its bytes are gone, as a NAT
- * that lost its entry would have them); only connections opened after the heal carry data.
+ * 127.0.0.1). Slowed, it carries every byte late. Black-holed, it stops carrying bytes in both
+ * directions on every connection, open or new, and keeps them open: nothing answered, nothing
+ * reset (a stuck proxy or NAT). A connection the black hole took stays dead after the heal (its
+ * bytes are gone, as a NAT that lost its entry would have them); only connections opened after
+ * the heal carry data.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 export class HangingTcpProxy {
   #blackHole = false;
+  #delayMs = 0;
   #server: Server | undefined;
   readonly #sockets = new Set<Socket>();
   #port = 0;
@@ -50,19 +52,42 @@ export class HangingTcpProxy {
     const upstream = connect(this.port, this.host);
     this.#track(upstream);
     upstream.on('error', () => {});
+    const toServer = this.#delayed(upstream, holds);
+    const toClient = this.#delayed(client, holds);
     client.on('data', (d) => {
       if (holds()) this.swallowedBytes += d.length;
-      else upstream.write(d);
+      else toServer(d);
     });
-    upstream.on('data', (d) => {
-      if (!holds()) client.write(d);
-    });
-    // The server's end or reset reaches the client only while carrying: a held connection
-    // stays open. The client going away (the agent exited) frees its upstream either way.
+    upstream.on('data', (d) => toClient(d));
+    // The server's end or reset reaches the client only while carrying (after the bytes before
+    // it): a held connection stays open. The client going away (the agent exited) frees its
+    // upstream either way.
     client.on('close', () => upstream.destroy());
-    upstream.on('close', () => {
-      if (!holds()) client.destroy();
-    });
+    upstream.on('close', () => toClient(null));
+  }
+
+  /**
+   * Writes to `to` what it is given, each chunk `delayMs` after it came and in order; `null`
+   * closes `to` after the chunks before it. Nothing once the connection is held.
+   */
+  #delayed(to: Socket, holds: () => boolean): (chunk: Buffer | null) => void {
+    const queue: { at: number; chunk: Buffer | null }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const flush = (): void => {
+      timer = undefined;
+      for (let next = queue[0]; next !== undefined && next.at <= Date.now(); next = queue[0]) {
+        queue.shift();
+        if (holds()) continue;
+        if (next.chunk === null) to.destroy();
+        else to.write(next.chunk);
+      }
+      const next = queue[0];
+      if (next !== undefined) timer = setTimeout(flush, next.at - Date.now());
+    };
+    return (chunk) => {
+      queue.push({ at: Date.now() + this.#delayMs, chunk });
+      if (timer === undefined) flush();
+    };
   }
 
   #track(s: Socket): void {
@@ -72,6 +97,11 @@ export class HangingTcpProxy {
 
   blackHole(on: boolean): void {
     this.#blackHole = on;
+  }
+
+  /** Slow, not hung: every byte, both ways, on every carrying connection, `ms` late (0: none). */
+  delay(ms: number): void {
+    this.#delayMs = ms;
   }
 
   async stop(): Promise<void> {

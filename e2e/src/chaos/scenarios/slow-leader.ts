@@ -1,7 +1,8 @@
 // A leader that answers slowly: of two export-agent replicas of c1, the leader's connection to
-// its kube-apiserver hangs (a stuck proxy or NAT: requests held open, never answered nor
-// reset) while Cloud Map still works for it. It must notice by itself, stop writing, and let
-// the standby lead; healed and restarted, it must come back as a standby.
+// its kube-apiserver first turns slow (it must keep leading), then hangs (a stuck proxy or
+// NAT: requests held open, never answered nor reset) while Cloud Map still works for it. It
+// must notice by itself, stop writing, and let the standby lead; healed and restarted, it must
+// come back as a standby.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChaosAgent } from '../agent.js';
 import type { ChaosContext } from '../context.js';
@@ -82,9 +83,9 @@ function loggedAt(a: ChaosAgent, message: string): number | undefined {
 
 export const leaderSlowApiserver: Scenario = {
   id: 'leader-slow-apiserver',
-  fault: `two export-agent replicas of c1 (leader election, heartbeat every ${String(HEARTBEAT_S)} s); the leader's connection to its kube-apiserver hangs (TCP proxy black-holed: held open, never answered nor reset) while Cloud Map still works for it; healed after the takeover and the old replica restarted`,
+  fault: `two export-agent replicas of c1 (leader election, heartbeat every ${String(HEARTBEAT_S)} s); the leader's connection to its kube-apiserver (through a TCP proxy) is first slow (every byte (renew deadline - retry period)/6 late, for 2 lease durations), then hangs (held open, never answered nor reset) while Cloud Map still works for it; healed after the takeover and the old replica restarted`,
   expected:
-    'the old leader stops leading within renew deadline + retry period of the hang and makes no Cloud Map write after; the standby leads within lease duration + retry period of the last renewal, only after the old one stopped; a change made after the takeover is written exactly once; healed, the old replica stands by (the Lease stays with the new leader)',
+    'slow, the leader keeps the Lease and writes a change; hung, it stops leading within renew deadline + retry period of the hang and makes no Cloud Map write after; the standby leads within lease duration + retry period of the last renewal, only after the old one stopped; a change made after the takeover is written exactly once; healed, the old replica stands by (the Lease stays with the new leader)',
   async run(ctx, out) {
     const p = ctx.profile;
     const ns = await ctx.namespace();
@@ -117,7 +118,26 @@ export const leaderSlowApiserver: Scenario = {
     const next = replicas.find((r) => r.id !== leaderId);
     if (old === undefined || next === undefined) throw new Error(`unexpected holder ${leaderId}`);
     const lease = watchLease(ctx, ns);
-    await sleep(2 * p.lease.retryS * 1000); // a few renewals seen before the hang
+    await sleep(2 * p.lease.retryS * 1000); // a few renewals seen before the fault
+
+    // Slow first, not hung: every byte to and from its API server late, so a renewal (on a new
+    // connection: TLS handshake and request, four crossings) still ends well inside the renew
+    // deadline. It must go on leading and writing.
+    const slowMs = Math.round(((p.lease.renewS - p.lease.retryS) * 1000) / 6);
+    old.kube.delay(slowMs);
+    const slowAt = Date.now();
+    ips = podIps(1, 4);
+    await setEndpoints(c1, ns, 'web', ips);
+    await waitFor('change written while slow', exact, { timeoutMs: 60_000, intervalMs: 100 });
+    const slowChangeMs = Date.now() - slowAt;
+    await sleep(Math.max(0, 2 * p.lease.durationS * 1000 - slowChangeMs));
+    old.kube.delay(0);
+    const slowSeen = lease.seen.filter((v) => v.at >= slowAt);
+    const slowHolders = new Set(slowSeen.map((v) => v.holder));
+    const times = [slowAt, ...slowSeen.map((v) => v.at), Date.now()];
+    const slowGapMs = Math.max(...times.slice(1).map((t, i) => t - (times[i] ?? t)));
+    const lostWhileSlow = loggedAt(old.agent, 'leadership lost') !== undefined;
+
     const before = await ctx.records.instances(ns, 'web');
     const w0 = await ctx.records.instanceWrites(ns, 'web');
 
@@ -140,7 +160,7 @@ export const leaderSlowApiserver: Scenario = {
     );
     // A change after the takeover; the window also covers the new leader's start-up sync.
     const changeAt = Date.now();
-    ips = podIps(1, 4);
+    ips = podIps(1, 5);
     await setEndpoints(c1, ns, 'web', ips);
     await waitFor('change written', exact, { timeoutMs: 60_000, intervalMs: 100 });
     const changeMs = Date.now() - changeAt;
@@ -180,6 +200,9 @@ export const leaderSlowApiserver: Scenario = {
     const stopBound = (p.lease.renewS + p.lease.retryS) * 1000;
     const takeoverBound = (p.lease.durationS + p.lease.retryS + 2) * 1000;
     out.figure('lease/renew/retry s', `${p.lease.durationS}/${p.lease.renewS}/${p.lease.retryS}`);
+    out.figure('slow: one-way delay s', seconds(slowMs));
+    out.figure('slow: longest renewal gap s', seconds(slowGapMs));
+    out.figure('slow: change written s', seconds(slowChangeMs));
     out.figure('stop-leading s', seconds(stopMs));
     out.figure('stop-leading after last renewal s', seconds(stoppedAt - renewedAt));
     out.figure('takeover s', seconds(takeoverMs));
@@ -191,7 +214,10 @@ export const leaderSlowApiserver: Scenario = {
     out.figure('old leader shut down s', seconds(exitedMs));
     out.figure('Lease holders after heal', [...holders].join(', '));
     out.observe(
-      `${old.id} led; its API server connection hung: it stopped leading ${seconds(stopMs)} s later (bound ${seconds(stopBound)} s; ${seconds(stoppedAt - renewedAt)} s after its last renewal seen), made ${oldWritesInHole} Cloud Map writes in between and ${oldWritesAfter} after, and its process ended ${seconds(exitedMs)} s after stopping`,
+      `${old.id} led; with its API server ${seconds(slowMs)} s late each way it renewed at least every ${seconds(slowGapMs)} s and wrote a change in ${seconds(slowChangeMs)} s (Lease holders: ${[...slowHolders].join(', ')})`,
+    );
+    out.observe(
+      `then its API server connection hung: it stopped leading ${seconds(stopMs)} s later (bound ${seconds(stopBound)} s; ${seconds(stoppedAt - renewedAt)} s after its last renewal seen), made ${oldWritesInHole} Cloud Map writes in between and ${oldWritesAfter} after, and its process ended ${seconds(exitedMs)} s after stopping`,
     );
     out.observe(
       `${next.id} took the Lease ${seconds(takeoverMs)} s after the last renewal (bound ${seconds(takeoverBound)} s), ${seconds(startedAt - stoppedAt)} s after ${old.id} stopped; a change then reached Cloud Map in ${seconds(changeMs)} s with ${changeWrites} writes for ${diff} changed instances`,
@@ -202,6 +228,10 @@ export const leaderSlowApiserver: Scenario = {
     out.check(
       stopMs <= stopBound,
       `stopped leading ${seconds(stopMs)} s after the hang (or never)`,
+    );
+    out.check(
+      slowHolders.size === 1 && slowHolders.has(old.id) && !lostWhileSlow,
+      `slow, not hung, the leader lost the Lease (holders ${[...slowHolders].join(', ')})`,
     );
     // Its renewal was sent before the Lease changed: renew deadline after that, with 1 s for a
     // loaded machine's timers.
