@@ -214,7 +214,7 @@ export const leaderSlowApiserver: Scenario = {
     out.figure('old leader shut down s', seconds(exitedMs));
     out.figure('Lease holders after heal', [...holders].join(', '));
     out.observe(
-      `${old.id} led; with its API server ${seconds(slowMs)} s late each way it renewed at least every ${seconds(slowGapMs)} s and wrote a change in ${seconds(slowChangeMs)} s (Lease holders: ${[...slowHolders].join(', ')})`,
+      `${old.id} led; with its API server ${seconds(slowMs)} s late each way its renewals were at most ${seconds(slowGapMs)} s apart and it wrote a change in ${seconds(slowChangeMs)} s (Lease holders: ${[...slowHolders].join(', ')})`,
     );
     out.observe(
       `then its API server connection hung: it stopped leading ${seconds(stopMs)} s later (bound ${seconds(stopBound)} s; ${seconds(stoppedAt - renewedAt)} s after its last renewal seen), made ${oldWritesInHole} Cloud Map writes in between and ${oldWritesAfter} after, and its process ended ${seconds(exitedMs)} s after stopping`,
