@@ -138,6 +138,24 @@ describe('CuttableProxy', () => {
     p.cut(false);
     expect(await call()).toBe('200 upstream POST /x?y=1');
   });
+
+  it('records the calls it passes on; writes are all but Get, List and Discover', async () => {
+    const p = proxy.p!;
+    const since = Date.now();
+    for (const op of ['GetOperation', 'RegisterInstance', 'DiscoverInstances', 'ListServices'])
+      await fetch(`${p.url}/`, {
+        method: 'POST',
+        headers: { 'x-amz-target': `Route53AutoNaming_v20170314.${op}` },
+        body: '{}',
+      }).then((r) => r.text());
+    expect(p.calls.filter((c) => c.at >= since).map((c) => c.operation)).toEqual([
+      'GetOperation',
+      'RegisterInstance',
+      'DiscoverInstances',
+      'ListServices',
+    ]);
+    expect(p.writes(since).map((c) => c.operation)).toEqual(['RegisterInstance']);
+  });
 });
 
 it('mergeReports: parts run side by side become one report in scenario order', () => {

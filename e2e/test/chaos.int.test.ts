@@ -30,6 +30,7 @@ const FAST = [
   'forged-future-heartbeat',
   'kill-9-mid-sync',
   'leader-failover',
+  'leader-slow-apiserver',
   'hostile-addresses-ipv4',
   'hostile-local-addresses',
   'hostile-own-cluster-id',

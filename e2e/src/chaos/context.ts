@@ -4,13 +4,16 @@
  * the scenario whatever its outcome.
  */
 import { EmulatorAdminClient } from '@cloudmap-mcs/cloudmap-emulator';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dumpYaml, loadYaml } from '@kubernetes/client-node';
 import { createNamespace, type TestNamespace } from '../namespaces.js';
 import { ChaosAgent, type AgentSpec } from './agent.js';
 import type { ChaosCluster } from './kube.js';
 import type { Profile } from './profile.js';
 import { CuttableProxy } from './proxy.js';
 import { CloudMapRecords, sdkClient } from './records.js';
+import { HangingTcpProxy } from './tcp-proxy.js';
 
 export interface ChaosEnvironment {
   readonly clusters: readonly ChaosCluster[];
@@ -31,7 +34,7 @@ export class ChaosContext {
   readonly admin: EmulatorAdminClient;
   readonly records: CloudMapRecords;
   readonly #agents: ChaosAgent[] = [];
-  readonly #proxies: CuttableProxy[] = [];
+  readonly #proxies: (CuttableProxy | HangingTcpProxy)[] = [];
   readonly #namespaces: TestNamespace[] = [];
   readonly #heartbeats: NodeJS.Timeout[] = [];
 
@@ -75,12 +78,15 @@ export class ChaosContext {
       nodeArgs,
       env,
       timings,
+      kubeconfig = c.kubeconfigPath,
     }: {
       name?: string;
       args?: readonly string[];
       /** Over the profile's test-only timings of this kind of agent. */
       timings?: Readonly<Record<string, number>>;
       cloudMapUrl?: string;
+      /** Another way to the cluster's API server (a `kubeProxy` kubeconfig). */
+      kubeconfig?: string;
       nodeArgs?: readonly string[];
       env?: Readonly<Record<string, string>>;
     } = {},
@@ -90,7 +96,7 @@ export class ChaosContext {
       {
         kind,
         name: `${this.scenario}-${name}`,
-        kubeconfig: c.kubeconfigPath,
+        kubeconfig,
         cloudMapUrl,
         args: mergeFlags([
           ...side.args,
@@ -120,6 +126,31 @@ export class ChaosContext {
     await p.start();
     this.#proxies.push(p);
     return p;
+  }
+
+  /**
+   * A hangable TCP proxy in front of `c`'s API server and a copy of its kubeconfig that goes
+   * through it (`name` names the copy), for `agent(..., { kubeconfig })`.
+   */
+  async kubeProxy(
+    c: ChaosCluster,
+    name: string,
+  ): Promise<{ proxy: HangingTcpProxy; kubeconfig: string }> {
+    type Doc = { clusters?: { cluster: { server: string } }[] };
+    const doc = loadYaml<Doc>(readFileSync(c.kubeconfigPath, 'utf8'));
+    const entry = doc.clusters?.[0]?.cluster;
+    if (entry === undefined || doc.clusters?.length !== 1)
+      throw new Error(`${c.kubeconfigPath}: expected one cluster`);
+    const server = new URL(entry.server);
+    const proxy = new HangingTcpProxy(server.hostname, Number(server.port));
+    await proxy.start();
+    this.#proxies.push(proxy);
+    entry.server = `https://127.0.0.1:${String(proxy.listenPort)}`;
+    const dir = join(this.env.workDir, 'kubeconfigs');
+    mkdirSync(dir, { recursive: true });
+    const kubeconfig = join(dir, `${this.scenario}-${name}.yaml`);
+    writeFileSync(kubeconfig, dumpYaml(doc), { mode: 0o600 });
+    return { proxy, kubeconfig };
   }
 
   /**

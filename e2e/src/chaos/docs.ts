@@ -15,8 +15,9 @@ const intro = `# Reliability: the fault and hostility suite
 
 The agents run as real processes against the harness's real kube-apiservers and the Cloud Map
 emulator; faults come from the emulator's admin API (outage, throttling), from a cuttable proxy
-in front of it for one side only, and from the process handle (kill -9). Each scenario checks
-its expectations; a failed one is listed with what was observed.
+in front of it for one side only, from a TCP proxy in front of one agent's kube-apiserver that
+can hang, and from the process handle (kill -9). Each scenario checks its expectations; a
+failed one is listed with what was observed.
 
 - \`make test\` runs the fast part (\`e2e/test/chaos.int.test.ts\`, short TTLs and faults, only the
   scenarios main passes) and prints its table; its report goes to \`.state/chaos/fast.{json,md}\`.

@@ -25,6 +25,8 @@ export class CuttableProxy {
   swallowed = 0;
   /** Connections accepted so far. */
   connections = 0;
+  /** Calls passed on to the emulator: when, and the operation (X-Amz-Target's last part). */
+  readonly calls: { readonly at: number; readonly operation: string }[] = [];
 
   constructor(readonly target: string) {}
 
@@ -50,6 +52,8 @@ export class CuttableProxy {
         );
         return;
       }
+      const op = String(req.headers['x-amz-target'] ?? '');
+      this.calls.push({ at: Date.now(), operation: op.slice(op.lastIndexOf('.') + 1) });
       const upstream = request(
         {
           host: target.hostname,
@@ -74,6 +78,11 @@ export class CuttableProxy {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     this.#server = server;
     this.#url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
+  }
+
+  /** Write calls passed on (anything but Get*, List*, Discover*) at or after `since` (ms). */
+  writes(since = 0): { readonly at: number; readonly operation: string }[] {
+    return this.calls.filter((c) => c.at >= since && !/^(Get|List|Discover)/.test(c.operation));
   }
 
   cut(on: boolean): void {

@@ -2,14 +2,30 @@
 // killed (kill -9). The standby must take over within the lease timing, and neither replica
 // may write what the other already wrote.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import type { ChaosContext } from '../context.js';
 import { exportService, podIps, setEndpoints } from '../kube.js';
+import type { Profile } from '../profile.js';
 import { auditInstances } from '../records.js';
 import { seconds, type Scenario } from '../scenario.js';
 import { waitFor } from '../../wait.js';
 
-const LEASE = 'chaos-export-agent';
+export const LEASE = 'chaos-export-agent';
+
+/** An export-agent replica's flags for leader election on the scenario's Lease. */
+export const replicaArgs = (p: Profile): string[] => [
+  '--leader-elect=true',
+  `--lease-name=${LEASE}`,
+  `--lease-duration-seconds=${p.lease.durationS}`,
+  `--renew-deadline-seconds=${p.lease.renewS}`,
+  `--retry-period-seconds=${p.lease.retryS}`,
+];
+
+/** The Lease's namespace and the replica's name, as the downward API gives them in a Pod. */
+export const replicaEnv = (ns: string, id: string): Record<string, string> => ({
+  POD_NAMESPACE: ns,
+  POD_NAME: id,
+});
 
 /**
  * Instance writes to the exported service's records. The change feed (ADR 0018) and the
@@ -19,16 +35,20 @@ const LEASE = 'chaos-export-agent';
 const writes = (ctx: ChaosContext, ns: string): Promise<number> =>
   ctx.records.instanceWrites(ns, 'web');
 
-async function holder(ctx: ChaosContext, ns: string): Promise<string | undefined> {
+/** The Lease as c1's API server has it (read directly, never through a scenario's proxy). */
+export async function readLease(ctx: ChaosContext, ns: string): Promise<V1Lease | undefined> {
   try {
-    const lease = await ctx
+    return await ctx
       .cluster(0)
       .kc.makeApiClient(CoordinationV1Api)
       .readNamespacedLease({ namespace: ns, name: LEASE });
-    return lease.spec?.holderIdentity ?? undefined;
   } catch {
     return undefined;
   }
+}
+
+export async function holder(ctx: ChaosContext, ns: string): Promise<string | undefined> {
+  return (await readLease(ctx, ns))?.spec?.holderIdentity ?? undefined;
 }
 
 export const leaderFailover: Scenario = {
@@ -42,21 +62,14 @@ export const leaderFailover: Scenario = {
     const c1 = ctx.cluster(0);
     let ips = podIps(1, 3);
     await exportService(c1, ns, 'web', ips);
-    const args = [
-      '--leader-elect=true',
-      `--lease-name=${LEASE}`,
-      `--lease-duration-seconds=${p.lease.durationS}`,
-      `--renew-deadline-seconds=${p.lease.renewS}`,
-      `--retry-period-seconds=${p.lease.retryS}`,
-    ];
+    const args = replicaArgs(p);
     const replicas = new Map(
       ['replica-a', 'replica-b'].map((id) => [
         id,
         ctx.agent('export', c1, {
           name: id,
           args,
-          // The Lease's namespace and this replica, as the downward API gives them in a Pod.
-          env: { POD_NAMESPACE: ns, POD_NAME: id },
+          env: replicaEnv(ns, id),
           // No heartbeat renewal inside the measured windows: any write there is a double write.
           timings: { heartbeatSeconds: 3600 },
         }),

@@ -20,6 +20,7 @@ import { badServiceExports, exportFailureEvents } from './kube-input.js';
 import { cloudMapOutage, exporterOutage, importerOutage } from './outage.js';
 import { oversizeAttributes, refusalLogRate } from './oversize.js';
 import { deniedNamespaces, importCap, invalidServiceNames } from './scope.js';
+import { leaderSlowApiserver } from './slow-leader.js';
 import { throttling } from './throttle.js';
 
 export const scenarios: readonly Scenario[] = [
@@ -34,6 +35,7 @@ export const scenarios: readonly Scenario[] = [
   throttling,
   killMidSync,
   leaderFailover,
+  leaderSlowApiserver,
   hostileAddressesV4,
   hostileAddressesV6,
   hostileNonCanonical,
