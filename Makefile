@@ -7,7 +7,12 @@ SHELL := bash
 
 ifeq ($(filter-out help,$(MAKECMDGOALS)),)
 else
-export PATH := $(shell tools/toolchain.sh --print-path)
+TOOLCHAIN_PATH := $(shell tools/toolchain.sh --print-path)
+# An empty PATH would make every recipe fail with `bash: No such file or directory`.
+ifeq ($(TOOLCHAIN_PATH),)
+$(error tools/toolchain.sh failed (its messages are above): no Node.js and pnpm to run with)
+endif
+export PATH := $(TOOLCHAIN_PATH)
 endif
 
 CLUSTERS ?= 2
