@@ -114,12 +114,25 @@ chaos: build controlplane ## The long fault and hostility suite (about 40 min): 
 helm: ## Build (or reuse) helm from the Go module proxy (deploy/tools/helm, cached by version)
 	@deploy/tools/helm/build.sh >/dev/null
 
+.PHONY: promtool
+promtool: ## Build (or reuse) promtool from the Go module proxy (deploy/tools/promtool, cached by version): the alert-rule tests
+	@deploy/tools/promtool/build.sh >/dev/null
+
+.PHONY: helm-docs
+helm-docs: ## Build (or reuse) helm-docs from the Go module proxy (deploy/tools/helm-docs, cached by version)
+	@deploy/tools/helm-docs/build.sh >/dev/null
+
+.PHONY: chart-docs
+chart-docs: ## Regenerate deploy/charts/cloudmap-mcs/README.md from values.yaml with helm-docs (deploy/test fails while it is stale)
+	@"$$(deploy/tools/helm-docs/build.sh)" --chart-search-root deploy/charts --template-files README.md.gotmpl --log-level warning
+
 .PHONY: chart-test
-chart-test: install helm ## Chart, kustomize, IAM and image tests (deploy/test; no clusters)
+chart-test: install helm promtool helm-docs ## Chart, alert-rule, kustomize, IAM and image tests (deploy/test; no clusters)
 	pnpm exec vitest run --project deploy
 
-# The deploy project runs with the unit tests and renders the chart with helm.
-test-unit: helm
+# The deploy project runs with the unit tests: it renders the chart with helm, runs
+# `promtool test rules` on its alerts and checks the helm-docs README is current.
+test-unit: helm promtool helm-docs
 
 DEMO_STATE ?= .state/demo
 DEMO_ARGS ?=
