@@ -2,11 +2,12 @@
 // (aws-load-balancer-controller, external-dns, cert-manager): priority, anti-affinity,
 // PodMonitor/ServiceMonitor, NetworkPolicy, extra volumes and envFrom; and the object names
 // docs/install.md gives for IRSA.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubernetesObject, V1Deployment, V1ServiceAccount } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { helmBinary, render, repoRoot } from './support/helm.js';
+import { chartDir, helm, helmBinary, render, repoRoot } from './support/helm.js';
 
 beforeAll(() => {
   helmBinary();
@@ -167,5 +168,40 @@ describe('chart options', () => {
     }
     expect(doc).toContain('Release `mcs`: `mcs-cloudmap-mcs-export-agent`');
     expect(doc).toContain('release `cloudmap-mcs`:\n`cloudmap-mcs-export-agent`');
+  });
+
+  it('passes helm lint --strict with every new option on, and the schema refuses misspelt ones', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cloudmap-mcs-lint-'));
+    try {
+      const values = join(dir, 'values.json');
+      const on = { enabled: true, relabelings: [{ action: 'keep' }] };
+      writeFileSync(
+        values,
+        JSON.stringify({
+          importAgent: { allowAllAddresses: true, podAntiAffinity: 'hard' },
+          metrics: {
+            serviceMonitor: on,
+            podMonitor: on,
+            prometheusRule: { enabled: true, disabled: ['CloudMapMCSCloudMapThrottled'] },
+            dashboard: { enabled: true },
+          },
+          networkPolicy: { enabled: true },
+        }),
+      );
+      const res = helm(['lint', '--strict', chartDir, '-f', values]);
+      expect(res.stdout + res.stderr).toContain('1 chart(s) linted, 0 chart(s) failed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    for (const values of [
+      { metrics: { podMonitor: { enabeld: true } } },
+      { metrics: { prometheusRule: { disabled: ['HeartbeatFailing'] } } },
+      { networkPolicy: { enabled: true, metricsFrom: 'monitoring' } },
+      { exportAgent: { extraVolumeMounts: [{ name: 'ca' }] } },
+    ]) {
+      const out = render({ values });
+      expect(out.status, JSON.stringify(values)).not.toBe(0);
+      expect(out.stderr).toContain('values don');
+    }
   });
 });
