@@ -7,7 +7,12 @@ SHELL := bash
 
 ifeq ($(filter-out help,$(MAKECMDGOALS)),)
 else
-export PATH := $(shell tools/toolchain.sh --print-path)
+TOOLCHAIN_PATH := $(shell tools/toolchain.sh --print-path)
+# An empty PATH would make every recipe fail with `bash: No such file or directory`.
+ifeq ($(TOOLCHAIN_PATH),)
+$(error tools/toolchain.sh failed (its messages are above): no Node.js and pnpm to run with)
+endif
+export PATH := $(TOOLCHAIN_PATH)
 endif
 
 CLUSTERS ?= 2
@@ -49,7 +54,7 @@ fmt: install ## Format the code
 
 .PHONY: test-unit
 test-unit: build ## Unit and component tests
-	pnpm exec vitest run --project '!integration' --project '!realnodes'
+	pnpm exec vitest run --project '!integration' --project '!realnodes' --project '!promtool'
 
 .PHONY: controlplane
 controlplane: ## Build (or reuse) etcd, kube-apiserver, kcm, scheduler and kwok from the Go module proxy
@@ -79,8 +84,13 @@ moto: ## Build (or reuse) the moto venv the Cloud Map emulator's contract suite 
 	@tools/moto.sh --print-bin
 
 .PHONY: test-integration
-test-integration: build controlplane moto ## Integration suites on real local clusters and the emulator
+test-integration: build controlplane moto ## Integration suites on real local clusters and the emulator, then the alert-rule tests (promtool)
 	pnpm exec vitest run --project integration
+	$(MAKE) --no-print-directory test-alerts
+
+.PHONY: test-alerts
+test-alerts: build helm promtool ## The chart's alerts and dashboard under promtool (deploy/test/*.promtool.test.ts; no clusters)
+	pnpm exec vitest run --project promtool
 
 .PHONY: images
 images: ## Build (or reuse) the agent images from Dockerfile.export/.import with buildah, no daemon or registry (root; cached by content)
@@ -109,12 +119,26 @@ chaos: build controlplane ## The long fault and hostility suite (about 40 min): 
 helm: ## Build (or reuse) helm from the Go module proxy (deploy/tools/helm, cached by version)
 	@deploy/tools/helm/build.sh >/dev/null
 
-.PHONY: chart-test
-chart-test: install helm ## Chart, kustomize, IAM and image tests (deploy/test; no clusters)
-	pnpm exec vitest run --project deploy
+.PHONY: promtool
+promtool: ## Build (or reuse) promtool from the Go module proxy (deploy/tools/promtool, cached by version): the alert-rule tests
+	@deploy/tools/promtool/build.sh >/dev/null
 
-# The deploy project runs with the unit tests and renders the chart with helm.
-test-unit: helm
+.PHONY: helm-docs
+helm-docs: ## Build (or reuse) helm-docs from the Go module proxy (deploy/tools/helm-docs, cached by version)
+	@deploy/tools/helm-docs/build.sh >/dev/null
+
+.PHONY: chart-docs
+chart-docs: ## Regenerate deploy/charts/cloudmap-mcs/README.md from values.yaml with helm-docs (deploy/test fails while it is stale)
+	@"$$(deploy/tools/helm-docs/build.sh)" --chart-search-root deploy/charts --template-files README.md.gotmpl --log-level warning
+
+.PHONY: chart-test
+chart-test: install helm promtool helm-docs ## Chart, alert-rule, kustomize, IAM and image tests (deploy/test; no clusters)
+	pnpm exec vitest run --project deploy --project promtool
+
+# The deploy project runs with the unit tests: it renders the chart with helm and checks the
+# helm-docs README is current. The alert rules' promtool tests run after the integration suite
+# (test-alerts), so a cold promtool build never holds the unit tests up.
+test-unit: helm helm-docs
 
 DEMO_STATE ?= .state/demo
 DEMO_ARGS ?=

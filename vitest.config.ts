@@ -38,9 +38,22 @@ export default defineConfig({
           name: 'deploy',
           root: '.',
           include: ['deploy/test/**/*.test.ts'],
-          exclude: ['deploy/test/**/*.int.test.ts'],
+          exclude: ['deploy/test/**/*.int.test.ts', 'deploy/test/**/*.promtool.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 1_200_000,
+        },
+      },
+      {
+        // The chart's alert rules and dashboard under promtool (built from the Go module proxy,
+        // ~6 min cold, 12 at load): run after the integration suite (make test-integration),
+        // by which time .ci/run's background build has it; no clusters.
+        extends: true,
+        test: {
+          name: 'promtool',
+          root: '.',
+          include: ['deploy/test/**/*.promtool.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 1_800_000,
         },
       },
       {

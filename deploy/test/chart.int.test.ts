@@ -1,6 +1,9 @@
 // Every object the chart renders, in every mode, is accepted by a real API server of the
 // harness (server-side apply, dry run, strict field validation), and helm's NOTES render
-// against a live cluster.
+// against a live cluster. The Prometheus Operator CRDs (deploy/tools/monitoring-crds, from the
+// Go module proxy) are installed first, so the ServiceMonitor, PodMonitor and PrometheusRule
+// are validated against their real schemas.
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
@@ -20,7 +23,7 @@ import {
   repoRoot,
   toolBinary,
 } from './support/helm.js';
-import { ResourceMapper, serverSideApply } from './support/kube.js';
+import { kubeRequest, ResourceMapper, serverSideApply } from './support/kube.js';
 
 /** The modes, plus one with every optional feature switched on. */
 const variants: Record<string, Record<string, unknown>> = {
@@ -57,9 +60,41 @@ const variants: Record<string, Record<string, unknown>> = {
       podAnnotations: { 'example.com/a': 'b' },
       extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=384' }],
     },
+    metrics: {
+      serviceMonitor: {
+        enabled: true,
+        labels: { release: 'kube-prometheus-stack' },
+        interval: '15s',
+        scrapeTimeout: '10s',
+        relabelings: [{ action: 'replace', targetLabel: 'cluster', replacement: 'east' }],
+        metricRelabelings: [{ action: 'drop', sourceLabels: ['__name__'], regex: 'nodejs_.*' }],
+      },
+      podMonitor: {
+        enabled: true,
+        relabelings: [{ action: 'replace', targetLabel: 'cluster', replacement: 'east' }],
+      },
+      prometheusRule: {
+        enabled: true,
+        labels: { release: 'kube-prometheus-stack' },
+        alertLabels: { team: 'platform' },
+      },
+      dashboard: { enabled: true, annotations: { grafana_folder: 'Kubernetes' } },
+    },
+    networkPolicy: {
+      enabled: true,
+      metricsFrom: [
+        { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+      ],
+      healthFrom: [{ ipBlock: { cidr: '10.0.0.0/16' } }],
+    },
     importAgent: {
       replicas: 1,
       leaderElection: { enabled: false },
+      podAntiAffinity: 'hard',
+      priorityClassName: '',
+      extraVolumes: [{ name: 'ca', configMap: { name: 'corporate-ca' } }],
+      extraVolumeMounts: [{ name: 'ca', mountPath: '/etc/ca', readOnly: true }],
+      envFrom: [{ configMapRef: { name: 'proxy-settings' } }],
       allowedCidrs: ['10.0.0.0/8'],
       requestBudget: 100,
       poll: { fastSeconds: 2 },
@@ -121,11 +156,52 @@ beforeAll(async () => {
     { headers: { 'Content-Type': 'application/json-patch+json' } } as never,
   );
   mapper = new ResourceMapper(kc);
+  await installMonitoringCrds();
 });
 
 afterAll(async () => {
   await ns.delete();
+  for (const name of createdCrds)
+    await kubeRequest(
+      kc,
+      'DELETE',
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+    );
 });
+
+/** CRDs this file created (deleted afterwards; ones that were there are left alone). */
+const createdCrds: string[] = [];
+
+async function installMonitoringCrds(): Promise<void> {
+  const dir = execFileSync(join(deployDir, 'tools', 'monitoring-crds', 'crds.sh'), {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+  const plurals = ['servicemonitors', 'podmonitors', 'prometheusrules'];
+  for (const plural of plurals) {
+    const name = `${plural}.monitoring.coreos.com`;
+    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
+    if ((await kubeRequest(kc, 'GET', crdPath)).status === 404) createdCrds.push(name);
+    const [crd] = parseObjects(
+      readFileSync(join(dir, `monitoring.coreos.com_${plural}.yaml`), 'utf8'),
+    );
+    const res = await serverSideApply(kc, mapper, crd as KubernetesObject, { dryRun: false });
+    expect(res.status, res.body).toBeLessThan(300);
+  }
+  // Served once Established: discovery of monitoring.coreos.com/v1 lists all three.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await kubeRequest(kc, 'GET', '/apis/monitoring.coreos.com/v1');
+    const served =
+      res.status === 200
+        ? (JSON.parse(res.body) as { resources: { name: string }[] }).resources.map((r) => r.name)
+        : [];
+    if (plurals.every((p) => served.includes(p))) return;
+    if (Date.now() > deadline)
+      throw new Error(`monitoring CRDs not served after 60 s: ${served.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
 
 /** Applies (dry run) every object; returns the ones the server refused or warned about. */
 async function dryRunAll(objects: KubernetesObject[]): Promise<string[]> {
@@ -169,6 +245,17 @@ describe('chart on a harness API server', () => {
       expect(crds).toHaveLength(4);
       expect(out.objects.length).toBeGreaterThanOrEqual(crds.length + 8);
       expect(await dryRunAll(out.objects)).toEqual([]);
+      if (name === 'both, every option set') {
+        const kinds = new Set(out.objects.map((o) => o.kind));
+        for (const k of [
+          'ServiceMonitor',
+          'PodMonitor',
+          'PrometheusRule',
+          'NetworkPolicy',
+          'ConfigMap',
+        ])
+          expect(kinds, k).toContain(k);
+      }
       console.info(
         `deploy: ${name}: ${out.objects.length} objects accepted by ${cluster.name} (dry run)`,
       );
@@ -193,6 +280,18 @@ describe('chart on a harness API server', () => {
     const psa = await dryRunAll([loose]);
     expect(psa).toHaveLength(1);
     expect(psa[0]).toMatch(/would violate PodSecurity .*restricted.*allowPrivilegeEscalation/);
+    // ... and the monitoring objects meet the Prometheus Operator's schemas.
+    const monitored = render({
+      values: { ...modes.both, metrics: { serviceMonitor: { enabled: true } } },
+      namespace: ns.name,
+    });
+    const monitor = structuredClone(
+      monitored.objects.find((o) => o.kind === 'ServiceMonitor'),
+    ) as KubernetesObject & { spec: { endpoints: Record<string, unknown>[] } };
+    (monitor.spec.endpoints[0] as Record<string, unknown>)['interval'] = 'soon';
+    const invalid = await dryRunAll([monitor]);
+    expect(invalid).toHaveLength(1);
+    expect(invalid[0]).toContain('interval');
   });
 
   it('installs (server dry run) and prints NOTES that say what to check next', () => {

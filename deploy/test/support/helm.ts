@@ -15,7 +15,7 @@ export const chartDir = join(deployDir, 'charts', 'cloudmap-mcs');
 const toolPaths = new Map<string, string>();
 
 /** Path of a tool built by deploy/tools/<name>/build.sh (minutes cold, instant warm). */
-export function toolBinary(name: 'helm' | 'kustomize'): string {
+export function toolBinary(name: 'helm' | 'kustomize' | 'promtool' | 'helm-docs'): string {
   let path = toolPaths.get(name);
   if (path === undefined) {
     path = execFileSync(join(deployDir, 'tools', name, 'build.sh'), {

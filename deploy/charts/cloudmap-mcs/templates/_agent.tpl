@@ -135,6 +135,10 @@ spec:
           {{- end }}
           env:
             {{- include "cloudmap-mcs.agent.env" . | nindent 12 }}
+          {{- with .agent.envFrom }}
+          envFrom:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
           ports:
             - name: health
               containerPort: {{ $v.healthPort }}
@@ -163,11 +167,17 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- with .agent.extraVolumeMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
       volumes:
         # The root filesystem is read-only; Node.js and the AWS SDK get a small scratch dir.
         - name: tmp
           emptyDir:
             sizeLimit: 16Mi
+        {{- with .agent.extraVolumes }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
       {{- with .agent.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}
@@ -176,14 +186,40 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- with .agent.affinity }}
+      {{- with (include "cloudmap-mcs.agent.affinity" . | trim) }}
       affinity:
-        {{- toYaml . | nindent 8 }}
+        {{- . | nindent 8 }}
       {{- end }}
       {{- with .agent.topologySpreadConstraints }}
       topologySpreadConstraints:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+{{- end }}
+
+{{/*
+The user's affinity as given, or the anti-affinity preset: replicas on different nodes, so one
+node's loss or drain does not take the leader and its standby at once.
+*/}}
+{{- define "cloudmap-mcs.agent.affinity" -}}
+{{- if .agent.affinity }}
+{{- toYaml .agent.affinity }}
+{{- else if eq .agent.podAntiAffinity "soft" }}
+podAntiAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- include "cloudmap-mcs.agent.selectorLabels" . | nindent 12 }}
+{{- else if eq .agent.podAntiAffinity "hard" }}
+podAntiAffinity:
+  requiredDuringSchedulingIgnoredDuringExecution:
+    - topologyKey: kubernetes.io/hostname
+      labelSelector:
+        matchLabels:
+          {{- include "cloudmap-mcs.agent.selectorLabels" . | nindent 10 }}
+{{- end }}
 {{- end }}
 
 {{- define "cloudmap-mcs.agent.pdb" -}}
@@ -228,32 +264,73 @@ spec:
       port: {{ $v.metrics.port }}
       targetPort: {{ include "cloudmap-mcs.agent.metricsPortName" . }}
       protocol: TCP
-{{- if $v.metrics.serviceMonitor.enabled }}
+{{- with $v.metrics.serviceMonitor }}
+{{- if .enabled }}
 ---
 apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata:
-  name: {{ include "cloudmap-mcs.agent.fullname" . }}
-  namespace: {{ .root.Release.Namespace }}
+  name: {{ include "cloudmap-mcs.agent.fullname" $ }}
+  namespace: {{ default $.root.Release.Namespace .namespace }}
   labels:
-    {{- include "cloudmap-mcs.agent.labels" . | nindent 4 }}
-    {{- with $v.metrics.serviceMonitor.labels }}
+    {{- include "cloudmap-mcs.agent.labels" $ | nindent 4 }}
+    {{- with .labels }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
 spec:
   selector:
     matchLabels:
-      {{- include "cloudmap-mcs.agent.selectorLabels" . | nindent 6 }}
+      {{- include "cloudmap-mcs.agent.selectorLabels" $ | nindent 6 }}
   namespaceSelector:
-    matchNames: [{{ .root.Release.Namespace | quote }}]
+    matchNames: [{{ $.root.Release.Namespace | quote }}]
   endpoints:
     - port: metrics
       path: /metrics
-      interval: {{ $v.metrics.serviceMonitor.interval }}
-      {{- with $v.metrics.serviceMonitor.scrapeTimeout }}
-      scrapeTimeout: {{ . }}
-      {{- end }}
+      {{- include "cloudmap-mcs.monitorEndpoint" . | nindent 6 }}
 {{- end }}
+{{- end }}
+{{- with $v.metrics.podMonitor }}
+{{- if .enabled }}
+---
+# Scrapes the pods' metrics port directly, not through the metrics Service.
+apiVersion: monitoring.coreos.com/v1
+kind: PodMonitor
+metadata:
+  name: {{ include "cloudmap-mcs.agent.fullname" $ }}
+  namespace: {{ default $.root.Release.Namespace .namespace }}
+  labels:
+    {{- include "cloudmap-mcs.agent.labels" $ | nindent 4 }}
+    {{- with .labels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  selector:
+    matchLabels:
+      {{- include "cloudmap-mcs.agent.selectorLabels" $ | nindent 6 }}
+  namespaceSelector:
+    matchNames: [{{ $.root.Release.Namespace | quote }}]
+  podMetricsEndpoints:
+    - port: {{ include "cloudmap-mcs.agent.metricsPortName" $ }}
+      path: /metrics
+      {{- include "cloudmap-mcs.monitorEndpoint" . | nindent 6 }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* interval, scrapeTimeout and relabelings of a ServiceMonitor or PodMonitor endpoint. */}}
+{{- define "cloudmap-mcs.monitorEndpoint" -}}
+interval: {{ .interval }}
+{{- with .scrapeTimeout }}
+scrapeTimeout: {{ . }}
+{{- end }}
+{{- with .relabelings }}
+relabelings:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .metricRelabelings }}
+metricRelabelings:
+  {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
 
@@ -267,4 +344,58 @@ spec:
 {{ include "cloudmap-mcs.agent.deployment" . }}
 {{ include "cloudmap-mcs.agent.pdb" . }}
 {{ include "cloudmap-mcs.agent.metrics" . }}
+{{ include "cloudmap-mcs.agent.networkPolicy" . }}
+{{- end }}
+
+{{/*
+Ingress only to the health port (probes; the export agent's /metrics) and the metrics port.
+No egress rules: the API server and Cloud Map cannot be named by a NetworkPolicy.
+*/}}
+{{- define "cloudmap-mcs.agent.networkPolicy" -}}
+{{- $v := .root.Values }}
+{{- if $v.networkPolicy.enabled }}
+{{- $metricsPort := include "cloudmap-mcs.agent.metricsPortName" . }}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ include "cloudmap-mcs.agent.fullname" . }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "cloudmap-mcs.agent.labels" . | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "cloudmap-mcs.agent.selectorLabels" . | nindent 6 }}
+  policyTypes: [Ingress]
+  ingress:
+    {{- if and $v.metrics.enabled (eq $metricsPort "health") }}
+    # /metrics is served on the health port: the port admits both lists (any source when
+    # either is empty).
+    - ports:
+        - port: health
+          protocol: TCP
+      {{- if and $v.networkPolicy.healthFrom $v.networkPolicy.metricsFrom }}
+      from:
+        {{- toYaml (concat $v.networkPolicy.healthFrom $v.networkPolicy.metricsFrom) | nindent 8 }}
+      {{- end }}
+    {{- else }}
+    - ports:
+        - port: health
+          protocol: TCP
+      {{- with $v.networkPolicy.healthFrom }}
+      from:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    {{- end }}
+    {{- if and $v.metrics.enabled (ne $metricsPort "health") }}
+    - ports:
+        - port: {{ $metricsPort }}
+          protocol: TCP
+      {{- with $v.networkPolicy.metricsFrom }}
+      from:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    {{- end }}
+{{- end }}
 {{- end }}
