@@ -157,7 +157,7 @@ function firstPassDone(w: ExportWiring, key: string): void {
 function operationCompleted(w: ExportWiring, r: CompletedOperation): void {
   if (r.serviceId === undefined || r.instanceId === undefined) return;
   w.pending.complete(r.serviceId, r.instanceId, r.operationId);
-  if (w.heartbeats.takeDeferred()) beat(w);
+  if (!w.stopped && w.heartbeats.takeDeferred()) beat(w);
   if (r.status !== 'SUCCESS') {
     w.opts.logger.warn('cloud map operation failed', {
       operationId: r.operationId,

@@ -2,13 +2,14 @@
 // cluster live by when they saw its heartbeat renewal change on their own clock, and count a
 // heartbeat instance only for the cluster its id names.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { encodeHeartbeat, HEARTBEAT_SERVICE_NAME } from '@cloudmap-mcs/core';
 import type { ChaosAgent } from '../agent.js';
 import { podIps } from '../kube.js';
 import { heartbeatPeriodS } from '../profile.js';
 import { seconds, type Scenario } from '../scenario.js';
 import { ImportWatch } from '../watch.js';
+import { repoRoot } from '../../paths.js';
 import { waitFor } from '../../wait.js';
 import { evictionTimes } from './eviction.js';
 import { CLUSTERSET } from './hostile.js';
@@ -17,7 +18,9 @@ import { change, convergeBoundMs, oneExport } from './setup.js';
 const SKEW_MS = 90_000;
 const FIVE_YEARS_MS = 5 * 365 * 86_400_000;
 /** The test-only clock-shifting preload (e2e/src/chaos/clock-skew.ts), compiled next to us. */
-const clockSkewModule = fileURLToPath(new URL('../clock-skew.js', import.meta.url));
+// The compiled preload, also when this scenario runs from source under vitest (the agent is a
+// plain node process: it cannot load the .ts file next to this one).
+const clockSkewModule = join(repoRoot(), 'e2e', 'dist', 'src', 'chaos', 'clock-skew.js');
 
 /** Sum of the import agents' refusals of heartbeat instances (and other invalid instances). */
 async function invalidInstanceRefusals(importers: readonly ChaosAgent[]): Promise<number> {
