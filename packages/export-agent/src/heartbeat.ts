@@ -132,7 +132,7 @@ async function sync(
 }
 
 /**
- * The heartbeat age the alert watches (docs/export-agent.md#metrics): how old the oldest
+ * The heartbeat age the alert watches (docs/export-agent.md#metrics-metrics): how old the oldest
  * heartbeat of an exported namespace is. It grows only while a renewal fails (or the
  * agent stops syncing); an idle healthy agent rewrites each heartbeat every period.
  */

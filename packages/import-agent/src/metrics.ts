@@ -7,7 +7,7 @@ type ControllerMetrics = NonNullable<ImportControllerOptions['metrics']> & {
 };
 
 /**
- * The import agent's own metrics (docs/import-agent.md#metrics); reconcile and queue metrics
+ * The import agent's own metrics (docs/import-agent.md#metrics-metrics); reconcile and queue metrics
  * come from core's controller harness (`mcs_reconcile_*`, `workqueue_*`), Cloud Map call
  * metrics from the client. Counters go to `registry` (a standby's stay flat); the data gauges
  * to `leaderRegistry`, served only while this replica leads (core's agent-metrics.ts).
