@@ -240,9 +240,10 @@ async function lead(
     logger.error('controller failed', { [logFields.error]: error });
     void shutdown.shutdown('controller failed', 1);
   };
-  const leading = (signal: AbortSignal): void => {
+  // The leader's series are served from here until leadership ends (agent-metrics.ts).
+  const leading = (): void => {
     metrics.leading(true);
-    signal.addEventListener('abort', () => metrics.leading(false), { once: true });
+    leadership.signal.addEventListener('abort', () => metrics.leading(false), { once: true });
     void run.lead(leadership.signal).catch(failed);
   };
   if (!config.leaderElect) {
@@ -261,7 +262,7 @@ async function lead(
     logger,
     onStartedLeading: (signal) => {
       signal.addEventListener('abort', () => leadership.abort(signal.reason), { once: true });
-      leading(leadership.signal);
+      leading();
     },
     onStoppedLeading: () => {
       if (!shutdown.signal.aborted) void shutdown.shutdown('lost leadership', 1);
