@@ -114,4 +114,15 @@ describe.each(agents)('%s image tree', (agent) => {
     expect(flags?.length).toBeGreaterThan(8);
     for (const flag of flags ?? []) expect(res.stdout, flag).toContain(flag);
   });
+
+  it('answers --version with the release version (root package.json), inlined in the bundle', () => {
+    expect(canSandbox(), 'needs unshare -m and setpriv (run as root)').toBe(true);
+    const res = runSandboxed(trees, agent, ['--version'], { HOME: '/nonexistent' });
+    const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(res.stderr).toBe('');
+    expect(res.status).toBe(0);
+    expect(res.stdout).toBe(`${version}\n`);
+  });
 });

@@ -428,8 +428,10 @@ describe('helm install on real nodes', () => {
   });
 
   it('serves /metrics through each agent’s metrics Service', async () => {
+    // The Service may answer from the standby, which serves no data gauges (only counters,
+    // build_info and its leader status): look for what every replica serves.
     for (const [kc, agent, metric] of [
-      [c1.kc, 'export-agent', 'mcs_export_managed_exports'],
+      [c1.kc, 'export-agent', 'mcs_export_heartbeat_renewals_total{result="success"}'],
       [c2.kc, 'import-agent', 'mcs_import_'],
     ] as const) {
       const url = `http://${agentFullname(RELEASE, agent)}-metrics.${releaseNamespace}.svc.cluster.local:8080/metrics`;
@@ -442,6 +444,10 @@ describe('helm install on real nodes', () => {
         { timeoutMs: 30_000, intervalMs: 1000 },
       );
       expect(r).toContain(metric);
+      expect(r).toMatch(
+        new RegExp(`^cloudmap_mcs_build_info\\{version="[^"]+",agent="${agent}"\\} 1$`, 'm'),
+      );
+      expect(r).toMatch(/^leader_election_master_status\{name="[^"]+"\} [01]$/m);
       expect(r).toMatch(/process_cpu_seconds_total|nodejs_/);
     }
   });

@@ -37,7 +37,7 @@ export async function checkCrds(kubeConfig: KubeConfig): Promise<void> {
  */
 export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Promise<AgentRun> {
   const { config, logger, shutdown } = ctx;
-  const metrics = createExportMetrics(ctx.registry);
+  const metrics = createExportMetrics(ctx.registry, ctx.leaderRegistry);
   const sources = createKubeSources({
     kubeConfig: ctx.kubeConfig,
     identity: ctx.identity,
@@ -74,8 +74,10 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     tags: { 'cloudmap-mcs:managed-by': 'cloudmap-mcs-export-agent' },
     ...(config.dns === undefined ? {} : { dns: config.dns }),
     podLabelAttributes: config.podLabelAttributes,
-    metrics: createControllerMetrics(ctx.registry),
+    metrics: createControllerMetrics(ctx.leaderRegistry),
     onReconciled: (exported) => metrics.exports(exported),
+    onHeartbeatRenewal: (result) => metrics.heartbeatRenewal(result),
+    onHeartbeatCurrent: (ms) => metrics.heartbeatCurrent(ms),
   });
   const unwatch = bindWatches(
     exportWatches(sources.watched),

@@ -6,6 +6,9 @@ import {
   type CommonConfig,
   type ConfigSpec,
 } from '@cloudmap-mcs/core/agent';
+// The release version: tools/set-version.sh stamps it here from the root package.json (the
+// bundle inlines it).
+import pkg from '../package.json' with { type: 'json' };
 import { isLabelKey, parseLabelKeyList } from './pod-label-attributes.js';
 
 /**
@@ -123,6 +126,7 @@ export const exportConfigSpec: ConfigSpec<typeof OPTIONS, ExportOwnConfig, Expor
   name: 'export-agent',
   usage: 'Exports ServiceExports of this cluster to AWS Cloud Map.',
   // One server for /healthz, /readyz and /metrics unless --metrics-port says otherwise.
+  version: pkg.version,
   defaults: { leaseName: 'cloudmap-mcs-export-agent', healthPort: 8080 },
   options: OPTIONS,
   timings: EXPORT_TIMINGS,

@@ -67,6 +67,9 @@ export interface ExportControllerOptions {
   podLabelAttributes?: readonly string[];
   /** The process's controller metrics (`mcs_reconcile_*{controller="serviceexport"}`). */
   metrics?: ControllerMetrics;
+  /** Heartbeat renewals and age (the agent's heartbeat metrics; heartbeat.ts). */
+  onHeartbeatRenewal?: (result: 'success' | 'failure') => void;
+  onHeartbeatCurrent?: (renewedAtMs: number) => void;
   /** After every reconcile, with the number of exports (the agent's managed-exports gauge). */
   onReconciled?: (exported: number) => void;
 }

@@ -24,6 +24,8 @@ export function heartbeatsFor(
     now: opts.wallNow,
     periodMs: opts.heartbeatPeriodMs,
     logger: opts.logger,
+    ...(opts.onHeartbeatRenewal === undefined ? {} : { onRenewal: opts.onHeartbeatRenewal }),
+    ...(opts.onHeartbeatCurrent === undefined ? {} : { onCurrent: opts.onHeartbeatCurrent }),
     ...(feed === undefined
       ? {}
       : {

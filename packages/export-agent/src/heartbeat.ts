@@ -36,6 +36,14 @@ export interface HeartbeatDeps {
    * epoch, not first for "no feed" and then again.
    */
   feedStarting?: () => boolean;
+  /** A namespace's heartbeat was written (success), or could not be checked or written. */
+  onRenewal?: (result: 'success' | 'failure') => void;
+  /**
+   * After each sync: the wall time (ms) the oldest heartbeat this process keeps was renewed
+   * at, as written or read back; the sync's own time when it keeps none (nothing exported).
+   * A namespace whose heartbeat was never known current counts from its first failure.
+   */
+  onCurrent?: (renewedAtMs: number) => void;
 }
 
 export interface Heartbeats {
@@ -59,7 +67,13 @@ export interface Heartbeats {
  * period, so a restart inside a period writes nothing.
  */
 export function createHeartbeats(deps: HeartbeatDeps): Heartbeats {
-  const h: HeartbeatState = { deps, known: new Set(), written: new Map(), deferred: false };
+  const h: HeartbeatState = {
+    deps,
+    known: new Set(),
+    written: new Map(),
+    renewedAt: new Map(),
+    deferred: false,
+  };
   return {
     sync: (exports, opts = { settled: true }) => sync(h, exports, opts.settled),
     takeDeferred: () => {
@@ -79,6 +93,8 @@ interface HeartbeatState {
    * reads its heartbeat once (after a start or a failure), not every third of a period.
    */
   readonly written: Map<string, CloudMapInstance>;
+  /** When each namespace's heartbeat was last known renewed (wall ms): the age metric. */
+  readonly renewedAt: Map<string, number>;
   /** A renewal waited for a write of the same heartbeat still in progress. */
   deferred: boolean;
 }
@@ -88,7 +104,7 @@ async function sync(
   exports: ReadonlyMap<string, readonly string[]>,
   settled: boolean,
 ): Promise<void> {
-  const { known, written } = h;
+  const { known, written, renewedAt } = h;
   const cluster = h.deps.identity();
   if (cluster === undefined) return;
   const work: [string, () => Promise<void>][] = [];
@@ -103,11 +119,27 @@ async function sync(
       else known.delete(ns);
     } catch (error) {
       written.delete(ns); // read it again next time: the write may or may not have happened
+      if (exports.has(ns)) {
+        h.deps.onRenewal?.('failure');
+        if (!renewedAt.has(ns)) renewedAt.set(ns, h.deps.now());
+      }
       // The heartbeat service deleted outside the agent: look it up (or create it) again.
       if (notFound(error)) h.deps.resolver.forget(ns, HEARTBEAT_SERVICE_NAME);
       h.deps.logger.warn('heartbeat failed', { namespace: ns, err: error });
     }
   }
+  reportCurrent(h, exports);
+}
+
+/**
+ * The heartbeat age the alert watches (docs/export-agent.md#metrics-metrics): how old the oldest
+ * heartbeat of an exported namespace is. It grows only while a renewal fails (or the
+ * agent stops syncing); an idle healthy agent rewrites each heartbeat every period.
+ */
+function reportCurrent(h: HeartbeatState, exports: ReadonlyMap<string, readonly string[]>): void {
+  for (const ns of h.renewedAt.keys()) if (!exports.has(ns)) h.renewedAt.delete(ns);
+  const times = [...h.renewedAt.values()];
+  h.deps.onCurrent?.(times.length === 0 ? h.deps.now() : Math.min(...times));
 }
 
 async function renew(
@@ -137,7 +169,11 @@ async function renew(
     !heartbeatDue(observed, now, deps.periodMs, settled ? digest : undefined) &&
     (statedEpoch === feed?.epoch || deps.feedStarting?.() === true)
   ) {
-    if (observed !== undefined) written.set(namespace, observed);
+    if (observed !== undefined) {
+      written.set(namespace, observed);
+      // Not due: younger than a period, so its time is a finite number.
+      h.renewedAt.set(namespace, Number(observed.attributes[Attr.HeartbeatRenewedAt]));
+    }
     return;
   }
   // A renewal right after another (a restart's first beat, then the one its new feed epoch
@@ -162,6 +198,8 @@ async function renew(
   );
   deps.pending.add(target.serviceId, instance.id, ref.operationId, instance.attributes);
   written.set(namespace, instance);
+  h.renewedAt.set(namespace, now);
+  deps.onRenewal?.('success');
 }
 
 async function read(

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseAgentConfig } from '@cloudmap-mcs/core/agent';
 import { exportConfigSpec } from '../src/config.js';
@@ -115,5 +116,14 @@ describe('resync period within the background budget', () => {
     expect(resyncPeriodMs(1_800_000, 90, 3)).toBe(1_800_000); // exactly 3 a minute
     expect(resyncPeriodMs(1_800_000, 1_000, 3)).toBe(20_000_000); // 5.6 h
     expect(resyncPeriodMs(1_800_000, 1_000, 0)).toBe(1_800_000); // no limit
+  });
+});
+
+describe('version', () => {
+  it('is the release version of the root package.json (--version, build_info)', () => {
+    const root = JSON.parse(
+      readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    expect(exportConfigSpec.version).toBe(root.version);
   });
 });

@@ -505,10 +505,7 @@ describe('export agent as a process (harness + emulator)', () => {
       );
       // Past the start-up reconcile of every export and its reads.
       await until('start-up reconciles done', async () => {
-        const depth = await metricValue(
-          agent,
-          'mcs_workqueue_depth\\{controller="serviceexport"\\}',
-        );
+        const depth = await metricValue(agent, 'workqueue_depth\\{name="serviceexport"\\}');
         return depth === 0 && (await metricValue(agent, 'mcs_export_managed_exports')) > 0;
       });
       await new Promise((r) => setTimeout(r, 3000));

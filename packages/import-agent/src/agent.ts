@@ -40,11 +40,11 @@ interface Metrics {
  */
 export async function startImportAgent(ctx: Ctx): Promise<AgentRun> {
   const identity = await usableIdentity(ctx);
-  // Registered before the election: a standby replica's /metrics shows the agent's families too
-  // (the chart's metrics Service balances over every replica), as it did before the skeleton.
+  // The data gauges and the controllers' families are in the leader registry: a standby
+  // serves only counters, build_info and its leader status (core's agent-metrics.ts).
   const metrics: Metrics = {
-    agent: createImportMetrics(ctx.registry),
-    controllers: createControllerMetrics(ctx.registry),
+    agent: createImportMetrics(ctx.registry, ctx.leaderRegistry),
+    controllers: createControllerMetrics(ctx.leaderRegistry),
   };
   return { lead: (signal) => runImport(ctx, identity, metrics, signal) };
 }

@@ -9,6 +9,9 @@ import {
   type CommonConfig,
   type ConfigSpec,
 } from '@cloudmap-mcs/core/agent';
+// The release version: tools/set-version.sh stamps it here from the root package.json (the
+// bundle inlines it).
+import pkg from '../package.json' with { type: 'json' };
 import {
   DEFAULT_DENIED_NAMESPACES,
   DEFAULT_IMPORT_CAPS,
@@ -184,6 +187,7 @@ const namespaceList = (flag: string, value: string): string[] => {
 export const importConfigSpec: ConfigSpec<typeof OPTIONS, ImportOwnConfig, ImportTimings> = {
   name: 'import-agent',
   usage: "Imports the clusterset's Cloud Map services into this cluster.",
+  version: pkg.version,
   defaults: { leaseName: 'cloudmap-mcs-import-agent', healthPort: 8081, metricsPort: 8080 },
   options: OPTIONS,
   timings: IMPORT_TIMINGS,

@@ -7,17 +7,24 @@ type ControllerMetrics = NonNullable<ImportControllerOptions['metrics']> & {
 };
 
 /**
- * The import agent's own metrics (docs/architecture.md#configuration); reconcile and queue metrics come from core's
- * controller harness (`mcs_reconcile_*`, `mcs_workqueue_*`), Cloud Map call metrics from the client.
+ * The import agent's own metrics (docs/import-agent.md#metrics-metrics); reconcile and queue metrics
+ * come from core's controller harness (`mcs_reconcile_*`, `workqueue_*`), Cloud Map call
+ * metrics from the client. Counters go to `registry` (a standby's stay flat); the data gauges
+ * to `leaderRegistry`, served only while this replica leads (core's agent-metrics.ts).
  */
-export function createImportMetrics(registry: Registry, prefix = 'mcs_import_'): ControllerMetrics {
+export function createImportMetrics(
+  registry: Registry,
+  leaderRegistry: Registry,
+  prefix = 'mcs_import_',
+): ControllerMetrics {
   // Registered in this order (the order of /metrics).
   const registers = [registry];
+  const leader = [leaderRegistry];
   return {
     ...writeMetrics(registers, prefix),
     ...pollMetrics(registers, prefix),
-    ...healthMetrics(registers, prefix),
-    ...importStateMetrics(registers, prefix),
+    ...healthMetrics(leader, prefix),
+    ...importStateMetrics(leader, registers, prefix),
   };
 }
 
@@ -95,40 +102,52 @@ function pollMetrics(registers: Registers, prefix: string) {
   } satisfies Partial<ControllerMetrics>;
 }
 
-/** The snapshot's health: reachable, synced, last good read, failing services. */
+/** The snapshot's health: reachable, synced, last good read per namespace, failing services. */
 function healthMetrics(registers: Registers, prefix: string) {
+  // Registered at the first health report (the leader's first poll round): before it they
+  // would read 0, an outage that is not one.
   const reachable = new Gauge({
     name: `${prefix}cloudmap_reachable`,
     help: '1 when the last poll rounds succeeded, 0 while serving the last good state.',
-    registers,
+    registers: [],
   });
   const synced = new Gauge({
     name: `${prefix}cloudmap_synced`,
     help: '1 once a complete Cloud Map snapshot was read.',
-    registers,
+    registers: [],
   });
   const lastGood = new Gauge({
     name: `${prefix}cloudmap_last_good_timestamp_seconds`,
-    help: 'Wall time of the last fully successful poll round.',
+    help:
+      'Unix time of the last good read of each Cloud Map namespace this agent imports from ' +
+      '(listed, and none of its services failing).',
+    labelNames: ['cloudmap_namespace'],
     registers,
   });
   const failing = new Gauge({
     name: `${prefix}cloudmap_failing_services`,
     help: 'Services whose last read failed (served from the last good state).',
-    registers,
+    registers: [],
   });
+  let shown = false;
   return {
     health: (h: SnapshotHealth, isSynced: boolean) => {
+      if (!shown) for (const g of [reachable, synced, failing]) registers[0]?.registerMetric(g);
+      shown = true;
       reachable.set(h.reachable ? 1 : 0);
       synced.set(isSynced ? 1 : 0);
       failing.set(h.failingServices);
-      if (h.lastGoodMs !== undefined) lastGood.set(h.lastGoodMs / 1000);
+    },
+    lastGood: (byNamespace: ReadonlyMap<string, number>) => {
+      // Namespaces no longer imported from go (cardinality: the namespaces imported from).
+      lastGood.reset();
+      for (const [ns, ms] of byNamespace) lastGood.set({ cloudmap_namespace: ns }, ms / 1000);
     },
   } satisfies Partial<ControllerMetrics>;
 }
 
 /** Per import: stale clusters and name collisions; reads of external services. */
-function importStateMetrics(registers: Registers, prefix: string) {
+function importStateMetrics(registers: Registers, counters: Registers, prefix: string) {
   const stale = new Gauge({
     name: `${prefix}stale_clusters`,
     help: 'Source clusters whose endpoints were dropped for an expired heartbeat, per import.',
@@ -145,7 +164,7 @@ function importStateMetrics(registers: Registers, prefix: string) {
     name: `${prefix}external_reads_total`,
     help: 'Reads of user-selected non-Kubernetes Cloud Map services (CloudMapServiceImport), by outcome.',
     labelNames: ['outcome'],
-    registers,
+    registers: counters,
   });
   return {
     externalReads: (outcome: string) => externalReads.inc({ outcome }),

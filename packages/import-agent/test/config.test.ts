@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseAgentConfig } from '@cloudmap-mcs/core/agent';
 import { importConfigSpec } from '../src/config.js';
@@ -115,5 +116,14 @@ describe('import agent config', () => {
     await expect(parseConfig(['--local-service-cidrs', '10.96.0.0'], {}, 'h')).rejects.toThrow(
       /--local-service-cidrs: invalid CIDR/,
     );
+  });
+});
+
+describe('version', () => {
+  it('is the release version of the root package.json (--version, build_info)', () => {
+    const root = JSON.parse(
+      readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    expect(importConfigSpec.version).toBe(root.version);
   });
 });

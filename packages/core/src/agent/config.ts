@@ -174,6 +174,11 @@ export interface ConfigSpec<
   /** `export-agent` / `import-agent`; the program is `cloudmap-mcs-<name>`. */
   name: string;
   usage: string;
+  /**
+   * The release version (`--version`, `cloudmap_mcs_build_info`): the agent's package.json
+   * version, which tools/set-version.sh stamps from the root package.json.
+   */
+  version: string;
   defaults: CommonDefaults;
   /** This agent's own flags. */
   options: O;
@@ -220,6 +225,7 @@ export async function parseAgentConfig<
     .env(false)
     .config(known)
     .strict()
+    .version(spec.version)
     .help()
     .exitProcess(false)
     .fail((message: string | undefined, error: Error | undefined) => {

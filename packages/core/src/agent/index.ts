@@ -4,3 +4,4 @@ export * from './config.js';
 export * from './redact.js';
 export * from './run-agent.js';
 export * from './environment.js';
+export * from './agent-metrics.js';

@@ -1,28 +1,23 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { collectDefaultMetrics, type Registry } from 'prom-client';
 import type { Options } from 'yargs';
 import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import { realClock, type Clock } from '../workqueue/clock.js';
-import {
-  createCloudMapClient,
-  type CloudMapClient,
-  type CloudMapClientOptions,
-} from '../cloudmap/client.js';
-import { createCloudMapMetrics } from '../cloudmap/metrics.js';
-import { createSdkCloudMapPort } from '../cloudmap/sdk-port.js';
-import { createServiceDiscoveryClient } from '../cloudmap/sdk-client.js';
+import type { CloudMapClient, CloudMapClientOptions } from '../cloudmap/client.js';
 import {
   createClusterIdentityWatcher,
   kubeClusterPropertySource,
   type ClusterIdentityWatcher,
 } from '../runtime/cluster-identity.js';
 import { createChecks, startHealthServer, type Checks } from '../runtime/health.js';
-import { createLeaderElector, leaderOnly } from '../runtime/leader-election.js';
+import { createLeaderElector } from '../runtime/leader-election.js';
 import { loadKubeConfig } from '../runtime/kubeconfig.js';
 import { createKubeLeaseStore } from '../runtime/lease-store.js';
 import { createLogger } from '../runtime/logger.js';
 import { createShutdown, type Shutdown } from '../runtime/shutdown.js';
+import { createAgentMetrics, type AgentMetrics } from './agent-metrics.js';
+import { agentCloudMapClient } from './cloudmap-client.js';
 import { ConfigError, parseAgentConfig, type CommonConfig, type ConfigSpec } from './config.js';
 import { logEffectiveConfig } from './redact.js';
 
@@ -35,7 +30,10 @@ export class StartupError extends Error {
 export interface AgentContext<C extends CommonConfig> {
   config: C;
   logger: Logger;
+  /** Always on /metrics: counters, Cloud Map calls (agent-metrics.ts). */
   registry: Registry;
+  /** On /metrics only while this replica leads: data gauges, controllers (agent-metrics.ts). */
+  leaderRegistry: Registry;
   kubeConfig: KubeConfig;
   clock: Clock;
   shutdown: Shutdown;
@@ -156,7 +154,8 @@ async function startAgent<
 ): Promise<void> {
   const kubeConfig = loadKubeConfig();
   await spec.preflight?.(kubeConfig);
-  const registry = new Registry();
+  const metrics = createAgentMetrics({ agent: spec.name, version: spec.version });
+  const { registry } = metrics;
   collectDefaultMetrics({
     register: registry,
     eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS,
@@ -164,7 +163,7 @@ async function startAgent<
   const liveness = createChecks();
   liveness.set('process', true);
   const readiness = createChecks();
-  await startServers(config, registry, liveness, readiness, logger, shutdown);
+  await startServers(config, metrics.served, liveness, readiness, logger, shutdown);
   const identity = createClusterIdentityWatcher({
     source: kubeClusterPropertySource(kubeConfig, logger),
     flags: { clusterId: config.clusterId, clustersetId: config.clustersetId },
@@ -175,12 +174,20 @@ async function startAgent<
   await identity.start();
   // One replica leads a process's life at most (losing the Lease exits): one signal.
   const leadership = new AbortController();
-  const cloudMap = cloudMapClient(spec, config, registry, logger, leadership.signal);
+  const cloudMap = agentCloudMapClient(
+    spec.name,
+    config,
+    spec.cloudMap?.(config),
+    registry,
+    logger,
+    leadership.signal,
+  );
   shutdown.onShutdown('cloud map client', 40, () => cloudMap.close());
   const run = await spec.start({
     config,
     logger,
     registry,
+    leaderRegistry: metrics.leaderRegistry,
     kubeConfig,
     clock: realClock,
     shutdown,
@@ -190,13 +197,13 @@ async function startAgent<
     cloudMap,
     leading: leadership.signal,
   });
-  await lead(config, kubeConfig, run, logger, readiness, shutdown, leadership);
+  await lead(config, kubeConfig, run, { logger, readiness, shutdown, metrics }, leadership);
 }
 
 /** /healthz, /readyz and /metrics on the health port; /metrics also on its own port if set. */
 async function startServers(
   config: CommonConfig,
-  registry: Registry,
+  registry: AgentMetrics['served'],
   liveness: Checks,
   readiness: Checks,
   logger: Logger,
@@ -215,39 +222,6 @@ async function startServers(
   }
 }
 
-function cloudMapClient<
-  O extends Record<string, Options>,
-  Own extends object,
-  T extends Record<string, number>,
->(
-  spec: AgentSpec<O, Own, T>,
-  config: CommonConfig & Own,
-  registry: Registry,
-  logger: Logger,
-  leading: AbortSignal,
-): CloudMapClient {
-  const sdk = createServiceDiscoveryClient({
-    ...(config.region === undefined ? {} : { region: config.region }),
-    ...(config.cloudMapEndpoint === undefined ? {} : { endpoint: config.cloudMapEndpoint }),
-    ...(config.assumeRoleArn === undefined
-      ? {}
-      : {
-          assumeRole: {
-            roleArn: config.assumeRoleArn,
-            sessionName: `cloudmap-mcs-${spec.name}`,
-            ...(config.assumeRoleExternalId === undefined
-              ? {}
-              : { externalId: config.assumeRoleExternalId }),
-          },
-        }),
-  });
-  return createCloudMapClient(leaderOnly(createSdkCloudMapPort(sdk), leading), {
-    logger: logger.child({ component: 'cloudmap' }),
-    metrics: createCloudMapMetrics(registry),
-    ...spec.cloudMap?.(config),
-  });
-}
-
 /**
  * Runs the agent's work: at once, or while holding the Lease. Losing the Lease exits 1 so the
  * Deployment restarts a fresh replica that campaigns again, instead of leaving a process that
@@ -257,20 +231,27 @@ async function lead(
   config: CommonConfig,
   kubeConfig: KubeConfig,
   run: AgentRun,
-  logger: Logger,
-  readiness: Checks,
-  shutdown: Shutdown,
+  parts: { logger: Logger; readiness: Checks; shutdown: Shutdown; metrics: AgentMetrics },
   leadership: AbortController,
 ): Promise<void> {
+  const { logger, readiness, shutdown, metrics } = parts;
   const failed = (error: unknown): void => {
     if (shutdown.signal.aborted) return;
     logger.error('controller failed', { [logFields.error]: error });
     void shutdown.shutdown('controller failed', 1);
   };
+  // The leader's series are served from here until leadership ends (agent-metrics.ts).
+  const leading = (): void => {
+    metrics.leading(true);
+    leadership.signal.addEventListener('abort', () => metrics.leading(false), { once: true });
+    void run.lead(leadership.signal).catch(failed);
+  };
   if (!config.leaderElect) {
+    metrics.leading(true);
     await run.lead(leadership.signal).catch(failed);
     return;
   }
+  metrics.campaigning(config.leaseName);
   readiness.set('leader', true, 'standby');
   const elector = createLeaderElector({
     store: createKubeLeaseStore(kubeConfig, config.leaseNamespace, config.leaseName),
@@ -281,7 +262,7 @@ async function lead(
     logger,
     onStartedLeading: (signal) => {
       signal.addEventListener('abort', () => leadership.abort(signal.reason), { once: true });
-      void run.lead(leadership.signal).catch(failed);
+      leading();
     },
     onStoppedLeading: () => {
       if (!shutdown.signal.aborted) void shutdown.shutdown('lost leadership', 1);

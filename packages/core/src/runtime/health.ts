@@ -43,8 +43,8 @@ export function createChecks(): Checks {
 export interface HealthServerOptions {
   port: number;
   host?: string;
-  /** Served on /metrics in the Prometheus text format. */
-  registry: Registry;
+  /** Served on /metrics in the Prometheus text format (a Registry, or what serves several). */
+  registry: Pick<Registry, 'contentType' | 'metrics'>;
   /** /healthz: the process works (e.g. not deadlocked); failing restarts the Pod. */
   liveness: Checks;
   /** /readyz: the agent does its job (identity valid, caches synced, leading or standby). */

@@ -72,7 +72,7 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
   const queue = createWorkQueue<K>({
     clock: opts.clock,
     rateLimiter: opts.rateLimiter ?? defaultControllerRateLimiter<K>(opts.clock),
-    onDepthChange: (depth) => metrics.depth(opts.name, depth),
+    metrics: metrics.queue<K>(opts.name, opts.clock),
   });
   const log = opts.logger.child({ [logFields.controller]: opts.name });
   const newId = opts.newReconcileId ?? (() => randomBytes(4).toString('hex'));
@@ -83,7 +83,6 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
     const reconcileId = newId();
     const keyLog = log.child({ [logFields.key]: key, [logFields.reconcileId]: reconcileId });
     const started = opts.clock.now();
-    metrics.active(opts.name, queue.inFlight);
     let outcome: ReconcileOutcome;
     try {
       const result = await opts.reconcile(key, {
@@ -104,7 +103,6 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
         outcome = 'terminal';
       } else {
         queue.addRateLimited(key);
-        metrics.retried(opts.name);
         outcome = 'error';
       }
       // The one place a reconcile error is logged (docs/contributing.md#config-and-logs).
@@ -128,7 +126,6 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
         await reconcileOnce(key);
       } finally {
         queue.done(key);
-        metrics.active(opts.name, queue.inFlight);
       }
     }
   };

@@ -5,3 +5,4 @@ export * from './controller.js';
 export * from './metrics.js';
 export * from './backoff.js';
 export * from './watches.js';
+export * from './queue-metrics.js';

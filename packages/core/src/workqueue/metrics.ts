@@ -1,27 +1,27 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Clock } from './clock.js';
 import type { ReconcileOutcome } from './controller.js';
+import {
+  createQueueMetricsProvider,
+  noopQueueMetrics,
+  type QueueMetrics,
+} from './queue-metrics.js';
 
 /**
- * What the controller harness reports, labelled by controller name. One instance per
- * process (per registry), shared by every controller in it, so both agents publish the same
- * families: `mcs_<thing>_<unit>{controller=...}` (docs/contributing.md#config-and-logs: one metric
- * naming scheme).
+ * What the controller harness reports. One instance per process (per registry), shared by
+ * every controller in it, so both agents publish the same families: the reconciles as
+ * `mcs_reconcile_*{controller}` (docs/contributing.md#config-and-logs: one metric naming
+ * scheme), the work queues as client-go's `workqueue_*{name}` (queue-metrics.ts).
  */
 export interface ControllerMetrics {
   reconciled(controller: string, result: ReconcileOutcome, seconds: number): void;
-  /** Keys waiting to be handed to a worker. */
-  depth(controller: string, depth: number): void;
-  /** Keys being reconciled right now. */
-  active(controller: string, n: number): void;
-  /** A failed reconcile re-added with backoff. */
-  retried(controller: string): void;
+  /** The work-queue recorder of the controller `name` (its queue has the same name). */
+  queue<K>(name: string, clock: Clock): QueueMetrics<K>;
 }
 
 export const noopControllerMetrics: ControllerMetrics = {
   reconciled: () => {},
-  depth: () => {},
-  active: () => {},
-  retried: () => {},
+  queue: <K>() => noopQueueMetrics as QueueMetrics<K>,
 };
 
 /**
@@ -44,31 +44,12 @@ export function createControllerMetrics(registry: Registry): ControllerMetrics {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
   });
-  const depth = new Gauge({
-    name: 'mcs_workqueue_depth',
-    help: 'Keys waiting in the work queue, by controller.',
-    labelNames: ['controller'],
-    registers,
-  });
-  const active = new Gauge({
-    name: 'mcs_workqueue_active_keys',
-    help: 'Keys being reconciled now, by controller.',
-    labelNames: ['controller'],
-    registers,
-  });
-  const retries = new Counter({
-    name: 'mcs_workqueue_retries_total',
-    help: 'Failed reconciles re-added with backoff, by controller.',
-    labelNames: ['controller'],
-    registers,
-  });
+  const queues = createQueueMetricsProvider(registry);
   return {
     reconciled(controller, result, seconds) {
       reconciles.inc({ controller, result });
       duration.observe({ controller }, seconds);
     },
-    depth: (controller, n) => depth.set({ controller }, n),
-    active: (controller, n) => active.set({ controller }, n),
-    retried: (controller) => retries.inc({ controller }),
+    queue: queues,
   };
 }

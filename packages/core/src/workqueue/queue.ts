@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from './clock.js';
+import { noopQueueMetrics, type QueueMetrics } from './queue-metrics.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /**
@@ -34,8 +35,8 @@ export interface WorkQueue<K> {
 export interface WorkQueueOptions<K> {
   clock: Clock;
   rateLimiter: RateLimiter<K>;
-  /** Called on every change of depth; used for metrics. */
-  onDepthChange?: (depth: number) => void;
+  /** client-go's work-queue metrics of this queue (queue-metrics.ts). */
+  metrics?: QueueMetrics<K>;
 }
 
 export function createWorkQueue<K>(opts: WorkQueueOptions<K>): WorkQueue<K> {
@@ -47,8 +48,7 @@ export function createWorkQueue<K>(opts: WorkQueueOptions<K>): WorkQueue<K> {
   const waiters: ((key: K | undefined) => void)[] = [];
   const drainWaiters: (() => void)[] = [];
   let closed = false;
-
-  const reportDepth = (): void => opts.onDepthChange?.(order.length);
+  const metrics = opts.metrics ?? (noopQueueMetrics as QueueMetrics<K>);
 
   const checkDrained = (): void => {
     if (closed && order.length === 0 && processing.size === 0) {
@@ -61,24 +61,26 @@ export function createWorkQueue<K>(opts: WorkQueueOptions<K>): WorkQueue<K> {
       const key = order.shift() as K;
       dirty.delete(key);
       processing.add(key);
+      metrics.got(key);
       (waiters.shift() as (key: K | undefined) => void)(key);
     }
     if (closed && order.length === 0) {
       for (const resolve of waiters.splice(0)) resolve(undefined);
     }
-    reportDepth();
   };
 
   const queue: WorkQueue<K> = {
     add(key) {
       if (closed || dirty.has(key)) return;
       dirty.add(key);
+      metrics.added(key);
       if (processing.has(key)) return;
       order.push(key);
       handOut();
     },
     addAfter(key, delayMs) {
       if (closed) return;
+      metrics.retried();
       if (delayMs <= 0) {
         queue.add(key);
         return;
@@ -113,6 +115,7 @@ export function createWorkQueue<K>(opts: WorkQueueOptions<K>): WorkQueue<K> {
     },
     done(key) {
       if (!processing.delete(key)) return;
+      metrics.done(key);
       if (dirty.has(key)) {
         order.push(key);
         handOut();

@@ -11,6 +11,7 @@ import { createMemoryLogger } from '../../src/testing/memory-logger.js';
 const OWN = { 'poll-seconds': { type: 'number', default: 5 } } as const;
 const spec: ConfigSpec<typeof OWN, { pollMs: number }> = {
   name: 'probe-agent',
+  version: '1.2.3-test',
   usage: 'probe',
   defaults: { leaseName: 'probe-lease', healthPort: 8081, metricsPort: 8080 },
   options: OWN,
@@ -155,5 +156,19 @@ describe('effective config log', () => {
       assumeRoleExternalId: '[redacted]',
       assumeRoleArn: 'arn',
     });
+  });
+});
+
+describe('--version', () => {
+  it('prints the spec’s version (the release version) and nothing else', async () => {
+    const out: string[] = [];
+    const log = console.log;
+    console.log = (...args: unknown[]) => void out.push(args.join(' '));
+    try {
+      await parse(['--version']);
+    } finally {
+      console.log = log;
+    }
+    expect(out).toEqual(['1.2.3-test']);
   });
 });

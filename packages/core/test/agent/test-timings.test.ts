@@ -28,6 +28,7 @@ describe('MCS_TEST_TIMINGS', () => {
   it('hands the agent its timings with the overrides, and records the overrides', async () => {
     const spec: ConfigSpec<Record<string, never>, { pollMs: number }, typeof DEFAULTS> = {
       name: 'probe-agent',
+      version: '1.2.3-test',
       usage: 'probe',
       defaults: { leaseName: 'l', healthPort: 8080 },
       options: {},

@@ -100,9 +100,16 @@ describe('createController', () => {
     expect(text).toContain('mcs_reconcile_total{controller="thing",result="requeue"} 1');
     expect(text).toContain('mcs_reconcile_total{controller="thing",result="success"} 1');
     expect(text).toContain('mcs_reconcile_duration_seconds_count{controller="thing"} 3');
-    expect(text).toContain('mcs_workqueue_retries_total{controller="thing"} 1');
-    expect(text).toContain('mcs_workqueue_depth{controller="thing"} 0');
-    expect(text).toContain('mcs_workqueue_active_keys{controller="thing"} 0');
+    // client-go's queue families: the add, the retry after the error and the requeue (both
+    // delayed adds count as retries, as in client-go), three gets, three finished keys.
+    expect(text).toContain('workqueue_adds_total{name="thing"} 3');
+    expect(text).toContain('workqueue_retries_total{name="thing"} 2');
+    expect(text).toContain('workqueue_depth{name="thing"} 0');
+    expect(text).toContain('workqueue_queue_duration_seconds_count{name="thing"} 3');
+    expect(text).toContain('workqueue_work_duration_seconds_count{name="thing"} 3');
+    expect(text).toContain('workqueue_unfinished_work_seconds{name="thing"} 0');
+    expect(text).toContain('workqueue_longest_running_processor_seconds{name="thing"} 0');
+    expect(text).not.toContain('mcs_workqueue_');
   });
 
   it('reports a TerminalError once and does not retry it', async () => {

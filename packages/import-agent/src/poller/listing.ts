@@ -2,7 +2,7 @@ import { listServicesPages, logFields } from '@cloudmap-mcs/core';
 import { referencedShards } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
 import type { ServiceReads } from './reads.js';
-import { describe, inPool, keyOf, type PollerState } from './state.js';
+import { describe, inPool, keyOf, markNamespacesGood, type PollerState } from './state.js';
 
 /**
  * The slow round: ListNamespaces, then ListServices of each Cloud Map namespace that exists
@@ -93,7 +93,23 @@ export async function listingRound(
   await inPool(moved, state.concurrency, async (s) => {
     if (!(await reads.check(s))) ok = false;
   });
+  namespacesListed(state, namespaces, unlisted);
   return ok;
+}
+
+/** The local namespaces listed: those whose services all read well are good as of now. */
+function namespacesListed(
+  state: PollerState,
+  namespaces: readonly { name: string }[],
+  unlisted: ReadonlySet<string>,
+): void {
+  const local = namespaces.map((ns) => ns.name);
+  for (const ns of state.namespaceGoodMs.keys())
+    if (!local.includes(ns)) state.namespaceGoodMs.delete(ns);
+  markNamespacesGood(
+    state,
+    local.filter((ns) => !unlisted.has(ns)),
+  );
 }
 
 /**

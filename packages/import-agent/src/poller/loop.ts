@@ -131,6 +131,7 @@ async function runOnce(loop: RoundLoop, kind: RoundKind): Promise<void> {
     }
   }
   state.opts.metrics?.round?.(kind, ok, clock.now() - started);
+  if (kind === 'slow' || kind === 'resync') state.opts.metrics?.lastGood?.(state.namespaceGoodMs);
   state.reportHealth();
 }
 

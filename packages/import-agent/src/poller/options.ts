@@ -17,6 +17,11 @@ export interface PollerMetrics {
   feedRejected?(): void;
   /** A writer's feed record its heartbeat does not vouch for, per round (its services are checked one by one). */
   feedUnvouched?(reason: string): void;
+  /**
+   * After each listing and resync round: per Cloud Map namespace this agent imports from,
+   * the wall time (ms) of its last good read (listed, and none of its services failing).
+   */
+  lastGood?(byNamespace: ReadonlyMap<string, number>): void;
 }
 
 export interface PollerOptions {

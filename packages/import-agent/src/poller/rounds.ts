@@ -13,7 +13,7 @@ import type { RoundKind } from './options.js';
 import type { ServiceReads } from './reads.js';
 import { fastPeriodFor, type PollPeriods } from './schedule.js';
 import type { ServiceSnapshot } from './snapshot.js';
-import { describe, inPool, keyOf, type PollerState } from './state.js';
+import { describe, inPool, keyOf, markNamespacesGood, type PollerState } from './state.js';
 
 /** What the three rounds read from: the shared state, the reads and the feed (when on). */
 export interface RoundContext {
@@ -248,6 +248,7 @@ async function resyncRound(ctx: RoundContext): Promise<boolean> {
   await inPool([...ctx.state.services.values()], ctx.state.concurrency, async (s) => {
     if (!(await ctx.reads.fetch(s))) ok = false;
   });
+  markNamespacesGood(ctx.state, [...ctx.state.namespaceGoodMs.keys()]);
   return ok;
 }
 

@@ -44,6 +44,12 @@ export interface PollerState {
   successes: number;
   lastGoodMs?: number;
   /**
+   * Per local Cloud Map namespace: wall time of its last good read, a listing (or resync) in
+   * which it was listed and none of its services failed (`markNamespacesGood`). Namespaces no
+   * longer listed are dropped: one entry per namespace this agent imports from.
+   */
+  readonly namespaceGoodMs: Map<string, number>;
+  /**
    * Wall time the latest outage ended (the first successful call after a round in which none
    * succeeded). A service last confirmed before it was not read during the outage, whether or
    * not a read of it failed: with the change feed most services are not read at all while the
@@ -109,6 +115,14 @@ export function firstSeen(
   return out;
 }
 
+/** The namespaces named whose services all read well are good as of now. */
+export function markNamespacesGood(state: PollerState, namespaces: Iterable<string>): void {
+  const failing = new Set<string>();
+  for (const s of state.services.values()) if (s.error !== undefined) failing.add(s.namespace);
+  const now = state.now();
+  for (const ns of namespaces) if (!failing.has(ns)) state.namespaceGoodMs.set(ns, now);
+}
+
 /** The plain fields of a new state (createPollerState adds the behaviour). */
 function initialState(opts: PollerOptions, log: Logger) {
   return {
@@ -119,6 +133,7 @@ function initialState(opts: PollerOptions, log: Logger) {
     concurrency: opts.concurrency ?? 8,
     services: new Map<string, ServiceSnapshot>(),
     instanceCounts: new Map<string, number>(),
+    namespaceGoodMs: new Map<string, number>(),
     lastListing: { calls: 1, paged: false },
     synced: false,
     unreachable: false,

@@ -14,7 +14,8 @@ import {
 import type { CloudMapSnapshot } from '../poller/snapshot.js';
 import type { CollisionMetrics } from './collisions.js';
 import { converge, nextCheck, writeStatus } from './converge.js';
-import { liveExports } from './exports.js';
+import { liveExports, type LiveExports } from './exports.js';
+import { collectRefusals, type ImportRef } from './import-events.js';
 import type { ServiceImportObject } from './k8s-types.js';
 import { missingMarker } from './ownership.js';
 import {
@@ -118,12 +119,13 @@ async function reconcileKey(s: Shared, key: string, log: Logger): Promise<Reconc
     writer: s.writer,
   };
   if (!(await inScope(s, p))) return;
+  const refusals = collectRefusals(s.refusals);
   const live = liveExports(
     {
       snapshot: deps.snapshot,
       trust: deps.trust,
       heartbeatTtlMs: deps.heartbeatTtlMs,
-      refusals: s.refusals,
+      refusals,
       exportedHere: (ns, n) => deps.sources.serviceExportExists(ns, n),
       now: deps.now,
     },
@@ -132,6 +134,25 @@ async function reconcileKey(s: Shared, key: string, log: Logger): Promise<Reconc
     name,
   );
   deps.metrics?.staleClusters?.(namespace, name, live.stale.length);
+  try {
+    return await importLive(s, p, live, used);
+  } finally {
+    // After the writes: about our ServiceImport (its uid) once it exists.
+    const ref = importRef(p);
+    s.events.refused(ref, refusals.collected);
+    s.events.stale(ref, live.stale, deps.heartbeatTtlMs);
+  }
+}
+
+/** Converges the import to the live exports: created, updated or deleted. */
+async function importLive(
+  s: Shared,
+  p: Pass,
+  live: LiveExports,
+  used: Used,
+): Promise<ReconcileResult | void> {
+  const { deps } = s;
+  const { namespace, name } = p;
   // MCS exports win; a user's CloudMapServiceImport of the same key reports the conflict.
   const external = live.exports.length === 0 ? deps.externalExport?.(namespace, name) : undefined;
   const merged = mergeExports(external === undefined ? live.exports : [external]);
@@ -184,5 +205,16 @@ function admitted(s: Shared, p: Pass, cachedSi: ServiceImportObject | undefined)
     { reason: 'import-cap', subject: p.key, fields: { detail: admission.why } },
     p.log,
   );
+  s.events.capped({ namespace: p.namespace, name: p.name }, admission.why);
   return false;
+}
+
+/** The ServiceImport Events are about: ours, with its uid once it exists. */
+function importRef(p: Pass): ImportRef {
+  const si = p.view.serviceImport(p.namespace, p.name);
+  const uid =
+    si !== undefined && missingMarker('ServiceImport', si.metadata, p.markers) === undefined
+      ? si.metadata.uid
+      : undefined;
+  return { namespace: p.namespace, name: p.name, ...(uid === undefined ? {} : { uid }) };
 }

@@ -1,5 +1,6 @@
 import { createRefusalLog, realClock, type Clock, type RefusalLog } from '@cloudmap-mcs/core';
 import { createCollisionReporter, type CollisionReporter } from './collisions.js';
+import { createImportEvents, type ImportEvents } from './import-events.js';
 import type { ImportWriter } from './ports.js';
 import { createRecentWrites, type RecentWrites } from './recent-writes.js';
 import type { ImportReconcilerDeps } from './reconciler.js';
@@ -25,6 +26,8 @@ export interface Shared {
   policy: NamespacePolicy;
   admission: ImportAdmission;
   collisions: CollisionReporter;
+  /** Warning Events on ServiceImports: refused records, stale clusters, caps. */
+  events: ImportEvents;
   managedBy: string;
 }
 
@@ -52,6 +55,7 @@ export function sharedParts(deps: ImportReconcilerDeps): Shared {
       ...(deps.events === undefined ? {} : { events: deps.events }),
       ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
     }),
+    events: createImportEvents(deps.events),
     managedBy: deps.sliceManagedBy ?? SLICE_MANAGED_BY,
   };
 }
