@@ -7,7 +7,7 @@
 import { gzipSync } from 'node:zlib';
 
 export interface TarEntry {
-  /** Path inside the archive, at most 100 bytes. */
+  /** Path inside the archive: at most 255 bytes, its last 100 after a `/`. */
   name: string;
   content: string | Uint8Array;
 }
@@ -18,10 +18,21 @@ function octal(value: number, width: number): string {
   return value.toString(8).padStart(width - 1, '0') + '\0';
 }
 
-function header(name: string, size: number, mtimeS: number): Buffer {
+/** ustar keeps long paths as prefix (155 bytes) + `/` + name (100 bytes). */
+function splitPath(path: string): [prefix: string, name: string] {
+  if (Buffer.byteLength(path) <= 100) return ['', path];
+  for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) {
+    const [prefix, name] = [path.slice(0, i), path.slice(i + 1)];
+    if (Buffer.byteLength(prefix) <= 155 && Buffer.byteLength(name) <= 100) return [prefix, name];
+  }
+  throw new Error(`tar entry name too long: ${path}`);
+}
+
+function header(path: string, size: number, mtimeS: number): Buffer {
   const h = Buffer.alloc(BLOCK, 0);
-  if (Buffer.byteLength(name) > 100) throw new Error(`tar entry name too long: ${name}`);
+  const [prefix, name] = splitPath(path);
   h.write(name, 0, 100, 'utf8');
+  h.write(prefix, 345, 155, 'utf8');
   h.write(octal(0o644, 8), 100, 8, 'ascii'); // mode
   h.write(octal(0, 8), 108, 8, 'ascii'); // uid
   h.write(octal(0, 8), 116, 8, 'ascii'); // gid
