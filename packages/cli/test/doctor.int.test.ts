@@ -9,10 +9,12 @@ import { readFileSync } from 'node:fs';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   KubernetesObjectApi,
   loadAllYaml,
   PatchStrategy,
+  V1MicroTime,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import {
@@ -171,12 +173,52 @@ describe('cloudmap-mcs doctor', () => {
       },
       { timeoutMs: 120_000 },
     );
+    // Ready replicas are not the agent: kwok runs no container, so nobody holds a Lease yet.
+    const leaderless = await doctor();
+    expect(leaderless.code).toBe(1);
+    expect(leaderless.stdout).toContain(
+      '[FAIL] export agent Deployment cloudmap-mcs/cloudmap-mcs-export-agent: no Lease cloudmap-mcs/cloudmap-mcs-export-agent: no replica leads',
+    );
+    // A leader per agent, as client-go leader election writes it (holder = the pod's name).
+    const leaders: Record<string, string> = {};
+    const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'cloudmap-mcs' });
+    for (const agent of ['export-agent', 'import-agent']) {
+      const pod = pods.items.find(
+        (p) =>
+          p.metadata?.name?.startsWith(`cloudmap-mcs-${agent}-`) === true &&
+          p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+      );
+      leaders[agent] = pod?.metadata?.name ?? '';
+      await kc.makeApiClient(CoordinationV1Api).createNamespacedLease({
+        namespace: 'cloudmap-mcs',
+        body: {
+          metadata: { name: `cloudmap-mcs-${agent}` },
+          spec: {
+            holderIdentity: leaders[agent],
+            // Nothing renews it here: a duration that outlasts the test.
+            leaseDurationSeconds: 3600,
+            renewTime: new V1MicroTime(),
+          },
+        },
+      });
+    }
     const passing = await doctor('-o', 'json');
     const report = JSON.parse(passing.stdout) as DoctorJson;
     expect(report.results.filter((r) => r.group === 'agents')).toMatchObject([
       { subject: 'export agent Deployment cloudmap-mcs/cloudmap-mcs-export-agent', status: 'ok' },
       { subject: 'import agent Deployment cloudmap-mcs/cloudmap-mcs-import-agent', status: 'ok' },
     ]);
+    const agents = report.results.filter((r) => r.group === 'agents').map((r) => r.message);
+    expect(agents[0]).toMatch(
+      new RegExp(
+        `^leader ${leaders['export-agent']} \\(Ready\\), Lease cloudmap-mcs/cloudmap-mcs-export-agent renewed \\d+s ago`,
+      ),
+    );
+    expect(agents[1]).toContain(`leader ${leaders['import-agent']} (Ready)`);
+    // No role is named by these manifests: doctor says it probes with the operator's credentials.
+    expect(bySubject(report.results, 'Cloud Map identity (import agent)')?.message).toContain(
+      'no role named',
+    );
     expect(report.results.filter((r) => r.status !== 'ok')).toEqual([]);
     expect(passing.code).toBe(0);
 

@@ -16,7 +16,7 @@ export interface ClustersetCell {
   export: string;
   /** `<ready>/<total>` endpoints Cloud Map holds from this cluster, or `-`. */
   records: string;
-  /** `Ready` or `Ready=<status>` with the imported clusters, `missing` or `-`. */
+  /** `Ready`, `Ready=<status>` or `imported` with the clusters, `missing`, or `-`. */
   import: string;
   /** Why the import is missing or not ready; '' when all is well. */
   problem: string;
@@ -46,10 +46,12 @@ function exportCell(e: ExportRow | undefined): string {
   return 'exported';
 }
 
-const importCell = (i: ImportRow | undefined): string =>
-  i === undefined
-    ? 'missing'
-    : `${i.ready === 'True' ? 'Ready' : `Ready=${i.ready || '?'}`} (${i.clusters.map((c) => `${c.cluster} ${c.readyEndpoints}/${c.endpoints}`).join(', ') || 'no clusters'})`;
+/** `Ready`, `Ready=False`, or `imported` when no Ready condition was written; with the clusters. */
+function importCell(i: ImportRow): string {
+  const state = i.ready === 'True' ? 'Ready' : i.ready === '' ? 'imported' : `Ready=${i.ready}`;
+  const from = i.clusters.map((c) => `${c.cluster} ${c.readyEndpoints}/${c.endpoints}`);
+  return `${state} (${from.join(', ') || 'no clusters'})`;
+}
 
 /** Why `cluster` has no ServiceImport of a service others export. */
 function whyMissing(
