@@ -49,6 +49,21 @@ describe('agentRole', () => {
     expect(r.fix).toContain('--import-role-arn');
   });
 
+  it('says it probes with your credentials when no role is named', () => {
+    expect(
+      checkAgentRole(agentRole('export', undefined, d, sa('export'), []), { assumed: false }),
+    ).toMatchObject({
+      status: 'ok',
+      message: expect.stringMatching(/^no role named \(Deployment /),
+    });
+    expect(
+      checkAgentRole(agentRole('export', undefined, undefined, undefined, []), { assumed: false })
+        .message,
+    ).toBe(
+      'no export agent Deployment to read a role from (agents run as local processes use the credentials of their environment); probing with your own credentials',
+    );
+  });
+
   it('says when the role cannot be assumed and that it falls back', () => {
     const role = agentRole(
       'import',

@@ -92,6 +92,12 @@ export function checkAgentRole(role: AgentRole, attempt: RoleAttempt): CheckResu
       `the agent gets its role from EKS Pod Identity (${role.where}), which the cluster does not name; ${fallback}`,
       `name the role: ${flag} <arn> (aws eks list-pod-identity-associations --cluster-name <cluster>)`,
     );
+  if (role.where.startsWith('no '))
+    return ok(
+      'cloudmap',
+      subject,
+      `${role.where} to read a role from (agents run as local processes use the credentials of their environment); probing with your own credentials`,
+    );
   return ok(
     'cloudmap',
     subject,
