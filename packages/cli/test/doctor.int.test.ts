@@ -1,6 +1,7 @@
 // `cloudmap-mcs doctor` as a real process. The destructive case (a CRD and a ClusterProperty
 // missing) runs on a cluster of its own, started here through the harness library, so the
 // shared clusters of the run are never touched.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 
 import { tmpdir } from 'node:os';
@@ -221,6 +222,33 @@ describe('cloudmap-mcs doctor', () => {
     );
     expect(report.results.filter((r) => r.status !== 'ok')).toEqual([]);
     expect(passing.code).toBe(0);
+
+    // gather through the real API: kwok pods have no logs or metrics (listed in errors.txt),
+    // the rest is bundled, and a Secret of the agents' namespace is not.
+    const secretValue = 'gather-must-never-see-this';
+    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace: 'cloudmap-mcs',
+      body: { metadata: { name: 'cli-gather-test' }, stringData: { token: secretValue } },
+    });
+    const bundle = join(stateDir, 'bundle.tar.gz');
+    const gather = await runCli(['gather', '--kubeconfig', kubeconfig, '-f', bundle], env);
+    expect(gather.code).toBe(0);
+    expect(gather.stdout).toMatch(
+      /^wrote .*bundle\.tar\.gz \(\d+ files; \d+ part\(s\) could not be read/,
+    );
+    const out = join(stateDir, 'bundle');
+    execFileSync('mkdir', ['-p', out]);
+    execFileSync('tar', ['-xzf', bundle, '-C', out]);
+    const files = execFileSync('find', [out, '-type', 'f'], { encoding: 'utf8' }).split('\n');
+    const text = files
+      .filter((f) => f !== '')
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
+    expect(files.some((f) => f.endsWith('/doctor.yaml'))).toBe(true);
+    expect(files.some((f) => f.endsWith('/cloudmap-mcs-export-agent/deployment.yaml'))).toBe(true);
+    expect(files.some((f) => f.endsWith('/mcs/serviceimports.yaml'))).toBe(true);
+    expect(text).toContain(`leader ${leaders['export-agent']} (Ready)`);
+    expect(text).not.toContain(secretValue);
 
     const name = 'cloudmap-mcs-import-agent';
     const d = await apps.readNamespacedDeployment({ namespace: 'cloudmap-mcs', name });

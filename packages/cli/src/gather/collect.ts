@@ -50,7 +50,7 @@ export async function gatherBundle(deps: GatherDeps): Promise<TarEntry[]> {
 
   await part('agent Deployments', async () => {
     const agents = (await deps.kube.listDeployments()).filter((d) => agentKind(d) !== undefined);
-    for (const d of agents) {
+    const one = async (d: (typeof agents)[number]) => {
       const dir = `agents/${d.namespace}/${d.name}`;
       // Literal env values only (parse.ts never resolves valueFrom), credential names redacted.
       add(`${dir}/deployment.yaml`, yaml({ ...d, env: redactEnv(d.env) }));
@@ -58,27 +58,33 @@ export async function gatherBundle(deps: GatherDeps): Promise<TarEntry[]> {
         Object.keys(d.selector).length === 0
           ? []
           : await deps.kube.listPods(d.namespace, d.selector);
-      for (const p of pods) {
-        add(`${dir}/${p.name}/pod.yaml`, yaml(p));
-        for (const c of p.containers)
-          await part(`logs of ${d.namespace}/${p.name}/${c}`, async () =>
-            add(
-              `${dir}/${p.name}/${c}.log`,
-              await deps.reader.podLog(d.namespace, p.name, c, deps.tailLines),
+      // Concurrently: each log or metrics call may wait for its timeout.
+      await Promise.all(
+        pods.map(async (p) => {
+          add(`${dir}/${p.name}/pod.yaml`, yaml(p));
+          const port = p.metricsPort;
+          await Promise.all([
+            ...p.containers.map((c) =>
+              part(`logs of ${d.namespace}/${p.name}/${c}`, async () =>
+                add(
+                  `${dir}/${p.name}/${c}.log`,
+                  await deps.reader.podLog(d.namespace, p.name, c, deps.tailLines),
+                ),
+              ),
             ),
-          );
-        const port = p.metricsPort;
-        if (port === undefined)
-          errors.push(`metrics of ${d.namespace}/${p.name}: no metrics or health port`);
-        else
-          await part(`metrics of ${d.namespace}/${p.name}`, async () =>
-            add(
-              `${dir}/${p.name}/metrics.txt`,
-              await deps.reader.podMetrics(d.namespace, p.name, port),
-            ),
-          );
-      }
-    }
+            port === undefined
+              ? errors.push(`metrics of ${d.namespace}/${p.name}: no metrics or health port`)
+              : part(`metrics of ${d.namespace}/${p.name}`, async () =>
+                  add(
+                    `${dir}/${p.name}/metrics.txt`,
+                    await deps.reader.podMetrics(d.namespace, p.name, port),
+                  ),
+                ),
+          ]);
+        }),
+      );
+    };
+    await Promise.all(agents.map(one));
   });
 
   const lists: McsList[] = ['serviceexports', 'serviceimports', 'endpointslices'];
@@ -119,6 +125,6 @@ export async function gatherBundle(deps: GatherDeps): Promise<TarEntry[]> {
       '',
     ].join('\n'),
   );
-  add('errors.txt', errors.length === 0 ? 'none\n' : errors.join('\n') + '\n');
-  return entries;
+  add('errors.txt', errors.length === 0 ? 'none\n' : errors.sort().join('\n') + '\n');
+  return entries.sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -15,6 +15,29 @@ import { items } from './parse.js';
 
 type Json = Record<string, unknown>;
 
+/**
+ * Logs and /metrics go through the API server to the kubelet and the pod: a pod on an
+ * unreachable node would hold the call until the API server's dial timeout, so each call gives
+ * up after this and the bundle lists it in errors.txt.
+ */
+const POD_CALL_TIMEOUT_MS = 10_000;
+
+/**
+ * Per-call options that abort the request after `ms`: a client-node middleware (the object
+ * API runs middleware as its minimal observables, anything with toPromise()).
+ */
+function timeout<O>(ms: number): O {
+  const done = <T>(value: T) => ({ toPromise: () => Promise.resolve(value) });
+  const middleware = {
+    pre: (ctx: { setSignal: (s: AbortSignal) => void }) => {
+      ctx.setSignal(AbortSignal.timeout(ms));
+      return done(ctx);
+    },
+    post: <T>(response: T) => done(response),
+  };
+  return { middleware: [middleware], middlewareMergeStrategy: 'append' } as O;
+}
+
 export type McsList = 'serviceexports' | 'serviceimports' | 'endpointslices';
 
 export interface GatherReader {
@@ -62,12 +85,14 @@ export function createGatherReader(kc: KubeConfig): GatherReader {
       }
     },
     podLog: (namespace, name, container, tailLines) =>
-      core.readNamespacedPodLog({ namespace, name, container, tailLines }),
+      core.readNamespacedPodLog(
+        { namespace, name, container, tailLines },
+        timeout(POD_CALL_TIMEOUT_MS),
+      ),
     podMetrics: (namespace, name, port) =>
-      core.connectGetNamespacedPodProxyWithPath({
-        namespace,
-        name: `${name}:${port}`,
-        path: 'metrics',
-      }),
+      core.connectGetNamespacedPodProxyWithPath(
+        { namespace, name: `${name}:${port}`, path: 'metrics' },
+        timeout(POD_CALL_TIMEOUT_MS),
+      ),
   };
 }
