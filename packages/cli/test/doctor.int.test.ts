@@ -233,9 +233,7 @@ describe('cloudmap-mcs doctor', () => {
     const bundle = join(stateDir, 'bundle.tar.gz');
     const gather = await runCli(['gather', '--kubeconfig', kubeconfig, '-f', bundle], env);
     expect(gather.code).toBe(0);
-    expect(gather.stdout).toMatch(
-      /^wrote .*bundle\.tar\.gz \(\d+ files; \d+ part\(s\) could not be read/,
-    );
+    expect(gather.stdout).toMatch(/^wrote .*bundle\.tar\.gz \(\d+ files/);
     const out = join(stateDir, 'bundle');
     execFileSync('mkdir', ['-p', out]);
     execFileSync('tar', ['-xzf', bundle, '-C', out]);
