@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CloudMapError, encodeClusterExport, encodeHeartbeat } from '@cloudmap-mcs/core';
 import { createFakeCloudMap } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
 import { readClustersetRecords } from '../src/cloudmap/records.js';
-import { checkCloudMap, probeCloudMap } from '../src/doctor/cloudmap.js';
+import { AGENT_ACTIONS, checkCloudMap, probeCloudMap } from '../src/doctor/cloudmap.js';
 import { c1, c2, clusterExport } from './fixtures.js';
 
 function seeded() {
@@ -69,21 +71,53 @@ describe('readClustersetRecords', () => {
 });
 
 describe('doctor: Cloud Map', () => {
-  it('passes every read probe on a reachable Cloud Map', async () => {
-    const results = checkCloudMap(await probeCloudMap(seeded()), 'http://emulator');
+  it('passes every read probe of an agent on a reachable Cloud Map', async () => {
+    const results = checkCloudMap(
+      await probeCloudMap(seeded(), AGENT_ACTIONS.export.reads),
+      'http://emulator',
+      'export',
+    );
     expect(results.map((r) => `${r.status} ${r.subject}`)).toEqual([
-      'ok Cloud Map servicediscovery:ListNamespaces',
-      'ok Cloud Map servicediscovery:ListServices',
-      'ok Cloud Map servicediscovery:DiscoverInstances',
-      'ok Cloud Map servicediscovery:DiscoverInstancesRevision',
-      'ok Cloud Map servicediscovery:ListInstances',
-      'ok Cloud Map servicediscovery:GetOperation',
+      'ok Cloud Map servicediscovery:ListNamespaces (export agent)',
+      'ok Cloud Map servicediscovery:ListServices (export agent)',
+      'ok Cloud Map servicediscovery:DiscoverInstances (export agent)',
+      'ok Cloud Map servicediscovery:DiscoverInstancesRevision (export agent)',
+      'ok Cloud Map servicediscovery:GetOperation (export agent)',
     ]);
+    expect(results.at(-1)?.message).toContain('writes CreateHttpNamespace, CreateService');
   });
+
+  it('never calls ListInstances: no agent policy grants it', async () => {
+    const cm = seeded();
+    cm.failAlways('listInstances', 'AccessDeniedException', { message: 'not authorized' });
+    for (const kind of ['export', 'import'] as const) {
+      const results = checkCloudMap(await probeCloudMap(cm, AGENT_ACTIONS[kind].reads), 'x', kind);
+      expect(results.every((r) => r.status === 'ok')).toBe(true);
+    }
+    expect(cm.calls('listInstances')).toBe(0);
+  });
+
+  it.each(['export', 'import'] as const)(
+    'probes exactly the reads deploy/iam/%s-agent.json grants, and lists its writes',
+    (kind) => {
+      const policy = JSON.parse(
+        readFileSync(join(import.meta.dirname, `../../../deploy/iam/${kind}-agent.json`), 'utf8'),
+      ) as { Statement: { Action: string[] }[] };
+      const granted = policy.Statement.flatMap((st) => st.Action)
+        .filter((a) => a.startsWith('servicediscovery:'))
+        .map((a) => a.slice('servicediscovery:'.length))
+        .sort();
+      expect([...AGENT_ACTIONS[kind].reads, ...AGENT_ACTIONS[kind].writes].sort()).toEqual(granted);
+    },
+  );
 
   it('passes on an empty account: NotFound answers prove the permission', async () => {
     const cm = createFakeCloudMap();
-    const results = checkCloudMap(await probeCloudMap(cm), 'x');
+    const results = checkCloudMap(
+      await probeCloudMap(cm, AGENT_ACTIONS.import.reads),
+      'x',
+      'import',
+    );
     expect(results.every((r) => r.status === 'ok')).toBe(true);
     expect(cm.writes).toBe(0);
   });
@@ -93,14 +127,18 @@ describe('doctor: Cloud Map', () => {
     cm.failAlways('discoverInstancesRevision', 'AccessDeniedException', {
       message: 'not authorized',
     });
-    const denied = checkCloudMap(await probeCloudMap(cm), 'x').filter((r) => r.status !== 'ok');
+    const denied = checkCloudMap(
+      await probeCloudMap(cm, AGENT_ACTIONS.import.reads),
+      'x',
+      'import',
+    ).filter((r) => r.status !== 'ok');
     expect(denied).toEqual([
       {
         group: 'cloudmap',
-        subject: 'Cloud Map servicediscovery:DiscoverInstancesRevision',
+        subject: 'Cloud Map servicediscovery:DiscoverInstancesRevision (import agent)',
         status: 'fail',
-        message: 'denied (needed by the import agent): not authorized',
-        fix: "allow servicediscovery:DiscoverInstancesRevision in the IAM policy of the agent's role",
+        message: 'denied (granted to the import agent): not authorized',
+        fix: "allow servicediscovery:DiscoverInstancesRevision in the IAM policy of the import agent's role (deploy/iam/import-agent.json)",
       },
     ]);
   });
@@ -108,7 +146,11 @@ describe('doctor: Cloud Map', () => {
   it('reports an unreachable Cloud Map once', async () => {
     const cm = seeded();
     cm.failAlways('listNamespaces', 'Unknown', { message: 'connect ECONNREFUSED 127.0.0.1:1' });
-    const results = checkCloudMap(await probeCloudMap(cm), 'http://127.0.0.1:1');
+    const results = checkCloudMap(
+      await probeCloudMap(cm, AGENT_ACTIONS.import.reads),
+      'http://127.0.0.1:1',
+      'import',
+    );
     expect(results).toHaveLength(1);
     expect(results[0]).toMatchObject({
       status: 'fail',
@@ -118,7 +160,7 @@ describe('doctor: Cloud Map', () => {
   });
 
   it('fails when not configured', () => {
-    expect(checkCloudMap(undefined, '')[0]?.fix).toContain('AWS_REGION');
+    expect(checkCloudMap(undefined, '', 'export')[0]?.fix).toContain('AWS_REGION');
   });
 
   it.each([
@@ -128,7 +170,7 @@ describe('doctor: Cloud Map', () => {
     [new TypeError('fetch failed'), 'unreachable'],
   ])('a ListServices call throwing %s is probed as %s', async (error, kind) => {
     const port = { ...createFakeCloudMap(), listServices: () => Promise.reject(error) };
-    const probes = await probeCloudMap(port);
+    const probes = await probeCloudMap(port, AGENT_ACTIONS.import.reads);
     expect(probes.find((p) => p.action === 'ListServices')?.outcome.kind).toBe(kind);
   });
 });

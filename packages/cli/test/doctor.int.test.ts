@@ -1,6 +1,7 @@
 // `cloudmap-mcs doctor` as a real process. The destructive case (a CRD and a ClusterProperty
 // missing) runs on a cluster of its own, started here through the harness library, so the
 // shared clusters of the run are never touched.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 
 import { tmpdir } from 'node:os';
@@ -9,10 +10,12 @@ import { readFileSync } from 'node:fs';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   KubernetesObjectApi,
   loadAllYaml,
   PatchStrategy,
+  V1MicroTime,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import {
@@ -171,14 +174,79 @@ describe('cloudmap-mcs doctor', () => {
       },
       { timeoutMs: 120_000 },
     );
+    // Ready replicas are not the agent: kwok runs no container, so nobody holds a Lease yet.
+    const leaderless = await doctor();
+    expect(leaderless.code).toBe(1);
+    expect(leaderless.stdout).toContain(
+      '[FAIL] export agent Deployment cloudmap-mcs/cloudmap-mcs-export-agent: no Lease cloudmap-mcs/cloudmap-mcs-export-agent: no replica leads',
+    );
+    // A leader per agent, as client-go leader election writes it (holder = the pod's name).
+    const leaders: Record<string, string> = {};
+    const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'cloudmap-mcs' });
+    for (const agent of ['export-agent', 'import-agent']) {
+      const pod = pods.items.find(
+        (p) =>
+          p.metadata?.name?.startsWith(`cloudmap-mcs-${agent}-`) === true &&
+          p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+      );
+      leaders[agent] = pod?.metadata?.name ?? '';
+      await kc.makeApiClient(CoordinationV1Api).createNamespacedLease({
+        namespace: 'cloudmap-mcs',
+        body: {
+          metadata: { name: `cloudmap-mcs-${agent}` },
+          spec: {
+            holderIdentity: leaders[agent],
+            // Nothing renews it here: a duration that outlasts the test.
+            leaseDurationSeconds: 3600,
+            renewTime: new V1MicroTime(),
+          },
+        },
+      });
+    }
     const passing = await doctor('-o', 'json');
     const report = JSON.parse(passing.stdout) as DoctorJson;
     expect(report.results.filter((r) => r.group === 'agents')).toMatchObject([
       { subject: 'export agent Deployment cloudmap-mcs/cloudmap-mcs-export-agent', status: 'ok' },
       { subject: 'import agent Deployment cloudmap-mcs/cloudmap-mcs-import-agent', status: 'ok' },
     ]);
+    const agents = report.results.filter((r) => r.group === 'agents').map((r) => r.message);
+    expect(agents[0]).toMatch(
+      new RegExp(
+        `^leader ${leaders['export-agent']} \\(Ready\\), Lease cloudmap-mcs/cloudmap-mcs-export-agent renewed \\d+s ago`,
+      ),
+    );
+    expect(agents[1]).toContain(`leader ${leaders['import-agent']} (Ready)`);
+    // No role is named by these manifests: doctor says it probes with the operator's credentials.
+    expect(bySubject(report.results, 'Cloud Map identity (import agent)')?.message).toContain(
+      'no role named',
+    );
     expect(report.results.filter((r) => r.status !== 'ok')).toEqual([]);
     expect(passing.code).toBe(0);
+
+    // gather through the real API: kwok pods have no logs or metrics (listed in errors.txt),
+    // the rest is bundled, and a Secret of the agents' namespace is not.
+    const secretValue = 'gather-must-never-see-this';
+    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace: 'cloudmap-mcs',
+      body: { metadata: { name: 'cli-gather-test' }, stringData: { token: secretValue } },
+    });
+    const bundle = join(stateDir, 'bundle.tar.gz');
+    const gather = await runCli(['gather', '--kubeconfig', kubeconfig, '-f', bundle], env);
+    expect(gather.code).toBe(0);
+    expect(gather.stdout).toMatch(/^wrote .*bundle\.tar\.gz \(\d+ files/);
+    const out = join(stateDir, 'bundle');
+    execFileSync('mkdir', ['-p', out]);
+    execFileSync('tar', ['-xzf', bundle, '-C', out]);
+    const files = execFileSync('find', [out, '-type', 'f'], { encoding: 'utf8' }).split('\n');
+    const text = files
+      .filter((f) => f !== '')
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
+    expect(files.some((f) => f.endsWith('/doctor.yaml'))).toBe(true);
+    expect(files.some((f) => f.endsWith('/cloudmap-mcs-export-agent/deployment.yaml'))).toBe(true);
+    expect(files.some((f) => f.endsWith('/mcs/serviceimports.yaml'))).toBe(true);
+    expect(text).toContain(`leader ${leaders['export-agent']} (Ready)`);
+    expect(text).not.toContain(secretValue);
 
     const name = 'cloudmap-mcs-import-agent';
     const d = await apps.readNamespacedDeployment({ namespace: 'cloudmap-mcs', name });

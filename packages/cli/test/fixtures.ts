@@ -70,6 +70,9 @@ export function serviceImport(
     ips: ['10.0.0.42'],
     ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
     clusters,
+    conditions: [
+      { type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '' },
+    ],
     ...overrides,
   };
 }

@@ -5,6 +5,9 @@ import {
   parseCrd,
   parseDeployment,
   parseImportedSlice,
+  parseLease,
+  parsePod,
+  parseServiceAccount,
   parseServiceExport,
   parseServiceImport,
 } from '../src/kube/parse.js';
@@ -68,6 +71,7 @@ describe('parse', () => {
         { name: 'dns', protocol: 'UDP', port: 53 },
       ],
       clusters: ['c1', 'c2'],
+      conditions: [],
     });
   });
 
@@ -140,7 +144,86 @@ describe('parse', () => {
       replicas: 1,
       readyReplicas: 1,
       availableReplicas: 1,
+      serviceAccountName: '',
+      env: {},
+      selector: {},
     });
+  });
+
+  it('keeps only literal env values of a Deployment, never a valueFrom reference', () => {
+    const d = parseDeployment({
+      metadata: { namespace: 'mcs', name: 'export' },
+      spec: {
+        selector: { matchLabels: { 'app.kubernetes.io/component': 'export-agent' } },
+        template: {
+          spec: {
+            serviceAccountName: 'agent',
+            containers: [
+              {
+                env: [
+                  { name: 'MCS_LEASE_NAME', value: 'l1' },
+                  { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } },
+                  { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                ],
+              },
+            ],
+          },
+        },
+      },
+    });
+    expect(d).toMatchObject({
+      serviceAccountName: 'agent',
+      env: { MCS_LEASE_NAME: 'l1' },
+      selector: { 'app.kubernetes.io/component': 'export-agent' },
+    });
+  });
+
+  it('reads a Pod, a Lease and a ServiceAccount', () => {
+    expect(
+      parsePod({
+        metadata: { namespace: 'mcs', name: 'p1', labels: { a: 'b' } },
+        spec: {
+          containers: [
+            {
+              name: 'agent',
+              env: [{ name: 'AWS_CONTAINER_CREDENTIALS_FULL_URI', value: 'http://x' }],
+              ports: [{ name: 'health', containerPort: 8081 }],
+            },
+          ],
+        },
+        status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+      }),
+    ).toEqual({
+      namespace: 'mcs',
+      name: 'p1',
+      labels: { a: 'b' },
+      ready: true,
+      phase: 'Running',
+      envNames: ['AWS_CONTAINER_CREDENTIALS_FULL_URI'],
+      containers: ['agent'],
+      metricsPort: 8081,
+    });
+    expect(
+      parseLease({
+        metadata: { namespace: 'mcs', name: 'l' },
+        spec: { holderIdentity: 'p1', renewTime: new Date(0), leaseDurationSeconds: 15 },
+      }),
+    ).toEqual({
+      namespace: 'mcs',
+      name: 'l',
+      holderIdentity: 'p1',
+      renewTime: '1970-01-01T00:00:00.000Z',
+      leaseDurationSeconds: 15,
+    });
+    expect(
+      parseServiceAccount({
+        metadata: {
+          namespace: 'mcs',
+          name: 'sa',
+          annotations: { 'eks.amazonaws.com/role-arn': 'r' },
+        },
+      }).annotations,
+    ).toEqual({ 'eks.amazonaws.com/role-arn': 'r' });
   });
 
   it('turns Date timestamps of typed client objects into ISO strings', () => {

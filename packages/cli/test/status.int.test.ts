@@ -1,67 +1,41 @@
 // `cloudmap-mcs status` as a real process on a harness cluster and the run's Cloud Map
 // emulator. The objects an agent pair would write are written here directly, so the suite
 // checks what status reads and how it compares, independent of the agents.
-import { CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
-import type { ClusterExport } from '@cloudmap-mcs/core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DiscoveryV1Api } from '@kubernetes/client-node';
 import { e2eClusters, e2eContext, e2eNamespace, type E2eCluster } from '@cloudmap-mcs/e2e/vitest';
 import type { TestNamespace } from '@cloudmap-mcs/e2e';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClustersetReport } from '../src/status/clusterset.js';
 import type { StatusReport } from '../src/status/report.js';
 import { emulatorPort, seedRecords } from './helpers/cloudmap-seed.js';
+import {
+  createServiceExport,
+  createServiceImport,
+  exportOf,
+  importedSlice,
+  writeMergedKubeconfig,
+} from './helpers/mcs-objects.js';
 import { runCli } from './helpers/run-cli.js';
 
-const mcs = { group: 'multicluster.x-k8s.io', version: 'v1beta1' };
 const clustersetId = 'e2e-clusterset';
 const now = Date.now();
 
 let c1: E2eCluster;
+let c2: E2eCluster | undefined;
 let ns: TestNamespace;
+/** In c1 and c2: exported and imported in c1 only, so c2's import is missing. */
+let ns2: TestNamespace | undefined;
 let env: Record<string, string>;
-let unseed: (() => Promise<void>) | undefined;
+let tmp: string;
+const unseed: (() => Promise<void>)[] = [];
 let closePort: (() => void) | undefined;
 
-function exportOf(cluster: string, addresses: string[]): ClusterExport {
-  return {
-    namespace: ns.name,
-    name: 'hello',
-    cluster: { clusterId: cluster, clustersetId },
-    properties: {
-      type: 'ClusterSetIP',
-      ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
-      sessionAffinity: 'None',
-      ipFamilies: ['IPv4'],
-      exportedLabels: {},
-      exportedAnnotations: {},
-      exportCreatedAtMs: now - 60_000,
-    },
-    endpoints: addresses.map((address) => ({
-      address,
-      addressType: 'IPv4',
-      ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
-      conditions: { ready: true, serving: true, terminating: false },
-    })),
-    hasExportRecord: true,
-  };
-}
-
-function importedSlice(cluster: string, addresses: string[]) {
-  return {
-    metadata: {
-      name: `hello-${cluster}`,
-      labels: {
-        'multicluster.kubernetes.io/service-name': 'hello',
-        'multicluster.kubernetes.io/source-cluster': cluster,
-        'endpointslice.kubernetes.io/managed-by': 'cli-status-int-test',
-      },
-    },
-    addressType: 'IPv4',
-    ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
-    endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })),
-  };
-}
-
+// Only the suite's namespace: other suites leave objects (and drift) elsewhere in c1.
 const status = async (output: 'json' | 'table') =>
-  runCli(['status', '--kubeconfig', c1.kubeconfigPath, '-o', output], env);
+  runCli(['status', '--kubeconfig', c1.kubeconfigPath, '-n', ns.name, '-o', output], env);
 
 beforeAll(async () => {
   const ctx = e2eContext();
@@ -69,110 +43,56 @@ beforeAll(async () => {
   env = { ...(ctx.cloudMapEnv ?? {}) };
   const clusters = e2eClusters();
   c1 = clusters[0]!;
+  c2 = clusters[1];
+  tmp = mkdtempSync(join(tmpdir(), 'cli-status-'));
   ns = await e2eNamespace('cli-status', [c1]);
-  const custom = c1.kc.makeApiClient(CustomObjectsApi);
-  const namespace = ns.name;
-
-  await custom.createNamespacedCustomObject({
-    ...mcs,
-    namespace,
-    plural: 'serviceexports',
-    body: {
-      apiVersion: 'multicluster.x-k8s.io/v1beta1',
-      kind: 'ServiceExport',
-      metadata: { name: 'hello' },
-    },
-  });
-  const se = (await custom.getNamespacedCustomObject({
-    ...mcs,
-    namespace,
-    plural: 'serviceexports',
-    name: 'hello',
-  })) as Record<string, unknown>;
-  const t = new Date().toISOString();
-  await custom.replaceNamespacedCustomObjectStatus({
-    ...mcs,
-    namespace,
-    plural: 'serviceexports',
-    name: 'hello',
-    body: {
-      ...se,
-      status: {
-        conditions: [
-          { type: 'Valid', status: 'True', reason: 'Valid', message: 'ok', lastTransitionTime: t },
-          {
-            type: 'Ready',
-            status: 'True',
-            reason: 'Exported',
-            message: 'ok',
-            lastTransitionTime: t,
-          },
-          {
-            type: 'Conflict',
-            status: 'False',
-            reason: 'NoConflicts',
-            message: 'ok',
-            lastTransitionTime: t,
-          },
-        ],
-      },
-    },
-  });
-
-  await custom.createNamespacedCustomObject({
-    ...mcs,
-    namespace,
-    plural: 'serviceimports',
-    body: {
-      apiVersion: 'multicluster.x-k8s.io/v1beta1',
-      kind: 'ServiceImport',
-      metadata: { name: 'hello' },
-      spec: {
-        type: 'ClusterSetIP',
-        ips: ['10.0.0.77'],
-        ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
-      },
-    },
-  });
-  const si = (await custom.getNamespacedCustomObject({
-    ...mcs,
-    namespace,
-    plural: 'serviceimports',
-    name: 'hello',
-  })) as Record<string, unknown>;
-  await custom.replaceNamespacedCustomObjectStatus({
-    ...mcs,
-    namespace,
-    plural: 'serviceimports',
-    name: 'hello',
-    body: { ...si, status: { clusters: [{ cluster: 'c1' }, { cluster: 'c2' }] } },
-  });
+  await createServiceExport(c1.kc, ns.name, 'hello');
+  await createServiceImport(c1.kc, ns.name, 'hello', '10.0.0.77', ['c1', 'c2']);
   const discovery = c1.kc.makeApiClient(DiscoveryV1Api);
   await discovery.createNamespacedEndpointSlice({
-    namespace,
+    namespace: ns.name,
     body: importedSlice('c1', ['10.1.0.1', '10.1.0.2']),
   });
   await discovery.createNamespacedEndpointSlice({
-    namespace,
+    namespace: ns.name,
     body: importedSlice('c2', ['10.2.0.1']),
   });
 
   const cm = emulatorPort(env);
   closePort = cm.close;
-  unseed = await seedRecords(
-    cm.port,
-    [exportOf('c1', ['10.1.0.1', '10.1.0.2']), exportOf('c2', ['10.2.0.1'])],
-    [
-      { cluster: { clusterId: 'c1', clustersetId }, renewedAtMs: Date.now() },
-      { cluster: { clusterId: 'c2', clustersetId }, renewedAtMs: Date.now() },
-    ],
+  const at = now - 60_000;
+  unseed.push(
+    await seedRecords(
+      cm.port,
+      [
+        exportOf(ns.name, 'c1', clustersetId, ['10.1.0.1', '10.1.0.2'], at),
+        exportOf(ns.name, 'c2', clustersetId, ['10.2.0.1'], at),
+      ],
+      [
+        { cluster: { clusterId: 'c1', clustersetId }, renewedAtMs: Date.now() },
+        { cluster: { clusterId: 'c2', clustersetId }, renewedAtMs: Date.now() },
+      ],
+    ),
+  );
+  if (c2 === undefined) return;
+  ns2 = await e2eNamespace('cli-status-set', [c1, c2]);
+  await createServiceExport(c1.kc, ns2.name, 'hello');
+  await createServiceImport(c1.kc, ns2.name, 'hello', '10.0.0.78', ['c1']);
+  await c1.kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
+    namespace: ns2.name,
+    body: importedSlice('c1', ['10.1.0.3']),
+  });
+  unseed.push(
+    await seedRecords(cm.port, [exportOf(ns2.name, 'c1', clustersetId, ['10.1.0.3'], at)], []),
   );
 });
 
 afterAll(async () => {
-  await unseed?.();
+  for (const u of unseed) await u();
   closePort?.();
   await ns?.delete({ wait: false });
+  await ns2?.delete({ wait: false });
+  rmSync(tmp, { recursive: true, force: true });
 });
 
 const mine = <T extends { namespace: string }>(rows: T[]) =>
@@ -199,6 +119,9 @@ describe('cloudmap-mcs status', () => {
           { cluster: 'c1', endpoints: 2, readyEndpoints: 2 },
           { cluster: 'c2', endpoints: 1, readyEndpoints: 1 },
         ],
+        ready: '',
+        problems: [],
+        conditions: [],
       },
     ]);
     if (!report.cloudMap.available)
@@ -233,7 +156,7 @@ describe('cloudmap-mcs status', () => {
     expect(stdout).toMatch(new RegExp(`${ns.name}\\s+hello\\s+True\\s+True\\s+False`));
     expect(stdout).toMatch(
       new RegExp(
-        `${ns.name}\\s+hello\\s+ClusterSetIP\\s+10\\.0\\.0\\.77\\s+http:80/TCP\\s+c1 \\(2/2\\), c2 \\(1/1\\)`,
+        `${ns.name}\\s+hello\\s+ClusterSetIP\\s+10\\.0\\.0\\.77\\s+http:80/TCP\\s+-\\s+c1 \\(2/2\\), c2 \\(1/1\\)`,
       ),
     );
     expect(stdout).toMatch(
@@ -241,11 +164,13 @@ describe('cloudmap-mcs status', () => {
     );
   });
 
-  it('reports drift when the imported endpoints stop matching Cloud Map', async () => {
+  it('reports drift when the imported endpoints stop matching Cloud Map, and exits 1', async () => {
     await c1.kc
       .makeApiClient(DiscoveryV1Api)
       .deleteNamespacedEndpointSlice({ namespace: ns.name, name: 'hello-c2' });
-    const report = JSON.parse((await status('json')).stdout) as StatusReport;
+    const { code, stdout } = await status('json');
+    expect(code).toBe(1);
+    const report = JSON.parse(stdout) as StatusReport;
     expect(mine(report.drift ?? [])).toEqual([
       {
         kind: 'import-endpoints',
@@ -254,6 +179,30 @@ describe('cloudmap-mcs status', () => {
         cluster: 'c2',
         message: '0 endpoints imported from c2, Cloud Map has 1',
       },
+    ]);
+  });
+
+  it('shows the clusterset in one table with --all-contexts and exits 1 while an import is missing, naming why', async (t) => {
+    if (c2 === undefined || ns2 === undefined) return t.skip('needs two clusters');
+    const kubeconfig = join(tmp, 'all.kubeconfig');
+    writeMergedKubeconfig(kubeconfig, [c1, c2]);
+    const args = ['status', '--kubeconfig', kubeconfig, '--all-contexts', '-n', ns2.name];
+    const table = await runCli(args, env);
+    expect(table.stderr).toBe('');
+    expect(table.code).toBe(1);
+    expect(table.stdout).toContain('Clusterset e2e-clusterset: c1, c2');
+    expect(table.stdout.match(/NAMESPACE\s+SERVICE\s+CLUSTER/g)).toHaveLength(1);
+    expect(table.stdout).toMatch(
+      new RegExp(
+        `${ns2.name}\\s+hello\\s+c2\\s+-\\s+-\\s+missing\\s+Cloud Map has records from c1, but c2 has no ServiceImport`,
+      ),
+    );
+    const json = await runCli([...args, '-o', 'json'], env);
+    expect(json.code).toBe(1);
+    const { clusterset } = JSON.parse(json.stdout) as { clusterset: ClustersetReport };
+    expect(clusterset.cells.map((c) => [c.cluster, c.export, c.records, c.import])).toEqual([
+      ['c1', 'exported', '1/1', 'imported (c1 1/1)'],
+      ['c2', '-', '-', 'missing'],
     ]);
   });
 

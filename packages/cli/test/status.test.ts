@@ -22,6 +22,7 @@ function facts(overrides: Partial<StatusFacts> = {}): StatusFacts {
     context: 'c1',
     server: 'https://127.0.0.1:6443',
     identity: c1,
+    namespaces: ['demo'],
     exports: [serviceExport()],
     imports: [serviceImport(['c1', 'c2'])],
     slices: [slice('c1', ['10.1.0.1', '10.1.0.2']), slice('c2', ['10.2.0.1'])],
@@ -55,6 +56,11 @@ describe('buildStatusReport', () => {
         clusters: [
           { cluster: 'c1', endpoints: 2, readyEndpoints: 2 },
           { cluster: 'c2', endpoints: 1, readyEndpoints: 1 },
+        ],
+        ready: 'True',
+        problems: [],
+        conditions: [
+          { type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '' },
         ],
       },
     ]);
@@ -153,6 +159,25 @@ describe('buildStatusReport', () => {
       ['import-endpoints demo/hello c1'],
     ],
     [
+      'ServiceImport not ready',
+      {
+        imports: [
+          serviceImport(['c1', 'c2'], {
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'False',
+                reason: 'NameCollision',
+                message: 'Service demo/derived-x is not ours',
+                lastTransitionTime: '',
+              },
+            ],
+          }),
+        ],
+      },
+      ['import-not-ready demo/hello -'],
+    ],
+    [
       'ClusterSetIP import without IP',
       { imports: [serviceImport(['c1', 'c2'], { ips: [] })] },
       ['no-clusterset-ip demo/hello -'],
@@ -193,7 +218,7 @@ describe('renderStatus', () => {
     expect(text).toContain('cluster c1 in clusterset demo');
     expect(text).toMatch(/demo\s+hello\s+True\s+True\s+False\s+5m/);
     expect(text).toMatch(
-      /demo\s+hello\s+ClusterSetIP\s+10\.0\.0\.42\s+http:80\/TCP\s+c1 \(2\/2\), c2 \(1\/1\)/,
+      /demo\s+hello\s+ClusterSetIP\s+10\.0\.0\.42\s+http:80\/TCP\s+True\s+c1 \(2\/2\), c2 \(1\/1\)/,
     );
     expect(text).toMatch(/demo\s+hello\s+c2\s+ClusterSetIP\s+http:80\/TCP\s+1\/1\s+yes/);
     expect(text).toContain('heartbeats: c1 4s ago');
@@ -216,7 +241,7 @@ describe('renderStatus', () => {
   it('lists drift', () => {
     const text = renderStatus(buildStatusReport(facts({ imports: [], slices: [] })), NOW);
     expect(text).toMatch(
-      /Drift \(1\)\n\s+KIND\s+SERVICE\s+DETAIL\n\s+import-missing\s+demo\/hello\s+exported by c1, c2/,
+      /Drift \(1\)\n\s+KIND\s+SERVICE\s+DETAIL\n\s+import-missing\s+demo\/hello\s+Cloud Map has records from c1, c2, but there is no ServiceImport here/,
     );
   });
 });

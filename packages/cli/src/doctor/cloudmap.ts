@@ -1,10 +1,12 @@
 /**
- * Cloud Map reachable with the permissions the agents need: the read calls each agent makes,
- * probed through the core port. A NotFound answer proves the call is permitted; doctor never
- * writes, so write permissions (export agent) are only listed.
+ * Cloud Map reachable with the permissions each agent's policy grants: its read calls,
+ * probed through the core port (with the agent's role when doctor could assume it). A
+ * NotFound answer proves the call is permitted; doctor never writes, so write permissions
+ * (export agent) are only listed.
  */
 import type { CloudMapPort } from '@cloudmap-mcs/core';
 import { isCloudMapError } from '@cloudmap-mcs/core';
+import type { AgentKind } from './agents.js';
 import type { CheckResult } from './result.js';
 import { ok, problem } from './result.js';
 
@@ -16,18 +18,40 @@ export type ProbeOutcome =
 
 export interface Probe {
   /** The Cloud Map API action, as in an IAM policy (`servicediscovery:<action>`). */
-  action: string;
-  agents: ('export' | 'import')[];
+  action: ReadAction;
   outcome: ProbeOutcome;
 }
 
-/** Actions the agents call that doctor does not probe because they write. */
-const WRITE_ACTIONS = [
-  'CreateHttpNamespace',
-  'CreateService',
-  'RegisterInstance',
-  'DeregisterInstance',
-] as const;
+export type ReadAction =
+  | 'ListNamespaces'
+  | 'ListServices'
+  | 'DiscoverInstances'
+  | 'DiscoverInstancesRevision'
+  | 'GetOperation';
+
+/**
+ * What each agent's IAM policy grants (deploy/iam/<kind>-agent.json; a unit test keeps the
+ * two equal): the reads doctor probes, and the writes it only lists, since it never writes.
+ */
+export const AGENT_ACTIONS: Record<
+  AgentKind,
+  { reads: readonly ReadAction[]; writes: readonly string[] }
+> = {
+  export: {
+    reads: [
+      'ListNamespaces',
+      'ListServices',
+      'DiscoverInstances',
+      'DiscoverInstancesRevision',
+      'GetOperation',
+    ],
+    writes: ['CreateHttpNamespace', 'CreateService', 'RegisterInstance', 'DeregisterInstance'],
+  },
+  import: {
+    reads: ['ListNamespaces', 'ListServices', 'DiscoverInstances', 'DiscoverInstancesRevision'],
+    writes: [],
+  },
+};
 
 const NOT_FOUND = new Set([
   'NamespaceNotFound',
@@ -67,48 +91,33 @@ async function attempt(call: () => Promise<unknown>): Promise<ProbeOutcome> {
 
 const PROBE_NAME = 'cloudmap-mcs-doctor-probe';
 
-/** Runs the read calls; stops after ListNamespaces when Cloud Map cannot be reached. */
-export async function probeCloudMap(port: CloudMapPort): Promise<Probe[]> {
+/**
+ * Runs the given read calls (ListNamespaces always, first); stops there when Cloud Map cannot
+ * be reached.
+ */
+export async function probeCloudMap(
+  port: CloudMapPort,
+  actions: readonly ReadAction[],
+): Promise<Probe[]> {
   let namespace: { id: string; name: string } | undefined;
   const list = await attempt(async () => {
     namespace = (await port.listNamespaces())[0];
   });
-  const probes: Probe[] = [
-    { action: 'ListNamespaces', agents: ['export', 'import'], outcome: list },
-  ];
+  const probes: Probe[] = [{ action: 'ListNamespaces', outcome: list }];
   if (list.kind === 'unreachable') return probes;
   let service: { id: string; name: string } | undefined;
-  probes.push({
-    action: 'ListServices',
-    agents: ['export', 'import'],
-    outcome: await attempt(async () => {
+  const nsName = () => namespace?.name ?? PROBE_NAME;
+  const svcName = () => service?.name ?? PROBE_NAME;
+  const calls: Record<Exclude<ReadAction, 'ListNamespaces'>, () => Promise<unknown>> = {
+    ListServices: async () => {
       service = (await port.listServices(namespace?.id ?? `ns-${PROBE_NAME}`))[0];
-    }),
-  });
-  const nsName = namespace?.name ?? PROBE_NAME;
-  const svcName = service?.name ?? PROBE_NAME;
-  probes.push(
-    {
-      action: 'DiscoverInstances',
-      agents: ['export', 'import'],
-      outcome: await attempt(() => port.discoverInstances(nsName, svcName)),
     },
-    {
-      action: 'DiscoverInstancesRevision',
-      agents: ['import'],
-      outcome: await attempt(() => port.discoverInstancesRevision(nsName, svcName)),
-    },
-    {
-      action: 'ListInstances',
-      agents: ['export'],
-      outcome: await attempt(() => port.listInstances(service?.id ?? `srv-${PROBE_NAME}`)),
-    },
-    {
-      action: 'GetOperation',
-      agents: ['export'],
-      outcome: await attempt(() => port.getOperation(PROBE_NAME)),
-    },
-  );
+    DiscoverInstances: () => port.discoverInstances(nsName(), svcName()),
+    DiscoverInstancesRevision: () => port.discoverInstancesRevision(nsName(), svcName()),
+    GetOperation: () => port.getOperation(PROBE_NAME),
+  };
+  for (const action of actions)
+    if (action !== 'ListNamespaces') probes.push({ action, outcome: await attempt(calls[action]) });
   return probes;
 }
 
@@ -116,6 +125,7 @@ export async function probeCloudMap(port: CloudMapPort): Promise<Probe[]> {
 export function checkCloudMap(
   probes: readonly Probe[] | undefined,
   endpoint: string,
+  kind: AgentKind,
 ): CheckResult[] {
   const subject = 'Cloud Map';
   if (probes === undefined)
@@ -139,16 +149,17 @@ export function checkCloudMap(
         'check the endpoint, region, network and credentials (AWS_REGION, AWS_ENDPOINT_URL_SERVICEDISCOVERY, AWS_PROFILE / AWS_ACCESS_KEY_ID)',
       ),
     ];
+  const writes = AGENT_ACTIONS[kind].writes;
   return probes.map((p) => {
-    const s = `Cloud Map servicediscovery:${p.action}`;
-    const who = `needed by the ${p.agents.join(' and ')} agent${p.agents.length > 1 ? 's' : ''}`;
+    const s = `Cloud Map servicediscovery:${p.action} (${kind} agent)`;
+    const who = `granted to the ${kind} agent`;
     switch (p.outcome.kind) {
       case 'ok':
         return ok(
           'cloudmap',
           s,
-          p.action === 'GetOperation'
-            ? `permitted (${who}; writes ${WRITE_ACTIONS.join(', ')} are not probed: doctor never writes)`
+          p === probes[probes.length - 1] && writes.length > 0
+            ? `permitted (${who}; writes ${writes.join(', ')} are not probed: doctor never writes)`
             : `permitted (${who})`,
         );
       case 'denied':
@@ -157,7 +168,7 @@ export function checkCloudMap(
           s,
           'fail',
           `denied (${who}): ${p.outcome.message}`,
-          `allow servicediscovery:${p.action} in the IAM policy of the agent's role`,
+          `allow servicediscovery:${p.action} in the IAM policy of the ${kind} agent's role (deploy/iam/${kind}-agent.json)`,
         );
       default:
         return problem(

@@ -29,6 +29,8 @@ export interface ServiceImportInfo {
   ports: ServiceImportPort[];
   /** `status.clusters[].cluster`. */
   clusters: string[];
+  /** `status.conditions` (the import agent writes `Ready`). */
+  conditions: Condition[];
   /**
    * Imported from a non-Kubernetes Cloud Map service by a CloudMapServiceImport (label
    * multicluster.cloudmap-mcs.io/external=true, ADR 0014): no MCS records back it.
@@ -72,4 +74,42 @@ export interface DeploymentInfo {
   replicas: number;
   readyReplicas: number;
   availableReplicas: number;
+  /** The pod template's ServiceAccount ('' = default). */
+  serviceAccountName: string;
+  /**
+   * The first container's env entries that carry a literal `value`. Entries from `valueFrom`
+   * (secretKeyRef, configMapKeyRef, fieldRef) are left out: the CLI never resolves them.
+   */
+  env: Record<string, string>;
+  /** spec.selector.matchLabels, to find the Deployment's pods. */
+  selector: Record<string, string>;
+}
+
+export interface PodInfo {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  /** The Ready condition is True. */
+  ready: boolean;
+  phase: string;
+  /** Names of the first container's env variables (values are never read). */
+  envNames: string[];
+  containers: string[];
+  /** The container port named `metrics`, else `health` (the agents serve /metrics there). */
+  metricsPort: number | undefined;
+}
+
+export interface LeaseInfo {
+  namespace: string;
+  name: string;
+  holderIdentity: string;
+  /** ISO time of the last renewal ('' when never). */
+  renewTime: string;
+  leaseDurationSeconds: number;
+}
+
+export interface ServiceAccountInfo {
+  namespace: string;
+  name: string;
+  annotations: Record<string, string>;
 }

@@ -9,6 +9,9 @@ import type {
   CrdInfo,
   DeploymentInfo,
   ImportedSliceInfo,
+  LeaseInfo,
+  PodInfo,
+  ServiceAccountInfo,
   ServiceExportInfo,
   ServiceImportInfo,
 } from './objects.js';
@@ -76,6 +79,7 @@ export function parseServiceImport(o: Json): ServiceImportInfo {
     clusters: arr(obj(o['status'])['clusters'])
       .map((c) => str(obj(c)['cluster']))
       .filter((c) => c !== ''),
+    conditions: arr(obj(o['status'])['conditions']).map(condition),
     ...(obj(m['labels'])['multicluster.cloudmap-mcs.io/external'] === 'true'
       ? { external: true }
       : {}),
@@ -131,7 +135,15 @@ export function parseDeployment(o: Json): DeploymentInfo {
   const m = meta(o);
   const spec = obj(o['spec']);
   const status = obj(o['status']);
-  const containers = arr(obj(obj(obj(spec['template'])['spec']))['containers']);
+  const podSpec = obj(obj(spec['template'])['spec']);
+  const containers = arr(podSpec['containers']);
+  const env: Record<string, string> = {};
+  for (const e of arr(obj(containers[0])['env'])) {
+    const entry = obj(e);
+    // Literal values only: valueFrom (a Secret, a ConfigMap, the downward API) is never read.
+    if (typeof entry['value'] === 'string' && entry['valueFrom'] === undefined)
+      env[str(entry['name'])] = entry['value'];
+  }
   return {
     namespace: str(m['namespace']),
     name: str(m['name']),
@@ -140,5 +152,58 @@ export function parseDeployment(o: Json): DeploymentInfo {
     replicas: spec['replicas'] === undefined ? 1 : num(spec['replicas']),
     readyReplicas: num(status['readyReplicas']),
     availableReplicas: num(status['availableReplicas']),
+    serviceAccountName: str(podSpec['serviceAccountName']),
+    env,
+    selector: strMap(obj(spec['selector'])['matchLabels']),
+  };
+}
+
+function metricsPort(containers: Json[]): number | undefined {
+  const ports = containers.flatMap((c) => arr(c['ports']).map(obj));
+  const named = (n: string) => ports.find((p) => p['name'] === n)?.['containerPort'];
+  const port = named('metrics') ?? named('health');
+  return typeof port === 'number' ? port : undefined;
+}
+
+export function parsePod(o: Json): PodInfo {
+  const m = meta(o);
+  const spec = obj(o['spec']);
+  const status = obj(o['status']);
+  const containers = arr(spec['containers']).map(obj);
+  return {
+    namespace: str(m['namespace']),
+    name: str(m['name']),
+    labels: strMap(m['labels']),
+    ready: arr(status['conditions']).some((c) => {
+      const cond = obj(c);
+      return cond['type'] === 'Ready' && cond['status'] === 'True';
+    }),
+    phase: str(status['phase']),
+    envNames: arr(containers[0]?.['env'])
+      .map((e) => str(obj(e)['name']))
+      .filter((n) => n !== ''),
+    containers: containers.map((c) => str(c['name'])).filter((n) => n !== ''),
+    metricsPort: metricsPort(containers),
+  };
+}
+
+export function parseLease(o: Json): LeaseInfo {
+  const m = meta(o);
+  const spec = obj(o['spec']);
+  return {
+    namespace: str(m['namespace']),
+    name: str(m['name']),
+    holderIdentity: str(spec['holderIdentity']),
+    renewTime: str(spec['renewTime']),
+    leaseDurationSeconds: num(spec['leaseDurationSeconds']),
+  };
+}
+
+export function parseServiceAccount(o: Json): ServiceAccountInfo {
+  const m = meta(o);
+  return {
+    namespace: str(m['namespace']),
+    name: str(m['name']),
+    annotations: strMap(m['annotations']),
   };
 }

@@ -8,6 +8,7 @@ import {
   ApiextensionsV1Api,
   AppsV1Api,
   CoreV1Api,
+  CoordinationV1Api,
   CustomObjectsApi,
   DiscoveryV1Api,
   KubeConfig,
@@ -23,11 +24,17 @@ import type {
   CrdInfo,
   DeploymentInfo,
   ImportedSliceInfo,
+  LeaseInfo,
+  PodInfo,
+  ServiceAccountInfo,
   ServiceExportInfo,
   ServiceImportInfo,
 } from './objects.js';
 import {
   items,
+  parseLease,
+  parsePod,
+  parseServiceAccount,
   parseClusterProperty,
   parseCrd,
   parseDeployment,
@@ -87,6 +94,12 @@ export interface KubeReader {
   /** undefined when the ConfigMap does not exist. */
   getConfigMapData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   listDeployments(): Promise<DeploymentInfo[]>;
+  /** Pods of a namespace matching every label of `selector`. */
+  listPods(namespace: string, selector: Record<string, string>): Promise<PodInfo[]>;
+  /** undefined when the Lease does not exist. */
+  getLease(namespace: string, name: string): Promise<LeaseInfo | undefined>;
+  /** undefined when the ServiceAccount does not exist. */
+  getServiceAccount(namespace: string, name: string): Promise<ServiceAccountInfo | undefined>;
 }
 
 export interface KubeReaderOptions {
@@ -118,6 +131,7 @@ export function createKubeReader(kc: KubeConfig): KubeReader {
   const discovery = kc.makeApiClient(DiscoveryV1Api);
   const ext = kc.makeApiClient(ApiextensionsV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const coordination = kc.makeApiClient(CoordinationV1Api);
 
   /** One read; a 429 (API server still starting, or priority-and-fairness) is retried. */
   async function read<T>(what: string, call: () => Promise<T>): Promise<T> {
@@ -201,6 +215,31 @@ export function createKubeReader(kc: KubeConfig): KubeReader {
     async listDeployments() {
       const list = await read('Deployments', () => apps.listDeploymentForAllNamespaces());
       return items(list).map(parseDeployment);
+    },
+    async listPods(namespace, selector) {
+      const labelSelector = Object.entries(selector)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',');
+      const list = await read(`Pods in ${namespace}`, () =>
+        core.listNamespacedPod({ namespace, labelSelector }),
+      );
+      return items(list).map(parsePod);
+    },
+    async getLease(namespace, name) {
+      const lease = await readOptional(`Lease ${namespace}/${name}`, () =>
+        coordination.readNamespacedLease({ namespace, name }),
+      );
+      return lease === undefined
+        ? undefined
+        : parseLease(lease as unknown as Record<string, unknown>);
+    },
+    async getServiceAccount(namespace, name) {
+      const sa = await readOptional(`ServiceAccount ${namespace}/${name}`, () =>
+        core.readNamespacedServiceAccount({ namespace, name }),
+      );
+      return sa === undefined
+        ? undefined
+        : parseServiceAccount(sa as unknown as Record<string, unknown>);
     },
   };
 }

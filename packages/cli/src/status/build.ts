@@ -25,6 +25,7 @@ export interface StatusFacts {
   context: string;
   server: string;
   identity: ClusterIdentity | undefined;
+  namespaces: string[];
   exports: ServiceExportInfo[];
   imports: ServiceImportInfo[];
   slices: ImportedSliceInfo[];
@@ -41,11 +42,15 @@ const byKey = <T extends { namespace: string; name: string }>(a: T, b: T) =>
 /** `Ready` is healthy when True, `Valid` when True, `Conflict` when False or absent. */
 const healthy: Record<string, string> = { Valid: 'True', Ready: 'True', Conflict: 'False' };
 
+/** `Type=Status Reason: message` of each condition not in its healthy state. */
+export const conditionProblems = (conditions: readonly Condition[]): string[] =>
+  conditions
+    .filter((c) => (healthy[c.type] ?? 'True') !== c.status)
+    .map((c) => `${c.type}=${c.status} ${c.reason}${c.message === '' ? '' : `: ${c.message}`}`);
+
 function exportRow(se: ServiceExportInfo): ExportRow {
   const status = (type: string) => se.conditions.find((c) => c.type === type)?.status ?? '';
-  const problems = se.conditions
-    .filter((c: Condition) => (healthy[c.type] ?? 'True') !== c.status)
-    .map((c) => `${c.type}=${c.status} ${c.reason}${c.message === '' ? '' : `: ${c.message}`}`);
+  const problems = conditionProblems(se.conditions);
   return {
     namespace: se.namespace,
     name: se.name,
@@ -94,6 +99,9 @@ function importRow(si: ServiceImportInfo, slices: ImportedSliceInfo[]): ImportRo
     clusters: clusters.map(
       (cluster) => counts.get(cluster) ?? { cluster, endpoints: 0, readyEndpoints: 0 },
     ),
+    ready: si.conditions.find((c) => c.type === 'Ready')?.status ?? '',
+    problems: conditionProblems(si.conditions),
+    conditions: si.conditions,
   };
 }
 
@@ -185,7 +193,7 @@ function computeDrift(
           kind: 'import-missing',
           namespace: r.namespace,
           name: r.name,
-          message: `exported by ${clusters.map((c) => c.cluster).join(', ')}, but there is no ServiceImport here (is the import agent running?)`,
+          message: `Cloud Map has records from ${clusters.map((c) => c.cluster).join(', ')}, but there is no ServiceImport here: the import agent has not imported it (down, not leading, the namespace denied, or not polled yet; run cloudmap-mcs doctor)`,
         });
       continue;
     }
@@ -220,6 +228,15 @@ function computeDrift(
         name: i.name,
         message: 'ServiceImport exists here, but no cluster exports it in Cloud Map',
       });
+    const ready = i.conditions.find((c) => c.type === 'Ready');
+    // Pending (no clusterset IP yet) is the no-clusterset-ip row below.
+    if (ready?.status === 'False' && ready.reason !== 'Pending')
+      drift.push({
+        kind: 'import-not-ready',
+        namespace: i.namespace,
+        name: i.name,
+        message: `ServiceImport Ready=False ${ready.reason}${ready.message === '' ? '' : `: ${ready.message}`}`,
+      });
     if (i.type === 'ClusterSetIP' && i.ips.length === 0)
       drift.push({
         kind: 'no-clusterset-ip',
@@ -243,6 +260,7 @@ export function buildStatusReport(facts: StatusFacts): StatusReport {
     context: facts.context,
     server: facts.server,
     cluster: facts.identity ?? null,
+    namespaces: facts.namespaces,
     exports,
     imports,
     cloudMap,

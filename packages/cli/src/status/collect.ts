@@ -11,6 +11,8 @@ export interface CollectStatusDeps {
   kube: KubeReader;
   /** Absent when no Cloud Map endpoint/region is configured. */
   cloudMap?: { port: CloudMapPort } | undefined;
+  /** Only this namespace (`--namespace`); every namespace when absent. */
+  namespace?: string | undefined;
   now: () => number;
 }
 
@@ -28,13 +30,18 @@ export async function collectStatus(deps: CollectStatusDeps): Promise<StatusFact
     }
   }
 
-  const [properties, namespaces, exports, imports, slices] = await Promise.all([
+  const [properties, allNamespaces, allExports, allImports, allSlices] = await Promise.all([
     attempt(undefined, () => readClusterProperties(kube)),
     attempt([] as string[], () => kube.listNamespaces()),
     attempt([], () => kube.listServiceExports()),
     attempt([], () => kube.listServiceImports()),
     attempt([], () => kube.listImportedSlices()),
   ]);
+  const only = deps.namespace;
+  const inScope = <T extends { namespace: string }>(list: T[]) =>
+    only === undefined ? list : list.filter((o) => o.namespace === only);
+  const namespaces = only === undefined ? allNamespaces : allNamespaces.filter((n) => n === only);
+  const [exports, imports, slices] = [inScope(allExports), inScope(allImports), inScope(allSlices)];
   const { identity, problems } = identityFromProperties(properties ?? []);
   if (properties === undefined) errors.push('the ClusterProperty CRD is not served');
   for (const p of problems)
@@ -63,6 +70,7 @@ export async function collectStatus(deps: CollectStatusDeps): Promise<StatusFact
     context: kube.context,
     server: kube.server,
     identity,
+    namespaces,
     exports,
     imports,
     slices,

@@ -37,14 +37,25 @@ export function renderStatus(r: StatusReport, nowMs: number): string {
   else
     out.push(
       table(
-        ['namespace', 'name', 'type', 'ip', 'ports', 'clusters (ready/endpoints)'],
+        [
+          'namespace',
+          'name',
+          'type',
+          'ip',
+          'ports',
+          'ready',
+          'clusters (ready/endpoints)',
+          'problems',
+        ],
         r.imports.map((i) => [
           i.namespace,
           i.name,
           i.type,
           i.ips.join(',') || '-',
           i.ports.join(','),
+          i.ready || '-',
           i.clusters.map(counts).join(', ') || '-',
+          i.problems.join('; '),
         ]),
       ),
     );

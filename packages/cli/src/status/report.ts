@@ -29,6 +29,11 @@ export interface ImportRow {
   ports: string[];
   /** status.clusters, with the endpoint counts of the imported EndpointSlices per source cluster. */
   clusters: ClusterEndpoints[];
+  /** Status of the Ready condition the import agent writes ('' when absent). */
+  ready: string;
+  /** Reason and message of the conditions that are not healthy (Ready≠True). */
+  problems: string[];
+  conditions: Condition[];
   /** From a CloudMapServiceImport (a non-Kubernetes Cloud Map service), not from MCS exports. */
   external?: boolean;
 }
@@ -69,6 +74,7 @@ type DriftKind =
   | 'stale-in-cloudmap'
   | 'import-missing'
   | 'import-orphaned'
+  | 'import-not-ready'
   | 'import-clusters'
   | 'import-endpoints'
   | 'no-clusterset-ip';
@@ -85,6 +91,8 @@ export interface StatusReport {
   context: string;
   server: string;
   cluster: ClusterIdentity | null;
+  /** The namespaces looked at (the cluster's, or the one of --namespace when it exists). */
+  namespaces: string[];
   exports: ExportRow[];
   imports: ImportRow[];
   cloudMap: CloudMapSection;
