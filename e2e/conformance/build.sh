@@ -7,7 +7,7 @@
 # `..`), this script and the Go toolchain, so an edited tree or another Go rebuilds.
 #
 # The source is referred to by path, never copied: $MCS_API_UPSTREAM, a checkout of
-# kubernetes-sigs/mcs-api. Its default, ../shared/upstream/mcs-api, is only where CI keeps that
+# kubernetes-sigs/mcs-api. The MCS_API_UPSTREAM default, ../shared/upstream/mcs-api, is where CI keeps that
 # checkout beside the clone (an override default for the suite's source, not a document this
 # repository relies on; a relative path is taken from the repository root). It is read-only in
 # CI, so the build writes nothing there: `go test -c -o <cache>`, -mod=readonly (go.mod/go.sum

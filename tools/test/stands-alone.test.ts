@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -10,28 +10,33 @@ import { describe, expect, it } from 'vitest';
 // ADRs). This scans every tracked (and new, not ignored) file and names each offending line.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Documents that live outside the repository; citing one is allowed only if the repo has a file of that name. */
-const OUTSIDE_DOCS = [
-  'DESIGN',
-  'GUIDE',
-  'aws-controller',
-  'cloudmap-api',
-  'mcs-api',
-  'performance-facts',
-  'test-infra',
-  'real-nodes-spike',
-  'images-without-docker',
-];
-// Not preceded by a name character: a longer name that ends the same way (docs/migrate-from-…)
-// is another document.
-const DOC_NAME = new RegExp(`(?<![\\w.-])(?:${OUTSIDE_DOCS.join('|')})\\.md\\b`, 'gi');
-// The team's folder beside the clone. Its `upstream/` subfolder is allowed: it is the default
-// of the MCS_API_UPSTREAM override where the upstream conformance suite's source is read from.
-const SHARED_DIR = /(?:\.\.\/shared\/(?!upstream\/)|(?<![\w-])shared\/reference\/)/g;
+// A Markdown document named in a line: citing one is allowed only if the repository has a file
+// of that name, or it is one of the names below. Not preceded by a name character: a longer
+// name that ends the same way is another document. No list of outside documents is needed
+// (or kept): any name the repository does not hold is one.
+const DOC_NAME = /(?<![\w.-])[\w-]+\.md\b/g;
+/** Names that are not citations: generated reports, a template, library identifiers. */
+const NOT_CITATIONS = new Set([
+  'report.md',
+  'NNNN-title.md',
+  'forge.md',
+  'LICENSE.md',
+  'License.md',
+]);
+// A relative path that climbs to a folder the repository does not have (`../<name>`, any
+// depth): relative paths in code and lock files climb to the repository's own folders, so a
+// name no repository path holds is outside it. The one allowed is the default of the
+// MCS_API_UPSTREAM override (the upstream conformance suite's source, read from beside the
+// clone), on the line that names the override.
+const CLIMB = /(?<![\w.-])(?:\.\.\/)+(\w[\w.-]*)(\/)?/g;
+const OVERRIDE = 'MCS_API_UPSTREAM';
 // An absolute path on some machine. The toolchain cache (`<home>/.cache/cloudmap-mcs`) is the
 // project's own directory, named by the Makefile, so a path into it is allowed.
 const MACHINE_PATH =
   /(?<![\w.~/-])\/(?:work|root|home|Users)\/(?![\w.-]*\/?\.cache\/cloudmap-mcs)/g;
+
+/** A name without its extension: `../wait.js` names the source `wait.ts`. */
+const stem = (name: string): string => name.replace(/\.[\w]+$/, '');
 
 export interface Citation {
   file: string;
@@ -39,7 +44,7 @@ export interface Citation {
   text: string;
 }
 
-/** Every citation of something outside the repository in `content`. `inRepo`: basenames of the repo's files. */
+/** Every citation of something outside the repository in `content`. `inRepo`: the repo's file names (with and without extension) and folder names (ending in `/`). */
 export function outsideCitations(
   file: string,
   content: string,
@@ -47,9 +52,18 @@ export function outsideCitations(
 ): Citation[] {
   const found: Citation[] = [];
   content.split('\n').forEach((line, i) => {
+    const climbs = line.includes(OVERRIDE) ? [] : [...line.matchAll(CLIMB)];
     const hits = [
-      ...[...line.matchAll(DOC_NAME)].map((m) => m[0]).filter((name) => !inRepo.has(name)),
-      ...[...line.matchAll(SHARED_DIR)].map((m) => m[0]),
+      ...[...line.matchAll(DOC_NAME)]
+        .map((m) => m[0])
+        .filter((name) => !inRepo.has(name) && !NOT_CITATIONS.has(name)),
+      ...climbs
+        .filter((m) => {
+          const name = m[1] ?? '';
+          // A climb ending in a slash reaches a folder; a bare one may name a folder or a file.
+          return !inRepo.has(`${name}/`) && (m[2] !== undefined || !inRepo.has(stem(name)));
+        })
+        .map((m) => m[0]),
       ...[...line.matchAll(MACHINE_PATH)].map((m) => m[0]),
     ];
     for (const text of hits) found.push({ file, line: i + 1, text });
@@ -134,39 +148,54 @@ describe('the repository stands alone', () => {
   const none = new Set<string>();
 
   it.each([
-    ['see ', cut('DESIGN', '.md'), ' §6'],
-    ['(', cut('GUIDE', '.md'), ' rule 4)'],
-    ['fixed in ', cut('aws-controller', '.md'), ' §9.1'],
-    ['(', cut('../', 'shared/'), 'reference/x.md)'],
-    ['(', cut('shared/', 'reference/'), 'x.md)'],
-    ['', cut('/wo', 'rk/'), 'shared/x'],
+    ['see ', cut('PLAN', '.md'), ' §6'],
+    ['(', cut('notes', '.md'), ' rule 4)'],
+    ['(', cut('../', 'team'), ')'],
+    ['', cut('/wo', 'rk/'), 'team/x'],
     ['', cut('/ro', 'ot/'), 'notes.txt'],
   ])('flags %s%s%s', (before, text, after) => {
     const content = `first\n${before}${text}${after}\n`;
-    expect(outsideCitations('f', content, none)).toEqual([{ file: 'f', line: 2, text }]);
+    const found = outsideCitations('f', content, none).map((c) => c.text);
+    expect(found).toContain(text);
   });
 
   it.each([
     'docs/migrate-from-aws-controller.md step 2',
     'docs/architecture.md#layers',
-    ['${MCS_API_UPSTREAM:-../', 'shared/upstream/mcs-api}'].join(''),
+    'see LICENSE.md of each package',
+    cut('${', OVERRIDE, ':-../', 'team/upstream/mcs-api}'),
     ['cached in /ro', 'ot/.cache/cloudmap-mcs/controlplane'].join(''),
     'under ~/.cache/cloudmap-mcs',
     'https://github.com/kubernetes-sigs/mcs-api/work/x',
     'packages/core/src/work/queue.ts',
   ])('allows %s', (line) => {
-    expect(outsideCitations('f', line, none)).toEqual([]);
+    expect(
+      outsideCitations('f', line, new Set(['migrate-from-aws-controller.md', 'architecture.md'])),
+    ).toEqual([]);
+  });
+
+  it('a relative path is a citation only when it climbs to a folder the repository lacks', () => {
+    const up = cut('../', '../', 'wait.js');
+    expect(outsideCitations('f', `import '${up}'`, new Set(['wait']))).toEqual([]);
+    expect(outsideCitations('f', `see ${up}`, none).map((c) => c.text)).toEqual([up]);
   });
 
   it('allows a document of that name that is in the repository', () => {
-    const name = cut('GUIDE', '.md');
+    const name = cut('PLAN', '.md');
     expect(outsideCitations('f', `see ${name}`, new Set([name]))).toEqual([]);
   });
 
   it('no tracked file cites a document outside the repository', () => {
     const files = repoFiles();
     expect(files.length).toBeGreaterThan(100);
-    const inRepo = new Set(files.map((f) => basename(f)));
+    const names = files.flatMap((f) => {
+      const parts = f.split('/');
+      const file = parts.pop() ?? '';
+      return [file, ...parts.map((p) => `${p}/`)];
+    });
+    // Basenames for documents, names without extension for relative paths, and the folders
+    // the build and the install make (not tracked).
+    const inRepo = new Set([...names, ...names.map(stem), 'node_modules/', 'dist/']);
     const found = repoTexts().flatMap(({ file, text }) =>
       outsideCitations(file, text, inRepo).map((c) => `${c.file}:${c.line}: ${c.text}`),
     );
@@ -178,8 +207,8 @@ describe('the repository stands alone', () => {
 
 describe("citations of the project's own docs resolve", () => {
   // A made-up doc, named from pieces so that these examples are not citations themselves.
-  const a = ['docs', 'a.md'].join('/');
-  const b = ['docs', 'b.md'].join('/');
+  const a = ['docs', 'a'].join('/') + '.md';
+  const b = ['docs', 'b'].join('/') + '.md';
   const docs = new Map([
     [a, headingAnchors('# A\n\n## Cost model\n```\n# not a heading\n```\n## Cost model\n')],
   ]);
