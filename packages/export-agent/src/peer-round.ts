@@ -2,7 +2,7 @@ import {
   createFeedFollower,
   decodeHeartbeats,
   HEARTBEAT_SERVICE_NAME,
-  isCloudMapError,
+  isCloudMapNotFound,
   listServicesPages,
   logFields,
   type FeedFollower,
@@ -66,9 +66,6 @@ export function createPeerState(opts: PeerWatchOptions): PeerState {
   };
 }
 
-const gone = (error: unknown): boolean =>
-  isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
-
 /**
  * Whether the feed cannot vouch for `e`: no feed, or another cluster whose feed record has not
  * been vouched for by its heartbeat since `e` was last checked.
@@ -103,7 +100,7 @@ async function check(s: PeerState, key: string, entry: PeerEntry): Promise<boole
     revision = await s.opts.cloudMap.discoverInstancesRevision(namespaceName, serviceName);
   } catch (error) {
     // Gone from Cloud Map: the reconcile of the key re-creates it or un-exports.
-    if (gone(error)) return true;
+    if (isCloudMapNotFound(error)) return true;
     s.opts.logger.debug('peer revision check failed', {
       [logFields.key]: key,
       [logFields.error]: error,
@@ -180,7 +177,7 @@ async function observeHeartbeats(s: PeerState, feed: FeedFollower): Promise<void
         decodeHeartbeats(read.instances, { clustersetId: feed.clustersetId }).heartbeats,
       );
     } catch (error) {
-      if (gone(error)) {
+      if (isCloudMapNotFound(error)) {
         s.heartbeatsReadAt.set(ns, now);
         feed.observeHeartbeats(ns, []);
       } else throw error;

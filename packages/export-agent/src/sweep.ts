@@ -1,7 +1,7 @@
 import {
   Attr,
   HEARTBEAT_SERVICE_NAME,
-  isCloudMapError,
+  isCloudMapNotFound,
   type CloudMapPort,
   type ClusterIdentity,
 } from '@cloudmap-mcs/core';
@@ -23,8 +23,7 @@ export async function findOwnedKeys(
     try {
       return (await cloudMap.discoverInstances(ns, svc, own)).instances.length > 0;
     } catch (error) {
-      if (isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound'))
-        return false;
+      if (isCloudMapNotFound(error)) return false;
       throw error;
     }
   };

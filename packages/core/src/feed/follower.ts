@@ -8,7 +8,7 @@ import {
   type UnvouchedReason,
   type WriterFollow,
 } from '../planning/feed.js';
-import { isCloudMapError, type CloudMapPort } from '../ports/cloudmap-port.js';
+import { isCloudMapNotFound, type CloudMapPort } from '../ports/cloudmap-port.js';
 import { Attr } from '../records/attributes.js';
 import {
   decodeFeeds,
@@ -156,9 +156,6 @@ export function createFeedFollower(opts: FeedFollowerOptions): FeedFollower {
   };
 }
 
-const gone = (error: unknown): boolean =>
-  isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
-
 /** Renewal changes are timed on this reader's clock; the writer's own time is only compared with itself. */
 function observe(f: FollowerState, namespace: string, heartbeats: readonly Heartbeat[]): void {
   const now = f.opts.clock.now();
@@ -284,7 +281,7 @@ async function refresh(f: FollowerState): Promise<boolean> {
     noteMoves(f, feeds, moved);
     return true;
   } catch (error) {
-    if (gone(error)) {
+    if (isCloudMapNotFound(error)) {
       // No feed (never written, or deleted): nothing is vouched for, every service is checked.
       f.records = [];
       f.revision = undefined;

@@ -175,3 +175,7 @@ export class CloudMapError extends Error {
 
 export const isCloudMapError = (e: unknown, code?: CloudMapErrorCode): e is CloudMapError =>
   e instanceof CloudMapError && (code === undefined || e.code === code);
+
+/** The service or its namespace does not exist: for a read, an answer rather than a failure. */
+export const isCloudMapNotFound = (e: unknown): boolean =>
+  isCloudMapError(e, 'ServiceNotFound') || isCloudMapError(e, 'NamespaceNotFound');
