@@ -1,6 +1,7 @@
 import {
   createController,
   createEventHub,
+  splitKey,
   type Controller,
   type TimerHandle,
 } from '@cloudmap-mcs/core';
@@ -170,8 +171,7 @@ function operationCompleted(w: ExportWiring, r: CompletedOperation): void {
   if (key === undefined) return;
   // Cloud Map applied (or refused) a write of the key's records: only now may the feed
   // name it, so a reader following the feed reads what was written (ADR 0018).
-  const slash = key.indexOf('/');
-  w.feed?.changed(key.slice(0, slash), key.slice(slash + 1));
+  w.feed?.changed(...splitKey(key));
   w.controller.queue.add(key);
 }
 

@@ -6,6 +6,7 @@ import {
   isCloudMapError,
   logFields,
   MAX_FEED_SEQ,
+  splitKey,
   type Clock,
   type CloudMapPort,
   type ClusterIdentity,
@@ -190,7 +191,7 @@ function nextSeq(s: FeedWriterState): void {
   const fresh = new Set(keys);
   s.changes = [
     ...keys.map((key) => {
-      const [namespace = '', name = ''] = key.split('/');
+      const [namespace, name] = splitKey(key);
       return { namespace, name, seq };
     }),
     ...s.changes.filter((e) => !fresh.has(`${e.namespace}/${e.name}`)),
