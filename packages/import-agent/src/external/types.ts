@@ -38,7 +38,6 @@ export interface ExternalStatus {
   observedGeneration?: number;
   /** Instances read on the last successful read, by what became of them. */
   instances?: { healthy: number; unhealthy: number; refused: number };
-  lastReadTime?: string;
   conditions?: Condition[];
 }
 
