@@ -25,7 +25,7 @@ const API_FOR_KIND = {
 } as const;
 
 /** Plain JSON of what client-node returns (class instances with Dates) for our readers. */
-const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
+export const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
 
 /** Rethrows a write error, as NamespaceTerminatingError when the namespace is being deleted. */
 function translateWriteError(error: unknown, what: string): never {
