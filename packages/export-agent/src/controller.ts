@@ -7,13 +7,12 @@ import {
 } from '@cloudmap-mcs/core';
 import { createTargetResolver, type TargetResolver } from './cloudmap-target.js';
 import { feedWriterFor, heartbeatsFor, peerWatchFor, reconcilerDeps } from './controller-parts.js';
-import { retireFeedRecord } from './feed-retire.js';
+import { findOwnedKeys, retireFeedRecord } from './earlier-runs.js';
 import type { FeedWriter } from './feed-writer.js';
 import type { Heartbeats } from './heartbeat.js';
 import type { PeerWatch } from './peer-watch.js';
 import { createPendingWrites, type PendingWrites } from './pending-writes.js';
 import { createExportReconciler, type ExportReconciler } from './reconciler.js';
-import { findOwnedKeys } from './sweep.js';
 
 import type {
   CompletedOperation,
