@@ -10,7 +10,7 @@ import {
 import { exportToCloudMap } from './cloudmap-apply.js';
 import { buildDesiredExport } from './desired.js';
 import type { ServiceExportObject } from './k8s-types.js';
-import { podLabelSourceFor } from './pod-label-source.js';
+import { podLabelSourceFor } from './pod-label-attributes.js';
 import type { ReconcilerState } from './reconciler-state.js';
 import { quotaHint, withoutServiceCount } from './shard-status.js';
 import { FINALIZER } from './sources.js';
