@@ -1,4 +1,4 @@
-import type { Condition } from '@cloudmap-mcs/core';
+import type { Condition, ObjectMeta } from '@cloudmap-mcs/core';
 
 /**
  * CloudMapServiceImport (multicluster.cloudmap-mcs.io/v1alpha1): the user's explicit choice of
@@ -44,13 +44,7 @@ export interface ExternalStatus {
 export interface ExternalObject {
   apiVersion?: string;
   kind?: string;
-  metadata: {
-    name: string;
-    namespace: string;
-    uid?: string;
-    generation?: number;
-    resourceVersion?: string;
-  };
+  metadata: ObjectMeta;
   spec?: Partial<ExternalSpec>;
   status?: ExternalStatus;
 }
