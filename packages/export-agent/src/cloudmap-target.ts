@@ -62,14 +62,14 @@ export interface TargetResolver {
  * 11 ListServices pages per export at 1,000 exports in one namespace.
  */
 const KNOWN_TARGET_MS = 10 * 60_000;
+/** A namespace creation older than this is assumed lost and submitted again. */
+const NAMESPACE_CREATE_TIMEOUT_MS = 5 * 60_000;
 
 export interface TargetResolverOptions {
   cloudMap: CloudMapPort;
   tags: Tags;
   logger: Logger;
   now: () => number;
-  /** A namespace creation older than this is assumed lost and submitted again. */
-  namespaceCreateTimeoutMs?: number;
   /** Absent: HTTP namespaces and services without DnsConfig (the default). */
   dns?: DnsOptions;
 }
@@ -97,7 +97,6 @@ function dnsServiceSpec(dns: DnsOptions, family: IPFamily): ServiceSpec {
 export function createTargetResolver(opts: TargetResolverOptions): TargetResolver {
   const r: Resolver = {
     opts,
-    timeoutMs: opts.namespaceCreateTimeoutMs ?? 5 * 60_000,
     creating: new Map(),
     known: new Map(),
   };
@@ -124,7 +123,6 @@ export function createTargetResolver(opts: TargetResolverOptions): TargetResolve
 
 interface Resolver {
   readonly opts: TargetResolverOptions;
-  readonly timeoutMs: number;
   /** When the creation of each namespace was submitted. */
   readonly creating: Map<string, number>;
   /** Services found or created, by `namespace/name` (KNOWN_TARGET_MS). */
@@ -170,7 +168,7 @@ async function ensureNamespace(
     return ns;
   }
   const started = creating.get(name);
-  if (started !== undefined && opts.now() - started < r.timeoutMs) {
+  if (started !== undefined && opts.now() - started < NAMESPACE_CREATE_TIMEOUT_MS) {
     return { state: 'pending', message: `Creating Cloud Map namespace ${name}.` };
   }
   try {

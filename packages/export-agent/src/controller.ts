@@ -1,18 +1,18 @@
 import {
   createController,
   createEventHub,
+  splitKey,
   type Controller,
   type TimerHandle,
 } from '@cloudmap-mcs/core';
 import { createTargetResolver, type TargetResolver } from './cloudmap-target.js';
 import { feedWriterFor, heartbeatsFor, peerWatchFor, reconcilerDeps } from './controller-parts.js';
-import { retireFeedRecord } from './feed-retire.js';
+import { findOwnedKeys, retireFeedRecord } from './earlier-runs.js';
 import type { FeedWriter } from './feed-writer.js';
 import type { Heartbeats } from './heartbeat.js';
 import type { PeerWatch } from './peer-watch.js';
 import { createPendingWrites, type PendingWrites } from './pending-writes.js';
 import { createExportReconciler, type ExportReconciler } from './reconciler.js';
-import { findOwnedKeys } from './sweep.js';
 
 import type {
   CompletedOperation,
@@ -170,8 +170,7 @@ function operationCompleted(w: ExportWiring, r: CompletedOperation): void {
   if (key === undefined) return;
   // Cloud Map applied (or refused) a write of the key's records: only now may the feed
   // name it, so a reader following the feed reads what was written (ADR 0018).
-  const slash = key.indexOf('/');
-  w.feed?.changed(key.slice(0, slash), key.slice(slash + 1));
+  w.feed?.changed(...splitKey(key));
   w.controller.queue.add(key);
 }
 

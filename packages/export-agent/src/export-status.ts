@@ -1,7 +1,9 @@
 import { conflictConditionReason, type ConflictReport } from '@cloudmap-mcs/core';
 import type { DesiredCondition } from '@cloudmap-mcs/core';
-import { ConditionType } from './conditions.js';
 import type { InvalidReason } from './desired.js';
+
+/** The ServiceExport condition types (KEP-1645); `setConditions` is core's. */
+const ConditionType = { Valid: 'Valid', Ready: 'Ready', Conflict: 'Conflict' } as const;
 
 /**
  * The three mcs-api conditions for one outcome of a reconcile

@@ -6,6 +6,7 @@ import {
   isCloudMapError,
   logFields,
   MAX_FEED_SEQ,
+  splitKey,
   type Clock,
   type CloudMapPort,
   type ClusterIdentity,
@@ -39,7 +40,7 @@ export interface FeedWriter {
   start(): void;
   stop(): Promise<void>;
   /** The current record's state (tests, metrics). */
-  readonly state: { epoch: string; seq: number; floor: number; pending: number; failures: number };
+  readonly state: { seq: number; failures: number };
   /**
    * The epoch and sequence number of the last record written successfully: the heartbeat
    * states them, and readers trust this cluster's record only while they agree (ADR 0018).
@@ -141,13 +142,7 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
       await s.writing;
     },
     get state() {
-      return {
-        epoch: s.epoch,
-        seq: s.seq,
-        floor: s.floor,
-        pending: s.dirty.size,
-        failures: s.failures,
-      };
+      return { seq: s.seq, failures: s.failures };
     },
     // None while writes fail: changes made since are missing from the record, and a
     // heartbeat stating its sequence number would keep readers trusting it (issue 31).
@@ -190,7 +185,7 @@ function nextSeq(s: FeedWriterState): void {
   const fresh = new Set(keys);
   s.changes = [
     ...keys.map((key) => {
-      const [namespace = '', name = ''] = key.split('/');
+      const [namespace, name] = splitKey(key);
       return { namespace, name, seq };
     }),
     ...s.changes.filter((e) => !fresh.has(`${e.namespace}/${e.name}`)),

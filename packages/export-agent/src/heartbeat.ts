@@ -6,6 +6,7 @@ import {
   heartbeatDue,
   heartbeatInstanceId,
   isCloudMapError,
+  isCloudMapNotFound,
   type CloudMapInstance,
   type CloudMapPort,
   type ClusterIdentity,
@@ -13,7 +14,6 @@ import {
 } from '@cloudmap-mcs/core';
 import type { TargetResolver } from './cloudmap-target.js';
 import type { PendingWrites } from './pending-writes.js';
-import { notFound } from './reconciler-state.js';
 
 export interface HeartbeatDeps {
   cloudMap: CloudMapPort;
@@ -124,7 +124,7 @@ async function sync(
         if (!renewedAt.has(ns)) renewedAt.set(ns, h.deps.now());
       }
       // The heartbeat service deleted outside the agent: look it up (or create it) again.
-      if (notFound(error)) h.deps.resolver.forget(ns, HEARTBEAT_SERVICE_NAME);
+      if (isCloudMapNotFound(error)) h.deps.resolver.forget(ns, HEARTBEAT_SERVICE_NAME);
       h.deps.logger.warn('heartbeat failed', { namespace: ns, err: error });
     }
   }

@@ -2,7 +2,7 @@ import {
   createFeedFollower,
   decodeHeartbeats,
   HEARTBEAT_SERVICE_NAME,
-  isCloudMapError,
+  isCloudMapNotFound,
   listServicesPages,
   logFields,
   type FeedFollower,
@@ -26,8 +26,6 @@ export interface PeerEntry {
 export interface PeerState {
   readonly opts: PeerWatchOptions;
   readonly entries: Map<string, PeerEntry>;
-  readonly concurrency: number;
-  readonly random: () => number;
   readonly countEvery: number;
   timer: TimerHandle | undefined;
   round: Promise<void>;
@@ -50,8 +48,6 @@ export function createPeerState(opts: PeerWatchOptions): PeerState {
   return {
     opts,
     entries: new Map(),
-    concurrency: Math.max(1, opts.concurrency ?? 4),
-    random: opts.random ?? Math.random,
     countEvery: Math.max(1, opts.countEveryRounds ?? 12),
     timer: undefined,
     round: Promise.resolve(),
@@ -65,9 +61,6 @@ export function createPeerState(opts: PeerWatchOptions): PeerState {
     heartbeatsRecheck: false,
   };
 }
-
-const gone = (error: unknown): boolean =>
-  isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
 
 /**
  * Whether the feed cannot vouch for `e`: no feed, or another cluster whose feed record has not
@@ -103,7 +96,7 @@ async function check(s: PeerState, key: string, entry: PeerEntry): Promise<boole
     revision = await s.opts.cloudMap.discoverInstancesRevision(namespaceName, serviceName);
   } catch (error) {
     // Gone from Cloud Map: the reconcile of the key re-creates it or un-exports.
-    if (gone(error)) return true;
+    if (isCloudMapNotFound(error)) return true;
     s.opts.logger.debug('peer revision check failed', {
       [logFields.key]: key,
       [logFields.error]: error,
@@ -148,7 +141,7 @@ function feedOf(s: PeerState): FeedFollower | undefined {
     cloudMap: s.opts.cloudMap,
     clustersetId: self.clustersetId,
     ownClusterId: self.clusterId,
-    heartbeatTtlMs: s.opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
+    heartbeatTtlMs: PEER_HEARTBEAT_TTL_MS,
     clock: s.opts.clock,
     logger: s.opts.logger,
   });
@@ -157,8 +150,11 @@ function feedOf(s: PeerState): FeedFollower | undefined {
 
 /** Heartbeats are what vouch for other clusters' feed records: the watched namespaces' every 30 s. */
 export const PEER_HEARTBEAT_READ_MS = 30_000;
-const DEFAULT_HEARTBEAT_TTL_MS = 120_000;
+/** A heartbeat not seen renewed for this long vouches for no feed record (the importers' default). */
+const PEER_HEARTBEAT_TTL_MS = 120_000;
 const PEER_HEARTBEAT_RECHECK_MS = 5000;
+/** Per-service revision checks in flight at once. */
+const PEER_CHECK_CONCURRENCY = 4;
 
 async function observeHeartbeats(s: PeerState, feed: FeedFollower): Promise<void> {
   const now = s.opts.clock.now();
@@ -180,7 +176,7 @@ async function observeHeartbeats(s: PeerState, feed: FeedFollower): Promise<void
         decodeHeartbeats(read.instances, { clustersetId: feed.clustersetId }).heartbeats,
       );
     } catch (error) {
-      if (gone(error)) {
+      if (isCloudMapNotFound(error)) {
         s.heartbeatsReadAt.set(ns, now);
         feed.observeHeartbeats(ns, []);
       } else throw error;
@@ -249,7 +245,7 @@ export async function peerRound(s: PeerState): Promise<void> {
     for (let item = work.shift(); item !== undefined; item = work.shift())
       await attempt(() => check(s, item[0], item[1]));
   };
-  await Promise.all(Array.from({ length: Math.min(s.concurrency, work.length) }, next));
+  await Promise.all(Array.from({ length: Math.min(PEER_CHECK_CONCURRENCY, work.length) }, next));
   // One line per outage, not one per service and round.
   if (failed > 0 && !s.failing) {
     logger.warn('peer revision checks failing; conflicts follow other clusters on resync', {

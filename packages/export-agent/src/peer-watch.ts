@@ -45,16 +45,12 @@ export interface PeerWatchOptions {
   budgetPerSecond: number;
   /** This cluster's identity (its own feed entries are its own writes). */
   identity: () => { clusterId: string; clustersetId: string } | undefined;
-  /** A heartbeat not seen renewed for this long vouches for no feed record (default 120 s). */
-  heartbeatTtlMs?: number;
   /** Every this many rounds, the instance counts of the watched services (default 12). */
   countEveryRounds?: number;
   /** At most this many ListServices pages a minute for the counts (stretches them; 0: none). */
   countBudgetPerMinute?: number;
-  concurrency?: number;
   /** Up to this fraction of a period added at random, so clusters spread out. */
   jitter?: number;
-  random?: () => number;
   onChange: (key: string) => void;
   /** After every round (metrics). */
   onRound?: () => void;
@@ -133,7 +129,7 @@ function schedule(s: PeerState): void {
   const { opts } = s;
   const checked = [...s.entries.values()].filter((e) => foreign(s, e)).length;
   const base = peerRoundPeriodMs(opts.periodMs, checked, opts.budgetPerSecond);
-  const delay = Math.round(base * (1 + Math.max(0, opts.jitter ?? 0.1) * s.random()));
+  const delay = Math.round(base * (1 + Math.max(0, opts.jitter ?? 0.1) * Math.random()));
   s.timer = opts.clock.setTimer(() => {
     opts.onRound?.();
     s.round = peerRound(s)

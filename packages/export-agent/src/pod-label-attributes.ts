@@ -1,5 +1,7 @@
 import { cloudMapLimits } from '@cloudmap-mcs/core';
+import type { PodLabelSource } from './desired.js';
 import type { ServiceExportObject } from './k8s-types.js';
+import type { ExportSources } from './sources.js';
 
 /**
  * Endpoint attributes from pod labels (issue 17 item 1, docs/export-agent.md). Opt-in per
@@ -82,4 +84,25 @@ export function podLabelAttributes(
     if (value !== undefined) out[attributeKeyForLabel(key)] = value;
   }
   return out;
+}
+
+/**
+ * The pod label source of one reconcile: undefined when the export does not opt in (its
+ * records are exactly as without the feature), `refused` when the key set cannot be honoured.
+ */
+export function podLabelSourceFor(
+  se: ServiceExportObject,
+  defaults: readonly string[],
+  sources: Pick<ExportSources, 'podLabels' | 'podLabelsReady'>,
+): { source?: PodLabelSource; refused?: string; waiting?: boolean } {
+  const selection = labelKeysFor(se, defaults);
+  if ('refused' in selection) {
+    return {
+      refused: `Cannot export pod label attributes (${POD_LABEL_ATTRIBUTES_ANNOTATION} or --pod-label-attributes): ${selection.refused}. The records written before stay unchanged.`,
+    };
+  }
+  if (selection.keys.length === 0) return {};
+  if (sources.podLabelsReady?.() === false) return { waiting: true };
+  const labelsOf = (ns: string, pod: string) => sources.podLabels?.(ns, pod);
+  return { source: { keys: selection.keys, labelsOf } };
 }

@@ -2,6 +2,7 @@ import {
   encodeClusterExport,
   findCondition,
   isCloudMapError,
+  isCloudMapNotFound,
   type ClusterIdentity,
   type Logger,
   type ReconcileResult,
@@ -9,8 +10,8 @@ import {
 import { exportToCloudMap } from './cloudmap-apply.js';
 import { buildDesiredExport } from './desired.js';
 import type { ServiceExportObject } from './k8s-types.js';
-import { podLabelSourceFor } from './pod-label-source.js';
-import { notFound, type ReconcilerState } from './reconciler-state.js';
+import { podLabelSourceFor } from './pod-label-attributes.js';
+import type { ReconcilerState } from './reconciler-state.js';
 import { quotaHint, withoutServiceCount } from './shard-status.js';
 import { FINALIZER } from './sources.js';
 import { writeStatus } from './status-writer.js';
@@ -82,7 +83,8 @@ export async function reconcileExport(
     return await exportToCloudMap(state, se, identity, desired.export, encoded.instances, log);
   } catch (error) {
     // Deleted outside the agent: look the service up (or create it) again next time.
-    if (notFound(error)) state.deps.resolver.forget(se.metadata.namespace, se.metadata.name);
+    if (isCloudMapNotFound(error))
+      state.deps.resolver.forget(se.metadata.namespace, se.metadata.name);
     await reportPersistentError(state, se, error, log);
     throw error;
   }

@@ -1,5 +1,5 @@
 import {
-  isCloudMapError,
+  isCloudMapNotFound,
   type CloudMapInstance,
   type CloudMapPort,
   type Logger,
@@ -70,9 +70,6 @@ export function createReconcilerState(deps: ExportReconcilerDeps): ReconcilerSta
 }
 
 /** The service or its namespace is gone (deleted outside the agent, or never created). */
-export const notFound = (e: unknown): boolean =>
-  isCloudMapError(e, 'ServiceNotFound') || isCloudMapError(e, 'NamespaceNotFound');
-
 /** Instances (our in-flight writes laid over) and the revision read, if the service exists. */
 export async function discover(
   state: ReconcilerState,
@@ -88,7 +85,7 @@ export async function discover(
     );
     return { instances: pending.overlay(target.serviceId, instances), revision };
   } catch (error) {
-    if (notFound(error)) {
+    if (isCloudMapNotFound(error)) {
       // Gone: the resolver must look it up (or create it) again, not trust what it found.
       state.deps.resolver.forget(target.namespaceName, target.serviceName);
       return { instances: pending.overlay(target.serviceId, []) };

@@ -1,5 +1,6 @@
 import {
   logFields,
+  splitKey,
   type ClusterIdentity,
   type Logger,
   type ReconcileContext,
@@ -13,7 +14,7 @@ import {
   type ExportReconcilerDeps,
   type ReconcilerState,
 } from './reconciler-state.js';
-import { FINALIZER, splitKey } from './sources.js';
+import { FINALIZER } from './sources.js';
 import { unexport } from './unexport.js';
 
 export type { ExportReconcilerDeps } from './reconciler-state.js';

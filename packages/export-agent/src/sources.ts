@@ -41,8 +41,3 @@ export interface ServiceExportWriter {
 }
 
 export const FINALIZER = 'cloudmap-mcs.io/export-records';
-
-export const splitKey = (key: string): [string, string] => {
-  const i = key.indexOf('/');
-  return [key.slice(0, i), key.slice(i + 1)];
-};

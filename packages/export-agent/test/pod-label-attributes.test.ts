@@ -13,9 +13,9 @@ import {
   labelKeysFor,
   parseLabelKeyList,
   podLabelAttributes,
+  podLabelSourceFor,
   POD_LABEL_ATTRIBUTES_ANNOTATION,
 } from '../src/pod-label-attributes.js';
-import { podLabelSourceFor } from '../src/pod-label-source.js';
 import { service, serviceExport, slice } from './fake-k8s.js';
 
 const cluster = { clusterId: 'c1', clustersetId: 'set' };

@@ -15,31 +15,30 @@ type ControllerMetrics = NonNullable<ImportControllerOptions['metrics']> & {
 export function createImportMetrics(
   registry: Registry,
   leaderRegistry: Registry,
-  prefix = 'mcs_import_',
 ): ControllerMetrics {
   // Registered in this order (the order of /metrics).
   const registers = [registry];
   const leader = [leaderRegistry];
   return {
-    ...writeMetrics(registers, prefix),
-    ...pollMetrics(registers, prefix),
-    ...healthMetrics(leader, prefix),
-    ...importStateMetrics(leader, registers, prefix),
+    ...writeMetrics(registers),
+    ...pollMetrics(registers),
+    ...healthMetrics(leader),
+    ...importStateMetrics(leader, registers),
   };
 }
 
 type Registers = Registry[];
 
 /** Refused records and Kubernetes writes. */
-function writeMetrics(registers: Registers, prefix: string) {
+function writeMetrics(registers: Registers) {
   const refused = new Counter({
-    name: `${prefix}refused_records_total`,
+    name: 'mcs_import_refused_records_total',
     help: 'Cloud Map records or parts refused by validation, by reason.',
     labelNames: ['reason'],
     registers,
   });
   const writes = new Counter({
-    name: `${prefix}k8s_writes_total`,
+    name: 'mcs_import_k8s_writes_total',
     help: 'Kubernetes writes by kind and verb.',
     labelNames: ['kind', 'verb'],
     registers,
@@ -51,33 +50,33 @@ function writeMetrics(registers: Registers, prefix: string) {
 }
 
 /** The poller's rounds, the change feed and failed reads. */
-function pollMetrics(registers: Registers, prefix: string) {
+function pollMetrics(registers: Registers) {
   const rounds = new Counter({
-    name: `${prefix}poll_rounds_total`,
+    name: 'mcs_import_poll_rounds_total',
     help: 'Poller rounds by kind (slow, fast, resync) and outcome.',
     labelNames: ['kind', 'outcome'],
     registers,
   });
   const roundDuration = new Histogram({
-    name: `${prefix}poll_round_duration_seconds`,
+    name: 'mcs_import_poll_round_duration_seconds',
     help: 'Poller round latency by kind.',
     labelNames: ['kind'],
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30],
     registers,
   });
   const feedSweeps = new Counter({
-    name: `${prefix}feed_sweeps_total`,
+    name: 'mcs_import_feed_sweeps_total',
     help: 'Full reads the change feed asked for, by reason (gap: a record skipped past what was read).',
     labelNames: ['reason'],
     registers,
   });
   const feedRejected = new Counter({
-    name: `${prefix}feed_rejected_total`,
+    name: 'mcs_import_feed_rejected_total',
     help: 'Change feed instances that could not be decoded and were ignored.',
     registers,
   });
   const feedUnvouched = new Counter({
-    name: `${prefix}feed_unvouched_rounds_total`,
+    name: 'mcs_import_feed_unvouched_rounds_total',
     help:
       "Feed rounds in which a writer's record was not vouched for by its heartbeat, by reason " +
       '(no-heartbeat, heartbeat-expired, epoch-mismatch, seq-ahead, seq-behind): its services are checked one by one.',
@@ -85,7 +84,7 @@ function pollMetrics(registers: Registers, prefix: string) {
     registers,
   });
   const readErrors = new Counter({
-    name: `${prefix}cloudmap_read_errors_total`,
+    name: 'mcs_import_cloudmap_read_errors_total',
     help: 'Failed Cloud Map reads (after retries) by operation; the last good state is kept.',
     labelNames: ['operation'],
     registers,
@@ -103,21 +102,21 @@ function pollMetrics(registers: Registers, prefix: string) {
 }
 
 /** The snapshot's health: reachable, synced, last good read per namespace, failing services. */
-function healthMetrics(registers: Registers, prefix: string) {
+function healthMetrics(registers: Registers) {
   // Registered at the first health report (the leader's first poll round): before it they
   // would read 0, an outage that is not one.
   const reachable = new Gauge({
-    name: `${prefix}cloudmap_reachable`,
+    name: 'mcs_import_cloudmap_reachable',
     help: '1 when the last poll rounds succeeded, 0 while serving the last good state.',
     registers: [],
   });
   const synced = new Gauge({
-    name: `${prefix}cloudmap_synced`,
+    name: 'mcs_import_cloudmap_synced',
     help: '1 once a complete Cloud Map snapshot was read.',
     registers: [],
   });
   const lastGood = new Gauge({
-    name: `${prefix}cloudmap_last_good_timestamp_seconds`,
+    name: 'mcs_import_cloudmap_last_good_timestamp_seconds',
     help:
       'Unix time of the last good read of each Cloud Map namespace this agent imports from ' +
       '(listed, and none of its services failing).',
@@ -125,7 +124,7 @@ function healthMetrics(registers: Registers, prefix: string) {
     registers,
   });
   const failing = new Gauge({
-    name: `${prefix}cloudmap_failing_services`,
+    name: 'mcs_import_cloudmap_failing_services',
     help: 'Services whose last read failed (served from the last good state).',
     registers: [],
   });
@@ -147,21 +146,21 @@ function healthMetrics(registers: Registers, prefix: string) {
 }
 
 /** Per import: stale clusters and name collisions; reads of external services. */
-function importStateMetrics(registers: Registers, counters: Registers, prefix: string) {
+function importStateMetrics(registers: Registers, counters: Registers) {
   const stale = new Gauge({
-    name: `${prefix}stale_clusters`,
+    name: 'mcs_import_stale_clusters',
     help: 'Source clusters whose endpoints were dropped for an expired heartbeat, per import.',
     labelNames: ['namespace', 'name'],
     registers,
   });
   const collisions = new Gauge({
-    name: `${prefix}name_collisions`,
+    name: 'mcs_import_name_collisions',
     help: 'Objects not created by the import agent holding a name an import needs (the import is blocked), per import.',
     labelNames: ['namespace', 'name'],
     registers,
   });
   const externalReads = new Counter({
-    name: `${prefix}external_reads_total`,
+    name: 'mcs_import_external_reads_total',
     help: 'Reads of user-selected non-Kubernetes Cloud Map services (CloudMapServiceImport), by outcome.',
     labelNames: ['outcome'],
     registers: counters,

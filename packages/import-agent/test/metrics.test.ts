@@ -3,7 +3,7 @@ import { createFakeCloudMap, FakeClock } from '@cloudmap-mcs/core/testing';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createImportMetrics } from '../src/metrics.js';
-import { createPoller } from '../src/poller/index.js';
+import { createPoller } from '../src/poller/poller.js';
 import { CLUSTERSET, clockTicker, endpoints, exportOf, publish } from './cloudmap-fixtures.js';
 
 const WALL = 1_700_000_000_000;

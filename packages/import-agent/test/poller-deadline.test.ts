@@ -2,7 +2,7 @@ import { cloudMapOperations, noopLogger, type CloudMapPort } from '@cloudmap-mcs
 import { createCloudMapClient } from '@cloudmap-mcs/core/cloudmap';
 import { createFakeCloudMap, FakeClock, unlimited } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
-import { createPoller } from '../src/poller/index.js';
+import { createPoller } from '../src/poller/poller.js';
 import type { SnapshotHealth } from '../src/poller/snapshot.js';
 import { CLUSTERSET, clockTicker, endpoints, exportOf, publish } from './cloudmap-fixtures.js';
 

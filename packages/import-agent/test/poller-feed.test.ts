@@ -16,7 +16,7 @@ import {
 } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
 import type { PollPeriods } from '../src/poller/schedule.js';
-import { createPoller } from '../src/poller/index.js';
+import { createPoller } from '../src/poller/poller.js';
 import {
   CLUSTERSET,
   endpoints,

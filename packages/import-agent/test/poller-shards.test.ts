@@ -11,7 +11,7 @@ import {
 } from '@cloudmap-mcs/core';
 import { createFakeCloudMap, type FakeCloudMap, FakeClock } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
-import { createPoller } from '../src/poller/index.js';
+import { createPoller } from '../src/poller/poller.js';
 import { CLUSTERSET, endpoints, exportOf, settle } from './cloudmap-fixtures.js';
 
 const periods = {

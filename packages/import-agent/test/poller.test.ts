@@ -8,7 +8,8 @@ import {
 } from '@cloudmap-mcs/core';
 import { createFakeCloudMap, type FakeCloudMap, FakeClock } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
-import { createPoller, fastPeriodFor, type Poller } from '../src/poller/index.js';
+import { createPoller, type Poller } from '../src/poller/poller.js';
+import { fastPeriodFor } from '../src/poller/schedule.js';
 import { listingPeriodFor, refreshIntervalFor } from '../src/poller/schedule.js';
 import {
   CLUSTERSET,

@@ -1,7 +1,6 @@
 import yargs, { type ArgumentsCamelCase, type InferredOptionTypes, type Options } from 'yargs';
 import { logLevels, type LogLevel } from '../logging/logger.js';
-import { ConfigError } from './errors.js';
-import { endpointUrl, port, positive } from './validate.js';
+import { ConfigError, endpointUrl, port, positive } from './validate.js';
 import {
   RETIRED_VARIABLES,
   TEST_TIMINGS_VARIABLE,
@@ -9,8 +8,7 @@ import {
   refuseRetired,
 } from './environment.js';
 
-export { ConfigError } from './errors.js';
-export { list, nonNegative, port, positive } from './validate.js';
+export { ConfigError, list, nonNegative, port, positive } from './validate.js';
 
 /**
  * The configuration both agents share (docs/architecture.md#configuration): the same flag names and meanings, each

@@ -1,4 +1,4 @@
-import { ConfigError } from './errors.js';
+import { ConfigError } from './validate.js';
 
 /**
  * The one variable tests use to shorten an agent's internal periods (docs/contributing.md#test-timings):

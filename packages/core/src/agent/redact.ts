@@ -6,13 +6,13 @@ export const secretKeyPattern =
   /secret|token|password|credential|external-?id|access-?key|session/i;
 
 /** A copy of `config` with secret values replaced by `[redacted]` (nested objects too). */
-export function redactConfig(config: unknown, pattern: RegExp = secretKeyPattern): unknown {
-  if (Array.isArray(config)) return config.map((v) => redactConfig(v, pattern));
+export function redactConfig(config: unknown): unknown {
+  if (Array.isArray(config)) return config.map((v) => redactConfig(v));
   if (config === null || typeof config !== 'object') return config;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(config)) {
     out[k] =
-      pattern.test(k) && v !== undefined && v !== '' ? '[redacted]' : redactConfig(v, pattern);
+      secretKeyPattern.test(k) && v !== undefined && v !== '' ? '[redacted]' : redactConfig(v);
   }
   return out;
 }
@@ -20,6 +20,6 @@ export function redactConfig(config: unknown, pattern: RegExp = secretKeyPattern
 /**
  * Logs the effective config once at start (docs/contributing.md#config-and-logs), secrets redacted.
  */
-export function logEffectiveConfig(logger: Logger, config: object, pattern?: RegExp): void {
-  logger.info('effective configuration', { [logFields.config]: redactConfig(config, pattern) });
+export function logEffectiveConfig(logger: Logger, config: object): void {
+  logger.info('effective configuration', { [logFields.config]: redactConfig(config) });
 }

@@ -1,4 +1,7 @@
-import { ConfigError } from './errors.js';
+/** A flag or variable the operator must fix; the agent exits 2 saying so. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
 
 export const positive = (name: string, value: number): number => {
   if (!Number.isFinite(value) || value <= 0)

@@ -22,8 +22,6 @@ export interface AssumeRoleOptions extends AssumeRoleConfig {
   region?: string;
   /** Credentials used to call STS; the default chain when absent. */
   baseCredentials?: CredentialsProvider;
-  /** Refresh this long before expiry. Default 5 minutes. */
-  refreshMarginMs?: number;
   /** For tests: the STS client to use and the time source. */
   sts?: Pick<STSClient, 'send'>;
   now?: () => number;
@@ -36,13 +34,13 @@ export class AssumeRoleError extends Error {
 
 /**
  * A credentials provider that assumes `roleArn` with STS and caches the temporary
- * credentials until `refreshMarginMs` before they expire (like the SDK's
+ * credentials until 5 minutes before they expire (like the SDK's
  * fromTemporaryCredentials, built on STSClient as docs/architecture.md#security says). Concurrent
  * callers share one AssumeRole call. The credentials are never logged or put in error messages.
  */
 export function createAssumeRoleCredentials(options: AssumeRoleOptions): CredentialsProvider {
   const now = options.now ?? Date.now;
-  const margin = options.refreshMarginMs ?? 5 * 60_000;
+  const margin = 5 * 60_000;
   const sts =
     options.sts ??
     new STSClient({

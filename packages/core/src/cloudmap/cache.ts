@@ -8,8 +8,6 @@ import type { Clock } from '../workqueue/clock.js';
  */
 export interface ReadCache<V> {
   get(key: string, load: () => Promise<V>): Promise<V>;
-  /** The stored value if fresh, without loading. */
-  peek(key: string): V | undefined;
   evict(key: string): void;
   evictWhere(predicate: (key: string) => boolean): void;
   clear(): void;
@@ -88,10 +86,6 @@ export function createReadCache<V>(options: ReadCacheOptions): ReadCache<V> {
       entry.inflight = inflight;
       entries.set(key, entry);
       return inflight;
-    },
-    peek: (key) => {
-      const e = entries.get(key);
-      return fresh(e) ? e.value : undefined;
     },
     evict: (key) => void entries.delete(key),
     evictWhere(predicate) {

@@ -58,8 +58,6 @@ export interface CloudMapClientOptions {
  */
 export interface CloudMapClient extends CloudMapPort {
   readonly operations: OperationTracker;
-  /** Drops every cached read (e.g. on a full resync). */
-  invalidateAll(): void;
   /**
    * Drops the cached DiscoverInstances reads of one service: someone said it changed (the
    * change feed, ADR 0018) and the next read must not be an older cached one.
@@ -127,7 +125,6 @@ export function createCloudMapClient(
     ...evictingWrites(port, caller, caches, track),
     getOperation: (id) =>
       caller.call('getOperation', (signal) => port.getOperation(id, { signal })),
-    invalidateAll: () => caches.clearAll(),
     invalidateDiscover: (ns, svc) => caches.forgetDiscover(ns, svc),
     async close() {
       closing.abort();

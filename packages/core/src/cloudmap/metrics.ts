@@ -22,48 +22,48 @@ export const noopCloudMapMetrics: CloudMapMetrics = {
 };
 
 /** prom-client metrics in `registry` (the agent's one registry, served on /metrics). */
-export function createCloudMapMetrics(registry: Registry, prefix = 'mcs_'): CloudMapMetrics {
+export function createCloudMapMetrics(registry: Registry): CloudMapMetrics {
   const registers = [registry];
   const calls = new Counter({
-    name: `${prefix}cloudmap_calls_total`,
+    name: 'mcs_cloudmap_calls_total',
     help: 'Cloud Map API calls (each attempt) by operation and outcome (success or error code).',
     labelNames: ['operation', 'outcome'],
     registers,
   });
   const duration = new Histogram({
-    name: `${prefix}cloudmap_call_duration_seconds`,
+    name: 'mcs_cloudmap_call_duration_seconds',
     help: 'Cloud Map API call latency by operation, excluding rate-limit waits.',
     labelNames: ['operation'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
   });
   const throttles = new Counter({
-    name: `${prefix}cloudmap_throttles_total`,
+    name: 'mcs_cloudmap_throttles_total',
     help: 'Cloud Map calls answered with ThrottlingException or RequestLimitExceeded.',
     labelNames: ['operation'],
     registers,
   });
   const retries = new Counter({
-    name: `${prefix}cloudmap_retries_total`,
+    name: 'mcs_cloudmap_retries_total',
     help: 'Cloud Map calls retried after a retryable error.',
     labelNames: ['operation'],
     registers,
   });
   const cacheRequests = new Counter({
-    name: `${prefix}cloudmap_cache_requests_total`,
+    name: 'mcs_cloudmap_cache_requests_total',
     help: 'Cloud Map client cache lookups by cache and result (hit, miss, shared in-flight).',
     labelNames: ['cache', 'result'],
     registers,
   });
   const operations = new Histogram({
-    name: `${prefix}cloudmap_operation_duration_seconds`,
+    name: 'mcs_cloudmap_operation_duration_seconds',
     help: 'Time from submitting an asynchronous Cloud Map operation to its final status.',
     labelNames: ['kind', 'status'],
     buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300],
     registers,
   });
   const pending = new Gauge({
-    name: `${prefix}cloudmap_operations_pending`,
+    name: 'mcs_cloudmap_operations_pending',
     help: 'Asynchronous Cloud Map operations being tracked.',
     registers,
   });

@@ -41,7 +41,6 @@ export interface ReadCaches {
   revisionSeen(ns: string, svc: string, revision: number): void;
   /** Drops `ns/svc`'s discover results whatever their revision (it was announced changed). */
   forgetDiscover(ns: string, svc: string): void;
-  clearAll(): void;
   /** `sweepExpired` of every cache. */
   sweepExpired(): void;
 }
@@ -110,9 +109,6 @@ export function createReadCaches(opts: {
       revisions.delete(discoverKey(ns, svc));
       const prefix = servicePrefix(ns, svc);
       discover.evictWhere((k) => k.startsWith(prefix));
-    },
-    clearAll() {
-      for (const c of all) c.clear();
     },
     sweepExpired() {
       for (const c of all) c.sweepExpired();

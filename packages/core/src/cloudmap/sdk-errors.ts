@@ -1,22 +1,12 @@
-import { CloudMapError, type CloudMapErrorCode } from '../ports/cloudmap-port.js';
-import type { CloudMapOperationName } from '../ports/operations.js';
+import {
+  CloudMapError,
+  cloudMapErrorCodes,
+  type CloudMapErrorCode,
+} from '../ports/cloudmap-port.js';
+import { retryableCloudMapErrorCodes, type CloudMapOperationName } from '../ports/operations.js';
 
-const modeled = new Set<string>([
-  'NamespaceNotFound',
-  'ServiceNotFound',
-  'InstanceNotFound',
-  'NamespaceAlreadyExists',
-  'ServiceAlreadyExists',
-  'ResourceInUse',
-  'DuplicateRequest',
-  'InvalidInput',
-  'OperationNotFound',
-  'ResourceLimitExceeded',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'AccessDeniedException',
-  'ServiceUnavailable',
-]);
+/** The SDK exception names that are our codes as they are. */
+const modeled = new Set<string>(cloudMapErrorCodes.filter((c) => c !== 'Unknown'));
 
 /** SDK and common AWS error names that mean the same as one of our codes. */
 const aliases: Record<string, CloudMapErrorCode> = {
@@ -51,12 +41,6 @@ const networkErrors = new Set([
   'EAI_AGAIN',
   'UND_ERR_SOCKET',
   'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-const retryableCodes = new Set<CloudMapErrorCode>([
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'ServiceUnavailable',
 ]);
 
 interface SdkErrorShape {
@@ -121,7 +105,7 @@ export function toCloudMapError(error: unknown, operation: CloudMapOperationName
   }
   return new CloudMapError(code, `${operation}: ${name}: ${message}`, operation, {
     cause: error,
-    retryable: retryableCodes.has(code),
+    retryable: retryableCloudMapErrorCodes.has(code),
     details,
   });
 }

@@ -8,7 +8,7 @@ import {
   type UnvouchedReason,
   type WriterFollow,
 } from '../planning/feed.js';
-import { isCloudMapError, type CloudMapPort } from '../ports/cloudmap-port.js';
+import { isCloudMapNotFound, type CloudMapPort } from '../ports/cloudmap-port.js';
 import { Attr } from '../records/attributes.js';
 import {
   decodeFeeds,
@@ -75,8 +75,6 @@ export interface FeedFollowerOptions {
   heartbeatTtlMs: number;
   clock: Clock;
   logger: Logger;
-  /** Reads handed out per round: vouched writers', and everyone else's together. */
-  budget?: { vouched: number; unvouched: number };
   isLocalNamespace?: (namespace: string) => boolean;
   metrics?: {
     sweep?(reason: string): void;
@@ -86,12 +84,12 @@ export interface FeedFollowerOptions {
 }
 
 /**
- * Default read budget per round. At a 1.2 s feed period: 16 reads a round for vouched
- * writers (a burst of new exports is read at ~13 services a second, the listing catches up
- * with anything bigger), 2 for all the others (a flood of forged names costs under 2
+ * Reads handed out per round. At a 1.2 s feed period: 16 reads a round for vouched writers
+ * (a burst of new exports is read at ~13 services a second, the listing catches up with
+ * anything bigger), 2 for all the others together (a flood of forged names costs under 2
  * `DiscoverInstances` a second).
  */
-export const DEFAULT_FEED_BUDGET = { vouched: 16, unvouched: 2 } as const;
+const FEED_BUDGET = { vouched: 16, unvouched: 2 } as const;
 
 /** Rejected (instance, reason) pairs named in a line of their own and remembered, at most. */
 const MAX_REJECTED_REMEMBERED = 256;
@@ -158,9 +156,6 @@ export function createFeedFollower(opts: FeedFollowerOptions): FeedFollower {
   };
 }
 
-const gone = (error: unknown): boolean =>
-  isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
-
 /** Renewal changes are timed on this reader's clock; the writer's own time is only compared with itself. */
 function observe(f: FollowerState, namespace: string, heartbeats: readonly Heartbeat[]): void {
   const now = f.opts.clock.now();
@@ -222,7 +217,7 @@ async function round(f: FollowerState): Promise<FeedRound> {
   const plan = planFeed(f.follows, f.records, vouchers(f), {
     nowMs: now,
     ttlMs: f.opts.heartbeatTtlMs,
-    budget: f.opts.budget ?? DEFAULT_FEED_BUDGET,
+    budget: FEED_BUDGET,
     baseline: !f.baselined,
     ...(f.opts.isLocalNamespace === undefined ? {} : { isLocalNamespace: f.opts.isLocalNamespace }),
   });
@@ -286,7 +281,7 @@ async function refresh(f: FollowerState): Promise<boolean> {
     noteMoves(f, feeds, moved);
     return true;
   } catch (error) {
-    if (gone(error)) {
+    if (isCloudMapNotFound(error)) {
       // No feed (never written, or deleted): nothing is vouched for, every service is checked.
       f.records = [];
       f.revision = undefined;

@@ -49,7 +49,6 @@ export interface KubeServiceSpec {
   sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
   internalTrafficPolicy?: string;
   trafficDistribution?: string;
-  publishNotReadyAddresses?: boolean;
 }
 
 /** A core/v1 Service as read (the import agent narrows it to what it writes). */

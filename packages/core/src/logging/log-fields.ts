@@ -38,5 +38,3 @@ export const logFields = {
   config: 'config',
   check: 'check',
 } as const;
-
-export type LogFieldName = (typeof logFields)[keyof typeof logFields];

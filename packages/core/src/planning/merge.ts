@@ -4,7 +4,6 @@ import type {
   EndpointPort,
   InternalTrafficPolicy,
   IPFamily,
-  Protocol,
   ServiceImportType,
   ServicePort,
   SessionAffinity,
@@ -20,11 +19,7 @@ import { compareStrings, oldestPerCluster, unionPorts } from './ordering.js';
  */
 
 /** A port of the ServiceImport; `serviceName` is its name on the derived Service. */
-export interface ImportPort {
-  name: string;
-  protocol: Protocol;
-  port: number;
-  appProtocol?: string;
+export interface ImportPort extends EndpointPort {
   /**
    * A Service with more than one port needs every port named, while a ServiceImport may
    * carry one unnamed port among named ones; the derived Service and the slices use this

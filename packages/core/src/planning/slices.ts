@@ -1,4 +1,4 @@
-import type { AddressType, EndpointConditions, Protocol } from '../model/types.js';
+import type { AddressType, Endpoint, EndpointPort } from '../model/types.js';
 import type { SourceEndpoints } from './merge.js';
 import { endpointSliceIndex, endpointSliceName } from './naming.js';
 import { compareStrings } from './ordering.js';
@@ -19,20 +19,13 @@ import { LABEL_MCS_SERVICE_NAME, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER } from
 export const LABEL_MANAGED_BY = 'endpointslice.kubernetes.io/managed-by';
 export const MAX_ENDPOINTS_PER_SLICE = 100;
 
-export interface SlicePort {
-  name: string;
-  protocol: Protocol;
-  port: number;
-  appProtocol?: string;
-}
+/** A slice's port: its endpoints' (resolved target) port. */
+export type SlicePort = EndpointPort;
 
-export interface SliceEndpoint {
-  address: string;
-  conditions: EndpointConditions;
-  hostname?: string;
-  nodeName?: string;
-  zone?: string;
-}
+export type SliceEndpoint = Pick<
+  Endpoint,
+  'address' | 'conditions' | 'hostname' | 'nodeName' | 'zone'
+>;
 
 /** An EndpointSlice as far as the import agent cares: desired or observed. */
 export interface SliceState {

@@ -134,23 +134,25 @@ export interface CloudMapPort {
   getOperation(operationId: string, options?: CallOptions): Promise<OperationState>;
 }
 
-/** Cloud Map error names the agents branch on (the SDK's exception `name`). */
-export type CloudMapErrorCode =
-  | 'NamespaceNotFound'
-  | 'ServiceNotFound'
-  | 'InstanceNotFound'
-  | 'NamespaceAlreadyExists'
-  | 'ServiceAlreadyExists'
-  | 'ResourceInUse'
-  | 'DuplicateRequest'
-  | 'InvalidInput'
-  | 'OperationNotFound'
-  | 'ResourceLimitExceeded'
-  | 'ThrottlingException'
-  | 'RequestLimitExceeded'
-  | 'AccessDeniedException'
-  | 'ServiceUnavailable'
-  | 'Unknown';
+/** Cloud Map error names the agents branch on (the SDK's exception `name`), and `Unknown`. */
+export const cloudMapErrorCodes = [
+  'NamespaceNotFound',
+  'ServiceNotFound',
+  'InstanceNotFound',
+  'NamespaceAlreadyExists',
+  'ServiceAlreadyExists',
+  'ResourceInUse',
+  'DuplicateRequest',
+  'InvalidInput',
+  'OperationNotFound',
+  'ResourceLimitExceeded',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'AccessDeniedException',
+  'ServiceUnavailable',
+  'Unknown',
+] as const;
+export type CloudMapErrorCode = (typeof cloudMapErrorCodes)[number];
 
 /** A failed Cloud Map call, translated from the SDK at the adapter edge. */
 export class CloudMapError extends Error {
@@ -175,3 +177,7 @@ export class CloudMapError extends Error {
 
 export const isCloudMapError = (e: unknown, code?: CloudMapErrorCode): e is CloudMapError =>
   e instanceof CloudMapError && (code === undefined || e.code === code);
+
+/** The service or its namespace does not exist: for a read, an answer rather than a failure. */
+export const isCloudMapNotFound = (e: unknown): boolean =>
+  isCloudMapError(e, 'ServiceNotFound') || isCloudMapError(e, 'NamespaceNotFound');

@@ -41,8 +41,6 @@ export interface ClusterIdentityWatcherOptions {
   /** The readiness check `cluster-identity` is kept in step with the identity. */
   readiness?: Checks;
   clock?: Clock;
-  /** How often to look for the CRD again while it is not installed. Default 30 s. */
-  crdRecheckMs?: number;
 }
 
 export interface ClusterIdentityWatcher {
@@ -57,6 +55,8 @@ export interface ClusterIdentityWatcher {
 }
 
 export const identityCheckName = 'cluster-identity';
+/** How often to look for the CRD again while it is not installed. */
+const CRD_RECHECK_MS = 30_000;
 
 const crdMissingMessage =
   'the ClusterProperty CRD (clusterproperties.about.k8s.io) is not served in v1beta1 or v1alpha1. ' +
@@ -140,7 +140,7 @@ export function createClusterIdentityWatcher(
     if (version === undefined) {
       crdMissing = true;
       recompute();
-      recheck = clock.setTimer(() => void attach(), options.crdRecheckMs ?? 30_000);
+      recheck = clock.setTimer(() => void attach(), CRD_RECHECK_MS);
       return;
     }
     crdMissing = false;

@@ -18,13 +18,11 @@ export interface KubeInformerOptions<T extends KubernetesObject> {
   /**
    * The matching list call, e.g. `(page) => customApi.listClusterCustomObject({ ...page })`.
    * Pass `page` on (`limit` and `_continue`) and the list is read in pages of
-   * `listPageSize`, each transformed before the next is read: listing a cluster's 5,000
+   * 500 objects, each transformed before the next is read: listing a cluster's 5,000
    * Services keeps one page of full objects at a time, not 5,000 (issue 14). A list call
    * that ignores it reads everything in one response, as before.
    */
   list: (page: ListPage) => Promise<KubernetesListObject<T>>;
-  /** Objects per list page; default 500 (client-go's reflector uses the same). */
-  listPageSize?: number;
   /** Must be the one the list call uses too: the watch continues the list. */
   labelSelector?: string;
   fieldSelector?: string;
@@ -50,7 +48,8 @@ export interface ListPage {
   _continue?: string;
 }
 
-export const defaultListPageSize = 500;
+/** Objects per list page (client-go's reflector uses the same). */
+const listPageSize = 500;
 
 /**
  * Reads a list in pages and transforms each page's items before asking for the next one, so
@@ -254,11 +253,7 @@ export function createKubeInformer<T extends KubernetesObject>(
         options.path,
         transformingWatch(inner, transform, alive),
         async () => {
-          const result = await listInPages(
-            options.list,
-            options.listPageSize ?? defaultListPageSize,
-            transform,
-          );
+          const result = await listInPages(options.list, listPageSize, transform);
           listed();
           return result;
         },

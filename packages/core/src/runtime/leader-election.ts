@@ -21,7 +21,6 @@ export interface LeaderElectionOptions {
   onStartedLeading: (signal: AbortSignal) => void;
   /** Called once when leadership is lost or released; agents normally exit then. */
   onStoppedLeading: () => void;
-  onNewLeader?: (identity: string) => void;
   logger: Logger;
   clock?: Clock;
   /** Wall time for the Lease's timestamps. */
@@ -94,7 +93,6 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       lastLeader = r.holderIdentity;
       if (r.holderIdentity !== '') {
         log.info('new leader observed', { [logFields.holderIdentity]: r.holderIdentity });
-        options.onNewLeader?.(r.holderIdentity);
       }
     }
   };

@@ -250,7 +250,6 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
     failNext: faults.failNext,
     failAlways: faults.failAlways,
     clearFaults: faults.clearFaults,
-    pendingFaults: faults.pendingFaults,
     calls: faults.calls,
     failures: faults.failures,
     get writes() {

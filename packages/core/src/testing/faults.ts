@@ -27,8 +27,6 @@ export interface FaultInjector {
   /** Every call of `op` throws until `clearFaults(op)`. */
   failAlways(op: CloudMapOperationName, code: CloudMapErrorCode, options?: FaultOptions): void;
   clearFaults(op?: CloudMapOperationName): void;
-  /** Faults still armed for `op` (Infinity for failAlways). */
-  pendingFaults(op: CloudMapOperationName): number;
 }
 
 export interface CallCounters {
@@ -82,9 +80,6 @@ export function createFaultState(): FaultState {
     clearFaults(op) {
       if (op === undefined) faults.clear();
       else faults.delete(op);
-    },
-    pendingFaults(op) {
-      return (faults.get(op) ?? []).reduce((n, f) => n + f.remaining, 0);
     },
     enter(op) {
       bump(calls, op);

@@ -48,6 +48,12 @@ export function keyIn(obj: WatchedObject, name: string | undefined): string {
   return `${namespace}/${name}`;
 }
 
+/** The namespace and the name of a `namespace/name` key. */
+export const splitKey = (key: string): [string, string] => {
+  const i = key.indexOf('/');
+  return [key.slice(0, i), key.slice(i + 1)];
+};
+
 /**
  * Subscribes every row to its source; each event's keys go to `add` (the work queue: event
  * handlers only enqueue, docs/contributing.md#reconcile-shape). Returns the unsubscribe.

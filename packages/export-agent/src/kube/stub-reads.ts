@@ -1,6 +1,7 @@
 import type { CoreV1Api, DiscoveryV1Api, KubernetesObject } from '@kubernetes/client-node';
 import {
   LABEL_SERVICE_NAME,
+  splitKey,
   type Clock,
   type EventHub,
   type Logger,
@@ -8,7 +9,6 @@ import {
 } from '@cloudmap-mcs/core';
 import { isMetadataStub, stripUnread, type SupervisedInformer } from '@cloudmap-mcs/core/runtime';
 import type { EndpointSliceObject, ServiceObject } from '../k8s-types.js';
-import { splitKey } from '../sources.js';
 
 /** An exported Service and its EndpointSlices read by GET/LIST while the caches hold stubs. */
 interface Fetched {

@@ -1,7 +1,7 @@
 import {
   createController,
   createRefusalLog,
-  isCloudMapError,
+  isCloudMapNotFound,
   type CloudMapPort,
   type Clock,
   type ClusterExport,
@@ -183,8 +183,7 @@ async function readSelected(x: External, key: string, e: Entry, log: Logger): Pr
     e.readProblem = undefined;
     opts.metrics?.externalReads?.('success');
   } catch (error) {
-    const missing =
-      isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
+    const missing = isCloudMapNotFound(error);
     e.readProblem = readProblemOf(sel, error, missing);
     opts.metrics?.externalReads?.(missing ? 'not-found' : 'error');
   }

@@ -13,7 +13,7 @@ import {
   isNotFound,
   type SupervisedInformer,
 } from '@cloudmap-mcs/core/runtime';
-import { FIELD_MANAGER } from '../kube/kube-writer.js';
+import { FIELD_MANAGER, plain } from '../kube/kube-writer.js';
 import type { ExternalImports, ExternalStatusWriter } from './controller.js';
 import {
   EXTERNAL_API,
@@ -23,9 +23,6 @@ import {
   EXTERNAL_VERSION,
   type ExternalObject,
 } from './types.js';
-
-/** Plain JSON of what client-node returns. */
-const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
 
 export function createExternalStatusWriter(kc: KubeConfig): ExternalStatusWriter {
   const custom = kc.makeApiClient(CustomObjectsApi);

@@ -1,4 +1,4 @@
-import type { Condition } from '@cloudmap-mcs/core';
+import type { Condition, ObjectMeta } from '@cloudmap-mcs/core';
 
 /**
  * CloudMapServiceImport (multicluster.cloudmap-mcs.io/v1alpha1): the user's explicit choice of
@@ -38,20 +38,13 @@ export interface ExternalStatus {
   observedGeneration?: number;
   /** Instances read on the last successful read, by what became of them. */
   instances?: { healthy: number; unhealthy: number; refused: number };
-  lastReadTime?: string;
   conditions?: Condition[];
 }
 
 export interface ExternalObject {
   apiVersion?: string;
   kind?: string;
-  metadata: {
-    name: string;
-    namespace: string;
-    uid?: string;
-    generation?: number;
-    resourceVersion?: string;
-  };
+  metadata: ObjectMeta;
   spec?: Partial<ExternalSpec>;
   status?: ExternalStatus;
 }

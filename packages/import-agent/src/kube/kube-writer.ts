@@ -14,18 +14,13 @@ import type {
   ServiceImportStatus,
   ServiceObject,
 } from '../reconcile/k8s-types.js';
+import { API_VERSION_OF } from '../reconcile/ownership.js';
 import { NamespaceTerminatingError, type ImportWriter } from '../reconcile/ports.js';
 
 export const FIELD_MANAGER = 'cloudmap-mcs-import-agent';
 
-const API_FOR_KIND = {
-  ServiceImport: ServiceImportApi.apiVersion,
-  Service: 'v1',
-  EndpointSlice: 'discovery.k8s.io/v1',
-} as const;
-
 /** Plain JSON of what client-node returns (class instances with Dates) for our readers. */
-const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
+export const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
 
 /** Rethrows a write error, as NamespaceTerminatingError when the namespace is being deleted. */
 function translateWriteError(error: unknown, what: string): never {
@@ -77,7 +72,7 @@ export function createKubeWriter(kc: KubeConfig): ImportWriter {
           plural: ServiceImportApi.plural,
           name,
           body: {
-            apiVersion: API_FOR_KIND.ServiceImport,
+            apiVersion: API_VERSION_OF.ServiceImport,
             kind: 'ServiceImport',
             metadata: { name, namespace },
             status,
@@ -94,7 +89,7 @@ export function createKubeWriter(kc: KubeConfig): ImportWriter {
         // One object, read when about to create it: no cache of every Service in the cluster.
         return plain(
           await objects.read({
-            apiVersion: API_FOR_KIND[kind],
+            apiVersion: API_VERSION_OF[kind],
             kind,
             metadata: { name, namespace },
           }),
@@ -107,7 +102,7 @@ export function createKubeWriter(kc: KubeConfig): ImportWriter {
     async delete(kind, namespace, name, uid) {
       try {
         await objects.delete(
-          { apiVersion: API_FOR_KIND[kind], kind, metadata: { name, namespace } },
+          { apiVersion: API_VERSION_OF[kind], kind, metadata: { name, namespace } },
           undefined,
           undefined,
           undefined,

@@ -1,4 +1,4 @@
-import { listServicesPages, logFields } from '@cloudmap-mcs/core';
+import { listServicesPages, logFields, splitKey } from '@cloudmap-mcs/core';
 import { referencedShards } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
 import type { ServiceReads } from './reads.js';
@@ -68,7 +68,7 @@ export async function listingRound(
   const fresh: ServiceSnapshot[] = [];
   for (const key of listed) {
     if (services.has(key)) continue;
-    const [namespace = '', name = ''] = key.split('/');
+    const [namespace, name] = splitKey(key);
     const s: ServiceSnapshot = { namespace, name, instances: [] };
     services.set(key, s);
     fresh.push(s);

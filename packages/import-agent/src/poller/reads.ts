@@ -1,7 +1,7 @@
 import {
   decodeHeartbeats,
   HEARTBEAT_SERVICE_NAME,
-  isCloudMapError,
+  isCloudMapNotFound,
   sightRenewals,
 } from '@cloudmap-mcs/core';
 import { normalized, queryFor, referencedShards } from './shards.js';
@@ -27,9 +27,6 @@ export interface ServiceReads {
   /** Wall-clock time of the last successful read or revision check of a tracked service. */
   checkedAt(key: string): number | undefined;
 }
-
-const notFound = (error: unknown): boolean =>
-  isCloudMapError(error, 'ServiceNotFound') || isCloudMapError(error, 'NamespaceNotFound');
 
 /** The reads' own state: the poller's, and when each tracked service was last checked. */
 interface ReadContext {
@@ -110,7 +107,7 @@ async function read(ctx: ReadContext, s: ServiceSnapshot): Promise<'ok' | 'faile
     if (changed) state.notify(next);
     return ok ? 'ok' : 'failed';
   } catch (error) {
-    if (notFound(error) && s.fetchedAtMs === undefined) {
+    if (isCloudMapNotFound(error) && s.fetchedAtMs === undefined) {
       // Never read and not there: a name the feed gave that Cloud Map does not have.
       state.callSucceeded();
       return 'missing';

@@ -3,7 +3,7 @@ import {
   FEED_NAMESPACE_NAME,
   feedServiceName,
   HEARTBEAT_SERVICE_NAME,
-  isCloudMapError,
+  isCloudMapNotFound,
   logFields,
   type TimerHandle,
   type FeedFollower,
@@ -106,8 +106,7 @@ async function probeCall(ctx: RoundContext): Promise<boolean> {
         .discoverInstancesRevision(FEED_NAMESPACE_NAME, feedServiceName(state.opts.clustersetId))
         .catch((e: unknown) => {
           // No feed service is an answer: Cloud Map is reachable.
-          if (!isCloudMapError(e, 'ServiceNotFound') && !isCloudMapError(e, 'NamespaceNotFound'))
-            throw e;
+          if (!isCloudMapNotFound(e)) throw e;
         });
     else if (target === undefined) await port.listNamespaces();
     else await port.discoverInstancesRevision(target.namespace, target.name);

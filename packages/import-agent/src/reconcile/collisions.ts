@@ -1,17 +1,11 @@
 import { logFields, ServiceImportApi, type EventRecorder, type Logger } from '@cloudmap-mcs/core';
 import type { ObjectMeta } from './k8s-types.js';
 import {
+  API_VERSION_OF,
   describeCollisions,
   REASON_NAME_COLLISION,
   type NameCollision,
-  type OwnedKind,
 } from './ownership.js';
-
-const API_OF: Record<OwnedKind, string> = {
-  ServiceImport: ServiceImportApi.apiVersion,
-  Service: 'v1',
-  EndpointSlice: 'discovery.k8s.io/v1',
-};
 
 export interface CollisionMetrics {
   /** Objects of others in the way of one import (0 removes the series). */
@@ -55,7 +49,7 @@ export function createCollisionReporter(deps: {
       for (const c of collisions) {
         deps.events?.record({
           regarding: {
-            apiVersion: API_OF[c.kind],
+            apiVersion: API_VERSION_OF[c.kind],
             kind: c.kind,
             namespace,
             name: c.name,

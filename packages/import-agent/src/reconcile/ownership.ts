@@ -9,7 +9,13 @@ import { LABEL_MANAGED_BY, MANAGED_BY, type ObjectMeta, type OwnerReference } fr
  * import is blocked until the user deletes or renames it.
  */
 
-export type OwnedKind = 'ServiceImport' | 'Service' | 'EndpointSlice';
+/** The apiVersion of each kind the import agent creates. */
+export const API_VERSION_OF = {
+  ServiceImport: ServiceImportApi.apiVersion,
+  Service: 'v1',
+  EndpointSlice: 'discovery.k8s.io/v1',
+} as const;
+export type OwnedKind = keyof typeof API_VERSION_OF;
 
 /** Someone else's object sits where the import needs one of its own. */
 export interface NameCollision {

@@ -67,8 +67,3 @@ export interface ImportWriter {
 export class NamespaceTerminatingError extends Error {
   override readonly name = 'NamespaceTerminatingError';
 }
-
-export const splitKey = (key: string): [string, string] => {
-  const i = key.indexOf('/');
-  return [key.slice(0, i), key.slice(i + 1)];
-};

@@ -2,6 +2,7 @@ import {
   derivedServiceName,
   logFields,
   mergeExports,
+  splitKey,
   type ClusterExport,
   type Clock,
   type EventRecorder,
@@ -18,12 +19,7 @@ import { liveExports, type LiveExports } from './exports.js';
 import { collectRefusals, type ImportRef } from './import-events.js';
 import type { ServiceImportObject } from './k8s-types.js';
 import { missingMarker } from './ownership.js';
-import {
-  NamespaceTerminatingError,
-  splitKey,
-  type ImportSources,
-  type ImportWriter,
-} from './ports.js';
+import { NamespaceTerminatingError, type ImportSources, type ImportWriter } from './ports.js';
 import type { RecentWrites, Used } from './recent-writes.js';
 import {
   namespaceDecision,

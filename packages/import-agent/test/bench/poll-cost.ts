@@ -17,7 +17,7 @@ import {
 import { createFakeCloudMap, FakeClock, type FakeCloudMap } from '@cloudmap-mcs/core/testing';
 import { parseAgentConfig } from '@cloudmap-mcs/core/agent';
 import { importConfigSpec, pollPeriodsOf } from '../../src/config.js';
-import { createPoller } from '../../src/poller/index.js';
+import { createPoller } from '../../src/poller/poller.js';
 import {
   CLUSTERSET,
   endpoints,

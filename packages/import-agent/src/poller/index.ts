@@ -1,3 +1,0 @@
-export * from './poller.js';
-export * from './schedule.js';
-export * from './snapshot.js';
