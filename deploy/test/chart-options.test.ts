@@ -204,4 +204,67 @@ describe('chart options', () => {
       expect(out.stderr).toContain('values don');
     }
   });
+
+  it('passes the AWS endpoint, FIPS, proxy and CA-bundle settings to both agents, none by default', () => {
+    const envOf = (d: V1Deployment) =>
+      new Map((podSpec(d)?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+    const added = [
+      'AWS_ENDPOINT_URL_SERVICEDISCOVERY',
+      'AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA',
+      'AWS_USE_FIPS_ENDPOINT',
+      'NODE_USE_ENV_PROXY',
+      'HTTPS_PROXY',
+      'NO_PROXY',
+      'NODE_EXTRA_CA_CERTS',
+    ];
+    for (const d of byKind<V1Deployment>(render().objects, 'Deployment')) {
+      for (const name of added) expect(envOf(d).has(name), name).toBe(false);
+      expect(podSpec(d)?.volumes?.map((v) => v.name)).toEqual(['tmp']);
+    }
+    const control = 'https://vpce-0a1b-x.servicediscovery.us-west-2.vpce.amazonaws.com';
+    const data = 'https://vpce-0a1b-y.data-servicediscovery.us-west-2.vpce.amazonaws.com';
+    const out = render({
+      values: {
+        aws: {
+          cloudMapEndpoint: control,
+          cloudMapDataEndpoint: data,
+          useFipsEndpoint: true,
+          proxy: { httpsProxy: 'http://proxy.example.internal:3128' },
+          caBundle: { configMap: 'corp-ca' },
+        },
+      },
+    });
+    expect(out.status).toBe(0);
+    const deployments = byKind<V1Deployment>(out.objects, 'Deployment');
+    expect(deployments.map(component).sort()).toEqual([...agents]);
+    for (const d of deployments) {
+      expect(Object.fromEntries([...envOf(d)].filter(([k]) => added.includes(k)))).toEqual({
+        AWS_ENDPOINT_URL_SERVICEDISCOVERY: control,
+        AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA: data,
+        AWS_USE_FIPS_ENDPOINT: 'true',
+        NODE_USE_ENV_PROXY: '1',
+        HTTPS_PROXY: 'http://proxy.example.internal:3128',
+        NO_PROXY: '169.254.170.23,169.254.169.254,fd00:ec2::23,fd00:ec2::254',
+        NODE_EXTRA_CA_CERTS: '/etc/cloudmap-mcs/aws-ca/ca.pem',
+      });
+      expect(podSpec(d)?.volumes).toContainEqual({
+        name: 'aws-ca-bundle',
+        configMap: { name: 'corp-ca' },
+      });
+      expect(podSpec(d)?.containers[0]?.volumeMounts).toContainEqual({
+        name: 'aws-ca-bundle',
+        mountPath: '/etc/cloudmap-mcs/aws-ca',
+        readOnly: true,
+      });
+    }
+    for (const aws of [
+      { cloudMapDataEndpoint: 'data-servicediscovery.us-west-2.amazonaws.com' },
+      { proxy: { httpsProxy: 'proxy:3128' } },
+      { caBundle: { configMap: 'Corp CA' } },
+    ]) {
+      const bad = render({ values: { aws } });
+      expect(bad.status, JSON.stringify(aws)).not.toBe(0);
+      expect(bad.stderr).toContain('values don');
+    }
+  });
 });

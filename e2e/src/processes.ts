@@ -27,6 +27,8 @@ export interface SpawnOptions {
   readonly logFile: string;
   readonly pidFile: string;
   readonly env?: Record<string, string>;
+  /** `env` only, nothing inherited from this process (an agent as a Pod runs it). */
+  readonly cleanEnv?: boolean;
   readonly cwd?: string;
   /** Own session, survives the parent (the CLI); otherwise killed when the parent exits. */
   readonly detached: boolean;
@@ -86,7 +88,7 @@ export function spawnProcess(opts: SpawnOptions): ProcessRecord {
   try {
     const child = spawn(opts.command, [...opts.args], {
       cwd: opts.cwd,
-      env: { ...process.env, ...opts.env },
+      env: opts.cleanEnv === true ? { ...opts.env } : { ...process.env, ...opts.env },
       stdio: ['ignore', log, log],
       detached: opts.detached,
     });

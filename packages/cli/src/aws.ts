@@ -3,7 +3,7 @@ import {
   createAssumeRoleCredentials,
   createCloudMapClient,
   createSdkCloudMapPort,
-  createServiceDiscoveryClient,
+  createServiceDiscoveryClients,
   type CredentialsProvider,
 } from '@cloudmap-mcs/core/cloudmap';
 import type { CloudMapAccess } from './commands.js';
@@ -11,6 +11,8 @@ import type { CloudMapAccess } from './commands.js';
 export interface AwsArgs {
   region: string | undefined;
   cloudmapEndpoint: string | undefined;
+  /** $AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA: DiscoverInstances' host (a VPC endpoint without private DNS). */
+  cloudmapDataEndpoint?: string | undefined;
 }
 
 export interface OpenAccess {
@@ -26,18 +28,24 @@ export function openCloudMap(
   const endpoint = args.cloudmapEndpoint;
   const region = args.region ?? (endpoint === undefined ? undefined : 'us-east-1');
   if (region === undefined) return undefined;
-  const sdk = createServiceDiscoveryClient({
+  const dataEndpoint = args.cloudmapDataEndpoint;
+  const sdk = createServiceDiscoveryClients({
     region,
     ...(endpoint === undefined ? {} : { endpoint }),
+    ...(dataEndpoint === undefined || dataEndpoint === '' ? {} : { dataEndpoint }),
     ...(credentials === undefined ? {} : { credentials }),
   });
-  const client = createCloudMapClient(createSdkCloudMapPort(sdk), {
+  const client = createCloudMapClient(createSdkCloudMapPort(sdk.control, sdk.data), {
     retry: { maxAttempts: 3 },
     cacheTtlMs: { namespaces: 0, services: 0, instances: 0, discover: 0 },
   });
   return {
     access: { port: client, endpoint: endpoint ?? `AWS Cloud Map in ${region}` },
-    close: () => client.close().finally(() => sdk.destroy()),
+    close: () =>
+      client.close().finally(() => {
+        sdk.control.destroy();
+        sdk.data.destroy();
+      }),
   };
 }
 

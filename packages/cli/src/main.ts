@@ -2,7 +2,8 @@
 /**
  * `cloudmap-mcs`: status, doctor, gather and version for the clusters of a Cloud Map
  * clusterset. The only module that reads process.env: AWS_REGION / AWS_DEFAULT_REGION and
- * AWS_ENDPOINT_URL_SERVICEDISCOVERY / AWS_ENDPOINT_URL, each overridable by a flag.
+ * AWS_ENDPOINT_URL_SERVICEDISCOVERY / AWS_ENDPOINT_URL, each overridable by a flag, and
+ * AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA (as the agents read it).
  */
 import { writeFileSync } from 'node:fs';
 import yargs from 'yargs';
@@ -30,13 +31,20 @@ async function run(
   args: GlobalArgs,
   command: (access: CloudMapAccess | undefined) => Promise<number>,
 ): Promise<void> {
-  const cm = openCloudMap(args);
+  const cm = openCloudMap(withDataEndpoint(args));
   try {
     process.exitCode = await command(cm?.access);
   } finally {
     await cm?.close();
   }
 }
+
+/** The data endpoint of a VPC endpoint without private DNS, from the agents' variable. */
+const withDataEndpoint = (args: AwsArgs): AwsArgs => ({
+  region: args.region,
+  cloudmapEndpoint: args.cloudmapEndpoint,
+  cloudmapDataEndpoint: env['AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA'],
+});
 
 /** The one context of a single-cluster command (doctor, gather). */
 function kubeConfig(args: GlobalArgs) {
@@ -84,7 +92,8 @@ await yargs(hideBin(process.argv))
   })
   .option('cloudmap-endpoint', {
     type: 'string',
-    describe: 'Cloud Map endpoint URL (an emulator)',
+    describe:
+      'Cloud Map endpoint URL: https (a VPC or FIPS endpoint; DiscoverInstances on its data- host) or http (a local emulator)',
     default: env['AWS_ENDPOINT_URL_SERVICEDISCOVERY'] ?? env['AWS_ENDPOINT_URL'],
     defaultDescription: '$AWS_ENDPOINT_URL_SERVICEDISCOVERY',
   })
@@ -137,7 +146,7 @@ await yargs(hideBin(process.argv))
     (args) => {
       const [namespace = 'kube-system', configMap = 'coredns'] = args.corednsConfigmap.split('/');
       const agentUrls = args.agentsUrl.flatMap((u) => u.split(',')).filter((u) => u !== '');
-      const roles = roleOpener(args);
+      const roles = roleOpener(withDataEndpoint(args));
       return run(args, (cm) =>
         doctorCommand(
           createKubeReader(kubeConfig(args)),

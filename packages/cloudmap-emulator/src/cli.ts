@@ -19,8 +19,10 @@ const USAGE = `Usage: cloudmap-emulator --port N [--host 127.0.0.1] [--state-fil
 Serves the AWS Cloud Map API (AWS JSON 1.1) and the admin API under /_emulator/.
 Point the AWS SDK at the printed URL (AWS_ENDPOINT_URL_SERVICEDISCOVERY=<url>, and
 disableHostPrefix: true for DiscoverInstances). With --gateway-port, also an HTTPS CONNECT
-proxy that serves servicediscovery.<region>.amazonaws.com and data-servicediscovery.<region>
-.amazonaws.com with a local CA (HTTPS_PROXY=<gateway url>, AWS_CA_BUNDLE=<ca file>).
+proxy that serves servicediscovery.<region>.amazonaws.com, and DiscoverInstances* only on
+data-servicediscovery.<region>.amazonaws.com as AWS does, with a local CA (HTTPS_PROXY=<gateway
+url>; AWS_CA_BUNDLE=<ca file> for the Go SDK and the CLI, NODE_EXTRA_CA_CERTS=<ca file> and
+NODE_USE_ENV_PROXY=1 for Node.js).
 With --dns-port, also a DNS server (UDP and TCP, same host) answering A/AAAA/SRV/CNAME
 queries for the DNS namespaces' services as Route 53 would (0 picks a free port).
 Stops cleanly on SIGTERM and SIGINT.`;
@@ -104,7 +106,7 @@ async function main(): Promise<void> {
   console.error(`cloudmap-emulator: Cloud Map API and admin API (${emu.url}/_emulator/) listening`);
   if (emu.gateway) {
     console.error(
-      `cloudmap-emulator: gateway: HTTPS_PROXY=${emu.gateway.url} AWS_CA_BUNDLE=${emu.gateway.caFile}`,
+      `cloudmap-emulator: gateway: HTTPS_PROXY=${emu.gateway.url} AWS_CA_BUNDLE=${emu.gateway.caFile} (Node.js: NODE_EXTRA_CA_CERTS=${emu.gateway.caFile} NODE_USE_ENV_PROXY=1)`,
     );
   }
   if (emu.dns) {

@@ -12,6 +12,7 @@ import {
   type StatusMode,
 } from './errors.js';
 import type { Faults } from './faults.js';
+import { gatewayHostOf, isDataHost } from './gateway/proxy.js';
 import { DATA_PLANE_OPERATIONS, HANDLERS } from './handlers/index.js';
 import { newRequestId } from './ids.js';
 import type { Stats } from './stats.js';
@@ -73,10 +74,12 @@ export async function handleAwsCall(
     ? target.slice(TARGET_PREFIX.length)
     : target || '(none)';
   const raw = await readBody(req);
+  // Set when the call came through the gateway: the AWS host name the client connected to.
+  const host = gatewayHostOf(req.socket);
 
   const outage = ctx.faults.config.outage;
   if (outage === 'reset') {
-    ctx.stats.record(op, 'serverErrors', caller);
+    ctx.stats.record(op, 'serverErrors', caller, host);
     req.socket.destroy();
     return;
   }
@@ -88,7 +91,7 @@ export async function handleAwsCall(
         : status >= 500
           ? 'serverErrors'
           : 'clientErrors';
-    ctx.stats.record(op, outcome, caller);
+    ctx.stats.record(op, outcome, caller, host);
     send(res, status, err.body(), requestId);
   };
   if (outage === 'unavailable') return fail(new InjectedServerError(503));
@@ -98,6 +101,10 @@ export async function handleAwsCall(
 
   const handler = target.startsWith(TARGET_PREFIX) ? HANDLERS[op] : undefined;
   if (!handler) return fail(new UnknownOperationException(target));
+  // AWS serves DiscoverInstances* on data-servicediscovery.<region> only, the rest on
+  // servicediscovery.<region> only; the wrong host answers UnknownOperationException.
+  if (host !== undefined && DATA_PLANE_OPERATIONS.has(op) !== isDataHost(host))
+    return fail(new UnknownOperationException(target));
   if (ctx.faults.throttled(op)) {
     return fail(
       DATA_PLANE_OPERATIONS.has(op) ? new RequestLimitExceeded() : new ThrottlingException(),
@@ -122,7 +129,7 @@ export async function handleAwsCall(
         ? { code: 'INTERNAL_FAILURE', message: 'Failure injected by the emulator admin API' }
         : undefined;
     const output = handler(engine, input);
-    ctx.stats.record(op, 'succeeded', caller);
+    ctx.stats.record(op, 'succeeded', caller, host);
     send(res, 200, output, requestId);
   } catch (err) {
     if (err instanceof CloudMapError) return fail(err);

@@ -15,6 +15,11 @@ export interface StatsSnapshot {
   operations: Record<string, OperationStats>;
   /** Calls per caller (the access key id a call was signed with) and operation. */
   callers: Record<string, Record<string, number>>;
+  /**
+   * Calls that came through the gateway, per intercepted host (`data-servicediscovery...`,
+   * `servicediscovery...`) and operation, refused ones included: where a client sent what.
+   */
+  hosts: Record<string, Record<string, number>>;
   totals: OperationStats & {
     /** Calls to read operations (Get*, List*, Discover*). */
     reads: number;
@@ -38,20 +43,21 @@ const zero = (): OperationStats => ({
 export class Stats {
   private ops = new Map<string, OperationStats>();
   private callers = new Map<string, Map<string, number>>();
+  private hosts = new Map<string, Map<string, number>>();
 
-  record(op: string, outcome: Outcome, caller = '(unsigned)'): void {
+  record(op: string, outcome: Outcome, caller = '(unsigned)', host?: string): void {
     const s = this.ops.get(op) ?? zero();
     s.calls += 1;
     s[outcome] += 1;
     this.ops.set(op, s);
-    const byOp = this.callers.get(caller) ?? new Map<string, number>();
-    byOp.set(op, (byOp.get(op) ?? 0) + 1);
-    this.callers.set(caller, byOp);
+    count(this.callers, caller, op);
+    if (host !== undefined) count(this.hosts, host, op);
   }
 
   reset(): void {
     this.ops.clear();
     this.callers.clear();
+    this.hosts.clear();
   }
 
   snapshot(): StatsSnapshot {
@@ -71,9 +77,19 @@ export class Stats {
         totals.reads += s.calls;
       }
     }
-    const callers: Record<string, Record<string, number>> = {};
-    for (const [caller, byOp] of [...this.callers].sort(([a], [b]) => a.localeCompare(b)))
-      callers[caller] = Object.fromEntries([...byOp].sort(([a], [b]) => a.localeCompare(b)));
-    return { operations, callers, totals };
+    return { operations, callers: sorted(this.callers), hosts: sorted(this.hosts), totals };
   }
+}
+
+function count(map: Map<string, Map<string, number>>, key: string, op: string): void {
+  const byOp = map.get(key) ?? new Map<string, number>();
+  byOp.set(op, (byOp.get(op) ?? 0) + 1);
+  map.set(key, byOp);
+}
+
+function sorted(map: Map<string, Map<string, number>>): Record<string, Record<string, number>> {
+  const byName = ([a]: [string, unknown], [b]: [string, unknown]) => a.localeCompare(b);
+  return Object.fromEntries(
+    [...map].sort(byName).map(([k, byOp]) => [k, Object.fromEntries([...byOp].sort(byName))]),
+  );
 }

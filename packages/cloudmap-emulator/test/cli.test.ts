@@ -94,6 +94,7 @@ describe('cloudmap-emulator CLI', () => {
       });
       expect(res.status).toBe(200);
       expect(stderr).toMatch(/HTTPS_PROXY=http:\/\/127\.0\.0\.1:\d+ AWS_CA_BUNDLE=\S+ca\.pem/);
+      expect(stderr).toMatch(/NODE_EXTRA_CA_CERTS=\S+ca\.pem NODE_USE_ENV_PROXY=1/);
       // The DNS address line, and a server behind it (nothing in its zones: REFUSED).
       const dns = /dns: (127\.0\.0\.1:\d+) \(UDP and TCP\)/.exec(stderr)?.[1];
       expect(dns).toBeDefined();

@@ -167,6 +167,11 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- if $v.aws.caBundle.configMap }}
+            - name: aws-ca-bundle
+              mountPath: /etc/cloudmap-mcs/aws-ca
+              readOnly: true
+            {{- end }}
             {{- with .agent.extraVolumeMounts }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -175,6 +180,11 @@ spec:
         - name: tmp
           emptyDir:
             sizeLimit: 16Mi
+        {{- with $v.aws.caBundle.configMap }}
+        - name: aws-ca-bundle
+          configMap:
+            name: {{ . | quote }}
+        {{- end }}
         {{- with .agent.extraVolumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}

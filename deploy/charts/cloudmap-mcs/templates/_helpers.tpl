@@ -77,7 +77,9 @@ app.kubernetes.io/component: {{ .component }}
 Configuration as MCS_<FLAG> environment variables: each agent's yargs flag `--x-y` reads
 MCS_X_Y. The agents parse strictly, so each gets only the variables it knows. What Kubernetes
 and AWS define a variable for is passed as that variable: AWS_REGION,
-AWS_ENDPOINT_URL_SERVICEDISCOVERY, POD_NAMESPACE and POD_NAME (downward API). The agents log
+AWS_ENDPOINT_URL_SERVICEDISCOVERY, AWS_USE_FIPS_ENDPOINT, POD_NAMESPACE and POD_NAME (downward
+API); Node.js' own for the proxy and CA bundle (NODE_USE_ENV_PROXY, HTTPS_PROXY, NO_PROXY,
+NODE_EXTRA_CA_CERTS); AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA is the agents' own. The agents log
 JSON (their stdout is no terminal).
 */}}
 {{- define "cloudmap-mcs.agent.env" -}}
@@ -110,6 +112,26 @@ JSON (their stdout is no terminal).
 {{- with $v.aws.cloudMapEndpoint }}
 - name: AWS_ENDPOINT_URL_SERVICEDISCOVERY
   value: {{ . | quote }}
+{{- end }}
+{{- with $v.aws.cloudMapDataEndpoint }}
+- name: AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA
+  value: {{ . | quote }}
+{{- end }}
+{{- if $v.aws.useFipsEndpoint }}
+- name: AWS_USE_FIPS_ENDPOINT
+  value: "true"
+{{- end }}
+{{- with $v.aws.proxy.httpsProxy }}
+- name: NODE_USE_ENV_PROXY
+  value: "1"
+- name: HTTPS_PROXY
+  value: {{ . | quote }}
+- name: NO_PROXY
+  value: {{ $v.aws.proxy.noProxy | quote }}
+{{- end }}
+{{- if $v.aws.caBundle.configMap }}
+- name: NODE_EXTRA_CA_CERTS
+  value: {{ printf "/etc/cloudmap-mcs/aws-ca/%s" $v.aws.caBundle.key | quote }}
 {{- end }}
 {{- with (default $v.aws.assumeRoleArn .agent.assumeRoleArn) }}
 - name: MCS_ASSUME_ROLE_ARN

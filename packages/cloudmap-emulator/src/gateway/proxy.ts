@@ -4,11 +4,22 @@ import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import type { LocalCa } from './ca.js';
 
 /**
- * Only Cloud Map's own endpoints are intercepted; every other CONNECT is refused, so
- * nothing a client sends through the gateway ever leaves the machine.
+ * Only Cloud Map's own endpoints are intercepted: the regional and FIPS hosts, their `data-`
+ * hosts, and VPC interface endpoint names (`vpce-<id>.servicediscovery.<region>.vpce...` and
+ * `vpce-<id>.data-servicediscovery...`). Every other CONNECT is refused, so nothing a client
+ * sends through the gateway ever leaves the machine.
  */
 export const INTERCEPTED_HOST =
-  /^(data-)?servicediscovery(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
+  /^((data-)?servicediscovery(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?|vpce-[a-z0-9-]+\.(data-)?servicediscovery(-fips)?\.[a-z0-9-]+\.vpce\.amazonaws\.com)$/;
+
+/** A host that serves DiscoverInstances* (AWS serves them there and nowhere else). */
+export const isDataHost = (host: string): boolean => /(^|\.)data-servicediscovery/.test(host);
+
+/** The intercepted host of each decrypted connection the gateway handed to the server. */
+const hostOfSocket = new WeakMap<object, string>();
+
+/** The AWS host name a connection came through the gateway for; undefined for direct ones. */
+export const gatewayHostOf = (socket: object): string | undefined => hostOfSocket.get(socket);
 
 export interface RunningGateway {
   /** `http://127.0.0.1:<port>`: the value for HTTPS_PROXY. */
@@ -59,6 +70,7 @@ export async function startGateway(options: {
       ALPNProtocols: ['http/1.1'],
     });
     tlsSocket.on('error', () => tlsSocket.destroy());
+    hostOfSocket.set(tlsSocket, host);
     options.target.emit('connection', tlsSocket);
   });
   await new Promise<void>((resolve, reject) => {

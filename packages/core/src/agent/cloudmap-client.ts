@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import {
   createCloudMapClient,
@@ -7,7 +8,7 @@ import {
 } from '../cloudmap/client.js';
 import { createCloudMapMetrics } from '../cloudmap/metrics.js';
 import { createSdkCloudMapPort } from '../cloudmap/sdk-port.js';
-import { createServiceDiscoveryClient } from '../cloudmap/sdk-client.js';
+import { createServiceDiscoveryClients, isDevelopmentEndpoint } from '../cloudmap/sdk-client.js';
 import { leaderOnly } from '../runtime/leader-election.js';
 import type { CommonConfig } from './config.js';
 
@@ -24,9 +25,18 @@ export function agentCloudMapClient(
   logger: Logger,
   leading: AbortSignal,
 ): CloudMapClient {
-  const sdk = createServiceDiscoveryClient({
+  const endpoint = config.cloudMapEndpoint;
+  if (endpoint !== undefined && isDevelopmentEndpoint(endpoint))
+    logger.warn(
+      'development Cloud Map endpoint (plain HTTP): every call goes to it, DiscoverInstances without the data- host; a local emulator only, never AWS',
+      { [logFields.address]: endpoint },
+    );
+  const sdk = createServiceDiscoveryClients({
     ...(config.region === undefined ? {} : { region: config.region }),
-    ...(config.cloudMapEndpoint === undefined ? {} : { endpoint: config.cloudMapEndpoint }),
+    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(config.cloudMapDataEndpoint === undefined
+      ? {}
+      : { dataEndpoint: config.cloudMapDataEndpoint }),
     ...(config.assumeRoleArn === undefined
       ? {}
       : {
@@ -39,7 +49,7 @@ export function agentCloudMapClient(
           },
         }),
   });
-  return createCloudMapClient(leaderOnly(createSdkCloudMapPort(sdk), leading), {
+  return createCloudMapClient(leaderOnly(createSdkCloudMapPort(sdk.control, sdk.data), leading), {
     logger: logger.child({ component: 'cloudmap' }),
     metrics: createCloudMapMetrics(registry),
     ...overrides,

@@ -1,6 +1,6 @@
 import yargs, { type ArgumentsCamelCase, type InferredOptionTypes, type Options } from 'yargs';
 import { logLevels, type LogLevel } from '../logging/logger.js';
-import { ConfigError, port, positive } from './validate.js';
+import { ConfigError, endpointUrl, port, positive } from './validate.js';
 import {
   RETIRED_VARIABLES,
   TEST_TIMINGS_VARIABLE,
@@ -24,8 +24,13 @@ export interface CommonConfig {
   clustersetId?: string;
   /** $AWS_REGION; absent: the SDK's chain (profile, IMDS). */
   region?: string;
-  /** $AWS_ENDPOINT_URL_SERVICEDISCOVERY: a VPC or FIPS endpoint, or an emulator in development. */
+  /**
+   * $AWS_ENDPOINT_URL_SERVICEDISCOVERY: a VPC or FIPS endpoint (https, DiscoverInstances* on
+   * its `data-` host), or an emulator in development (http, every operation on it).
+   */
   cloudMapEndpoint?: string;
+  /** $AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA: DiscoverInstances*' host, for a VPC endpoint without private DNS. */
+  cloudMapDataEndpoint?: string;
   assumeRoleArn?: string;
   /** External ID the role's trust policy requires (confused-deputy protection). */
   assumeRoleExternalId?: string;
@@ -282,7 +287,8 @@ function commonConfig(
     clustersetId: nonEmpty(args.clustersetId),
     // The SDK's standard variables (an emulator, in development, is an endpoint override).
     region: nonEmpty(env['AWS_REGION']),
-    cloudMapEndpoint: nonEmpty(env['AWS_ENDPOINT_URL_SERVICEDISCOVERY']),
+    cloudMapEndpoint: endpointUrl(env, 'AWS_ENDPOINT_URL_SERVICEDISCOVERY'),
+    cloudMapDataEndpoint: endpointUrl(env, 'AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA'),
     assumeRoleArn: nonEmpty(args.assumeRoleArn),
     assumeRoleExternalId: nonEmpty(args.assumeRoleExternalId),
   };

@@ -27,3 +27,17 @@ export const list = (value: string): string[] =>
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
+
+/** An endpoint variable: an https URL (AWS), an http one (development), or unset. */
+export function endpointUrl(
+  env: Readonly<Record<string, string | undefined>>,
+  name: string,
+): string | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (!/^https?:\/\/[^/]/i.test(value))
+    throw new ConfigError(
+      `${name} must be an https:// URL (or, for a local emulator in development, http://), got ${value}`,
+    );
+  return value;
+}

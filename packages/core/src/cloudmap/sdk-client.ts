@@ -1,5 +1,5 @@
 import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import { Agent as HttpsAgent, globalAgent as httpsGlobalAgent } from 'node:https';
 import { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import {
   createAssumeRoleCredentials,
@@ -11,10 +11,18 @@ export interface ServiceDiscoveryConfig {
   /** The agents' $AWS_REGION; when absent the SDK's standard chain (profile, IMDS). */
   region?: string;
   /**
-   * A custom endpoint (the emulator, LocalStack). main.ts reads
-   * AWS_ENDPOINT_URL_SERVICEDISCOVERY and passes it here; nothing below main.ts reads env.
+   * An endpoint override ($AWS_ENDPOINT_URL_SERVICEDISCOVERY, read by the agents' config;
+   * nothing below it reads env). An `https://` host (FIPS, a VPC endpoint) keeps the SDK's
+   * `data-` host prefix for DiscoverInstances*, as AWS serves them; a plain `http://` one is a
+   * development endpoint (the emulator, LocalStack) that serves every operation on one host.
    */
   endpoint?: string;
+  /**
+   * The host that serves DiscoverInstances* when it is not `data-<endpoint host>`: a VPC
+   * interface endpoint without private DNS has one name per service
+   * ($AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA). Sent to as given, no prefix added.
+   */
+  dataEndpoint?: string;
   /** Explicit credentials; otherwise the SDK's default chain (optionally assumed into a role). */
   credentials?: CredentialsProvider;
   /** Cross-account access: assume this role with the base credentials. */
@@ -33,18 +41,28 @@ export const defaultRequestTimeoutMs = 5_000;
 const noAnswer = new Set(['TimeoutError', 'AbortError']);
 
 /**
- * Builds the SDK client. Retries belong to `createCloudMapClient` (one retry policy with
- * full jitter and metrics), so the SDK makes exactly one attempt per call.
- *
- * A connection that stays open but never answers (a broken NAT, a stuck proxy) must fail the
- * call and never be used again: the request timeout throws (`throwOnRequestTimeout`; without
- * it the SDK only logs a warning and waits forever) and destroys its socket, and after any
- * call that got no answer the idle keep-alive sockets are dropped as well, since they may
- * lead to the same dead path. The next call opens a fresh connection.
+ * A plain-HTTP endpoint: AWS serves Cloud Map over TLS only, so this is a local emulator or
+ * LocalStack, in development. It gets every operation, DiscoverInstances* included (no
+ * `data-` prefix, which such a host could not serve).
  */
-export function createServiceDiscoveryClient(
+export function isDevelopmentEndpoint(endpoint: string): boolean {
+  return /^http:\/\//i.test(endpoint);
+}
+
+/** The SDK clients of the agents: `data` serves DiscoverInstances*, `control` the rest. */
+export interface ServiceDiscoveryClients {
+  control: ServiceDiscoveryClient;
+  /** `control` itself unless a separate data endpoint is configured. */
+  data: ServiceDiscoveryClient;
+}
+
+/**
+ * The control client, and a second client for DiscoverInstances* when `dataEndpoint` is set
+ * (a VPC endpoint without private DNS); both share one credentials provider (one AssumeRole).
+ */
+export function createServiceDiscoveryClients(
   config: ServiceDiscoveryConfig,
-): ServiceDiscoveryClient {
+): ServiceDiscoveryClients {
   const credentials =
     config.assumeRole === undefined
       ? config.credentials
@@ -53,9 +71,49 @@ export function createServiceDiscoveryClient(
           ...(config.region === undefined ? {} : { region: config.region }),
           ...(config.credentials === undefined ? {} : { baseCredentials: config.credentials }),
         });
+  const control = buildClient(config, credentials, config.endpoint, false);
+  const data =
+    config.dataEndpoint === undefined
+      ? control
+      : buildClient(config, credentials, config.dataEndpoint, true);
+  return { control, data };
+}
+
+/**
+ * One SDK client for every operation (no separate data endpoint): `createServiceDiscoveryClients`
+ * without `dataEndpoint`.
+ */
+export function createServiceDiscoveryClient(
+  config: ServiceDiscoveryConfig,
+): ServiceDiscoveryClient {
+  const { dataEndpoint: _ignored, ...rest } = config;
+  return createServiceDiscoveryClients(rest).control;
+}
+
+/**
+ * Builds one SDK client. Retries belong to `createCloudMapClient` (one retry policy with
+ * full jitter and metrics), so the SDK makes exactly one attempt per call.
+ *
+ * A connection that stays open but never answers (a broken NAT, a stuck proxy) must fail the
+ * call and never be used again: the request timeout throws (`throwOnRequestTimeout`; without
+ * it the SDK only logs a warning and waits forever) and destroys its socket, and after any
+ * call that got no answer the idle keep-alive sockets are dropped as well, since they may
+ * lead to the same dead path. The next call opens a fresh connection.
+ */
+function buildClient(
+  config: ServiceDiscoveryConfig,
+  credentials: CredentialsProvider | undefined,
+  endpoint: string | undefined,
+  isDataHost: boolean,
+): ServiceDiscoveryClient {
+  // A proxy exactly when Node's own agents use one: NODE_USE_ENV_PROXY=1 (or --use-env-proxy)
+  // gives the global agent HTTPS_PROXY / NO_PROXY as `proxyEnv`; agents built here would
+  // otherwise ignore them (the SDK reads no proxy variable itself).
+  const { proxyEnv } = httpsGlobalAgent.options;
+  const proxy = proxyEnv === undefined ? {} : { proxyEnv };
   const agents = [
-    new HttpAgent({ keepAlive: true, maxSockets: 50 }),
-    new HttpsAgent({ keepAlive: true, maxSockets: 50 }),
+    new HttpAgent({ keepAlive: true, maxSockets: 50, ...proxy }),
+    new HttpsAgent({ keepAlive: true, maxSockets: 50, ...proxy }),
   ] as const;
   const client = new ServiceDiscoveryClient({
     maxAttempts: 1,
@@ -68,10 +126,12 @@ export function createServiceDiscoveryClient(
     },
     ...(config.region === undefined ? {} : { region: config.region }),
     ...(credentials === undefined ? {} : { credentials }),
-    // DiscoverInstances* carry the `data-` host prefix, which a local endpoint cannot serve.
-    ...(config.endpoint === undefined
-      ? {}
-      : { endpoint: config.endpoint, disableHostPrefix: true }),
+    ...(endpoint === undefined ? {} : { endpoint }),
+    // DiscoverInstances* carry the `data-` host prefix (AWS serves them on data-<host>); a
+    // data endpoint already names that host, and a development endpoint serves all on one.
+    ...(endpoint !== undefined && (isDataHost || isDevelopmentEndpoint(endpoint))
+      ? { disableHostPrefix: true }
+      : {}),
   });
   client.middlewareStack.add(
     (next) => async (args) => {

@@ -44,9 +44,13 @@ const required = (value: string | undefined, what: string, op: CloudMapOperation
 /**
  * The CloudMapPort on the AWS SDK v3. It only translates: no retries (the SDK's maxAttempts
  * is 1, see `createServiceDiscoveryClient`), no caching, no limits; `createCloudMapClient`
- * adds those on top. Every SDK error leaves here as a CloudMapError.
+ * adds those on top. Every SDK error leaves here as a CloudMapError. DiscoverInstances* go
+ * through `data` (a separate client for a VPC endpoint's data host, `createServiceDiscoveryClients`).
  */
-export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort {
+export function createSdkCloudMapPort(
+  sd: ServiceDiscoveryClient,
+  data: ServiceDiscoveryClient = sd,
+): CloudMapPort {
   const call = async <T>(op: CloudMapOperationName, fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
@@ -170,7 +174,7 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
       }),
     discoverInstances: (namespaceName, serviceName, queryParameters, options) =>
       call('discoverInstances', async () => {
-        const res = await sd.send(
+        const res = await data.send(
           new DiscoverInstancesCommand({
             NamespaceName: namespaceName,
             ServiceName: serviceName,
@@ -196,7 +200,7 @@ export function createSdkCloudMapPort(sd: ServiceDiscoveryClient): CloudMapPort 
       }),
     discoverInstancesRevision: (namespaceName, serviceName, options) =>
       call('discoverInstancesRevision', async () => {
-        const res = await sd.send(
+        const res = await data.send(
           new DiscoverInstancesRevisionCommand({
             NamespaceName: namespaceName,
             ServiceName: serviceName,

@@ -101,6 +101,25 @@ describe('agent config', () => {
     expect((error as Error).message).toMatch(message);
   });
 
+  it('reads a VPC endpoint pair (control and data) and refuses an endpoint that is no URL', async () => {
+    const control = 'https://vpce-1-a.servicediscovery.us-west-2.vpce.amazonaws.com';
+    const data = 'https://vpce-2-b.data-servicediscovery.us-west-2.vpce.amazonaws.com';
+    expect(
+      await parse([], {
+        AWS_ENDPOINT_URL_SERVICEDISCOVERY: control,
+        AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA: data,
+      }),
+    ).toMatchObject({ cloudMapEndpoint: control, cloudMapDataEndpoint: data });
+    for (const [name, value] of [
+      ['AWS_ENDPOINT_URL_SERVICEDISCOVERY', 'servicediscovery-fips.us-west-2.amazonaws.com'],
+      ['AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA', 'ftp://x'],
+    ] as const) {
+      const error = await parse([], { [name]: value }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(new RegExp(`^${name} must be an https:// URL`));
+    }
+  });
+
   it('logs text to a terminal, JSON otherwise', async () => {
     expect((await parseAgentConfig(spec, [], {}, 'h', true)).logFormat).toBe('text');
     expect((await parseAgentConfig(spec, [], {}, 'h', false)).logFormat).toBe('json');
