@@ -102,11 +102,15 @@ describe('doctor: Cloud Map', () => {
     (kind) => {
       const policy = JSON.parse(
         readFileSync(join(import.meta.dirname, `../../../deploy/iam/${kind}-agent.json`), 'utf8'),
-      ) as { Statement: { Action: string[] }[] };
-      const granted = policy.Statement.flatMap((st) => st.Action)
-        .filter((a) => a.startsWith('servicediscovery:'))
-        .map((a) => a.slice('servicediscovery:'.length))
-        .sort();
+      ) as { Statement: { Action: string | string[] }[] };
+      // One action may appear in several statements (one per resource type it authorizes).
+      const granted = [
+        ...new Set(
+          policy.Statement.flatMap((st) => st.Action)
+            .filter((a) => a.startsWith('servicediscovery:'))
+            .map((a) => a.slice('servicediscovery:'.length)),
+        ),
+      ].sort();
       expect([...AGENT_ACTIONS[kind].reads, ...AGENT_ACTIONS[kind].writes].sort()).toEqual(granted);
     },
   );

@@ -1,5 +1,10 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { bindWatches, ServiceExportApi, createControllerMetrics } from '@cloudmap-mcs/core';
+import {
+  bindWatches,
+  ServiceExportApi,
+  createControllerMetrics,
+  exportAgentTags,
+} from '@cloudmap-mcs/core';
 import { StartupError, type AgentContext, type AgentRun } from '@cloudmap-mcs/core/agent';
 import { isNotFound, leaderOnly, waitForCacheSync } from '@cloudmap-mcs/core/runtime';
 import type { ExportAgentConfig } from './config.js';
@@ -71,7 +76,8 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
           },
         }
       : {}),
-    tags: { 'cloudmap-mcs:managed-by': 'cloudmap-mcs-export-agent' },
+    // deploy/iam's policies allow writes only to what carries this tag.
+    tags: exportAgentTags(),
     ...(config.dns === undefined ? {} : { dns: config.dns }),
     podLabelAttributes: config.podLabelAttributes,
     metrics: createControllerMetrics(ctx.leaderRegistry),

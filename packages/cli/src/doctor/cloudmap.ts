@@ -45,7 +45,14 @@ export const AGENT_ACTIONS: Record<
       'DiscoverInstancesRevision',
       'GetOperation',
     ],
-    writes: ['CreateHttpNamespace', 'CreateService', 'RegisterInstance', 'DeregisterInstance'],
+    // TagResource: Cloud Map authorizes it too when a create carries Tags (the agent's do).
+    writes: [
+      'CreateHttpNamespace',
+      'CreateService',
+      'TagResource',
+      'RegisterInstance',
+      'DeregisterInstance',
+    ],
   },
   import: {
     reads: ['ListNamespaces', 'ListServices', 'DiscoverInstances', 'DiscoverInstancesRevision'],

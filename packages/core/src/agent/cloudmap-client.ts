@@ -8,14 +8,20 @@ import {
 } from '../cloudmap/client.js';
 import { createCloudMapMetrics } from '../cloudmap/metrics.js';
 import { createSdkCloudMapPort } from '../cloudmap/sdk-port.js';
+<<<<<<< HEAD
 import { createServiceDiscoveryClients, isDevelopmentEndpoint } from '../cloudmap/sdk-client.js';
+=======
+import { createServiceDiscoveryClient } from '../cloudmap/sdk-client.js';
+import { roleSessionName } from '../cloudmap/assume-role.js';
+>>>>>>> wip/iam
 import { leaderOnly } from '../runtime/leader-election.js';
 import type { CommonConfig } from './config.js';
 
 /**
  * The agent's one Cloud Map client: the SDK (region, endpoint, assume-role from the config),
  * every call bound to `leading` (ADR 0020), with the agent's own options (`overrides`: write
- * rate limits, cache TTLs) and its call metrics in `registry`.
+ * rate limits, cache TTLs) and its call metrics in `registry`. An assumed role's session is named
+ * after the agent and `clusterId()` at each AssumeRole (CloudTrail-readable).
  */
 export function agentCloudMapClient(
   agent: string,
@@ -24,6 +30,7 @@ export function agentCloudMapClient(
   registry: Registry,
   logger: Logger,
   leading: AbortSignal,
+  clusterId: () => string | undefined = () => undefined,
 ): CloudMapClient {
   const endpoint = config.cloudMapEndpoint;
   if (endpoint !== undefined && isDevelopmentEndpoint(endpoint))
@@ -42,7 +49,7 @@ export function agentCloudMapClient(
       : {
           assumeRole: {
             roleArn: config.assumeRoleArn,
-            sessionName: `cloudmap-mcs-${agent}`,
+            sessionName: () => roleSessionName(agent, clusterId()),
             ...(config.assumeRoleExternalId === undefined
               ? {}
               : { externalId: config.assumeRoleExternalId }),

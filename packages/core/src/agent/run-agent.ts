@@ -181,6 +181,7 @@ async function startAgent<
     registry,
     logger,
     leadership.signal,
+    () => identity.current()?.clusterId,
   );
   shutdown.onShutdown('cloud map client', 40, () => cloudMap.close());
   const run = await spec.start({
