@@ -99,6 +99,7 @@ export function createTargetResolver(opts: TargetResolverOptions): TargetResolve
     opts,
     creating: new Map(),
     known: new Map(),
+    inFlight: new Map(),
   };
   return {
     async ensure(namespace, name, dnsFamily) {
@@ -106,7 +107,11 @@ export function createTargetResolver(opts: TargetResolverOptions): TargetResolve
       const known = r.known.get(key);
       if (known !== undefined && opts.now() - known.atMs < KNOWN_TARGET_MS)
         return { state: 'ready', target: known.target };
-      const result = await ensure(r, namespace, name, dnsFamily);
+      // Concurrent callers for one service (workers, the heartbeat) share one lookup and
+      // creation instead of racing their own (issue 35).
+      const result = await once(r, `service:${key}:${dnsFamily ?? ''}`, () =>
+        ensure(r, namespace, name, dnsFamily),
+      );
       if (result.state === 'ready') r.known.set(key, { target: result.target, atMs: opts.now() });
       else r.known.delete(key);
       return result;
@@ -127,6 +132,21 @@ interface Resolver {
   readonly creating: Map<string, number>;
   /** Services found or created, by `namespace/name` (KNOWN_TARGET_MS). */
   readonly known: Map<string, { target: CloudMapTarget; atMs: number }>;
+  /** Lookups and creations running, by what they are for: callers for the same one share it. */
+  readonly inFlight: Map<string, Promise<unknown>>;
+}
+
+/**
+ * Runs `fn` unless a call for `key` is already running, whose result is then shared: N
+ * workers exporting into a namespace that does not exist yet submit one creation of it, not N
+ * (Cloud Map refuses the others with DuplicateRequest while the first is in progress).
+ */
+function once<T>(r: Resolver, key: string, fn: () => Promise<T>): Promise<T> {
+  const running = r.inFlight.get(key) as Promise<T> | undefined;
+  if (running !== undefined) return running;
+  const started = fn().finally(() => r.inFlight.delete(key));
+  r.inFlight.set(key, started);
+  return started;
 }
 
 async function findNamespace(r: Resolver, name: string): Promise<CloudMapNamespace | undefined> {
@@ -199,7 +219,7 @@ async function ensure(
   dnsFamily: IPFamily | undefined,
 ): Promise<EnsureResult> {
   const { opts } = r;
-  const ns = await ensureNamespace(r, namespace);
+  const ns = await once(r, `namespace:${namespace}`, () => ensureNamespace(r, namespace));
   if ('state' in ns) return ns;
   const existing = await findService(r, ns, name);
   if (existing !== undefined) return { state: 'ready', target: toTarget(ns, existing) };
@@ -216,6 +236,10 @@ async function ensure(
     });
     return { state: 'ready', target: toTarget(ns, created) };
   } catch (error) {
+    // A creation of this service is in progress (Cloud Map answers DuplicateRequest while
+    // one with the same CreatorRequestId runs): it will be listed shortly, like a namespace.
+    if (isCloudMapError(error, 'DuplicateRequest'))
+      return { state: 'pending', message: `Creating Cloud Map service ${namespace}/${name}.` };
     const id = isCloudMapError(error, 'ServiceAlreadyExists')
       ? error.details['ServiceId']
       : undefined;

@@ -191,11 +191,17 @@ async function renew(
     ...(feed === undefined ? {} : { feed }),
   });
   written.delete(namespace);
-  const ref = await deps.cloudMap.registerInstance(
-    target.serviceId,
-    instance.id,
-    instance.attributes,
-  );
+  let ref;
+  try {
+    ref = await deps.cloudMap.registerInstance(target.serviceId, instance.id, instance.attributes);
+  } catch (error) {
+    // A write of this heartbeat that this process did not submit is in progress (its previous
+    // run's, just before a restart): wait for it as for our own, quietly; the next sync reads
+    // the heartbeat again and renews it if still due.
+    if (!isCloudMapError(error, 'DuplicateRequest')) throw error;
+    h.deferred = true;
+    return;
+  }
   deps.pending.add(target.serviceId, instance.id, ref.operationId, instance.attributes);
   written.set(namespace, instance);
   h.renewedAt.set(namespace, now);

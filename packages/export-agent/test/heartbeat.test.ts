@@ -57,6 +57,33 @@ describe('heartbeat renewals', () => {
     const [instance] = cm.instancesOf('shop', HEARTBEAT_SERVICE_NAME);
     expect(instance?.attributes['FEED_EPOCH']).toBe('e1');
   });
+
+  it('a write of the heartbeat this process did not submit still in progress (a restart): waits quietly, then renews', async () => {
+    const cm = createFakeCloudMap();
+    cm.seedNamespace('shop');
+    cm.seedService('shop', HEARTBEAT_SERVICE_NAME);
+    const logger = createMemoryLogger();
+    const renewals: string[] = [];
+    const hb = createHeartbeats({
+      cloudMap: cm,
+      resolver: createTargetResolver({ cloudMap: cm, tags: {}, logger, now: () => 1_000_000 }),
+      pending: createPendingWrites(),
+      identity: () => ({ clusterId: 'c1', clustersetId: 'set' }),
+      now: () => 1_000_000,
+      periodMs: 30_000,
+      logger,
+      onRenewal: (r) => renewals.push(r),
+    });
+    const exports = new Map([['shop', ['cart']]]);
+    cm.failNext('registerInstance', 'DuplicateRequest');
+    await hb.sync(exports);
+    expect(logger.find('heartbeat failed')).toEqual([]);
+    expect(renewals).toEqual([]); // neither a success nor a failure
+    expect(hb.takeDeferred()).toBe(true);
+    await hb.sync(exports);
+    expect(cm.instancesOf('shop', HEARTBEAT_SERVICE_NAME)).toHaveLength(1);
+    expect(renewals).toEqual(['success']);
+  });
 });
 
 /**

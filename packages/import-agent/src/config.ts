@@ -104,7 +104,8 @@ const OPTIONS = {
     type: 'number',
     default: 5,
     describe:
-      'period of the revision check per service the change feed does not vouch for (the AWS controller’s or non-Kubernetes records, older agents); ' +
+      'period of the revision check per service the change feed does not vouch for (the AWS controller’s or non-Kubernetes records, older agents), ' +
+      'and of the listing of each namespace holding records of a writer without a feed (its new services); ' +
       'lower while migrating from the AWS controller for faster imports, higher to save calls',
   },
   'poll-background-budget': {

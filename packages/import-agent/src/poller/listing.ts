@@ -39,8 +39,10 @@ export async function listingRound(
   const unlisted = new Set<string>(); // namespaces whose services could not be listed
   await inPool(namespaces, state.concurrency, async (ns) => {
     try {
+      const listedAt = state.clock.now();
       const page = await port.listServices(ns.id);
       const pages = listServicesPages(page.length);
+      state.namespaceListings.set(ns.name, { id: ns.id, pages, listedAt });
       calls += pages;
       if (pages > 1) paged = true;
       for (const svc of page) {
@@ -106,6 +108,8 @@ function namespacesListed(
   const local = namespaces.map((ns) => ns.name);
   for (const ns of state.namespaceGoodMs.keys())
     if (!local.includes(ns)) state.namespaceGoodMs.delete(ns);
+  for (const ns of state.namespaceListings.keys())
+    if (!local.includes(ns)) state.namespaceListings.delete(ns);
   markNamespacesGood(
     state,
     local.filter((ns) => !unlisted.has(ns)),

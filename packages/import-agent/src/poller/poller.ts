@@ -74,6 +74,7 @@ export function createPoller(opts: PollerOptions): Poller {
     recheck: { askedAt: undefined },
     background: (work) => background(loop, work),
     feedReads: { running: false },
+    feedlessListing: { running: false },
     heartbeatLookedFor: new Map(),
   });
   return pollerApi(state, reads, feed, loop);

@@ -8,6 +8,7 @@ import {
   type TimerHandle,
   type FeedFollower,
 } from '@cloudmap-mcs/core';
+import { startFeedlessListings } from './feedless.js';
 import { listingRound } from './listing.js';
 import type { RoundKind } from './options.js';
 import type { ServiceReads } from './reads.js';
@@ -34,6 +35,8 @@ export interface RoundContext {
   readonly background: (work: Promise<void>) => void;
   /** Whether the reads the feed handed out last are still running (one batch at a time). */
   readonly feedReads: { running: boolean };
+  /** Whether listings of namespaces of writers without a feed are running (feedless.ts). */
+  readonly feedlessListing: { running: boolean };
   /** When a heartbeat service not tracked yet was last looked for, by namespace (heartbeatsToFind). */
   readonly heartbeatLookedFor: Map<string, number>;
 }
@@ -219,6 +222,7 @@ async function fastRound(ctx: RoundContext): Promise<boolean> {
       }),
     );
   };
+  startFeedlessListings(ctx);
   const lookFor = heartbeatsToFind(ctx);
   attempts += lookFor.length;
   const duePart = (): Promise<void> =>

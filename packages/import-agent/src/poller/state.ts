@@ -33,6 +33,11 @@ export interface PollerState {
    * some namespace took more than one page.
    */
   lastListing: { calls: number; paged: boolean };
+  /**
+   * Per local Cloud Map namespace listed so far: its ID, its ListServices pages at the last
+   * listing, and when it was last listed (clock ms; a listing of its own counts, feedless.ts).
+   */
+  readonly namespaceListings: Map<string, { id: string; pages: number; listedAt: number }>;
   synced: boolean;
   /**
    * Whether Cloud Map cannot be reached from here: a round in which no call succeeded, or a
@@ -135,6 +140,7 @@ function initialState(opts: PollerOptions, log: Logger) {
     instanceCounts: new Map<string, number>(),
     namespaceGoodMs: new Map<string, number>(),
     lastListing: { calls: 1, paged: false },
+    namespaceListings: new Map<string, { id: string; pages: number; listedAt: number }>(),
     synced: false,
     unreachable: false,
     successes: 0,
