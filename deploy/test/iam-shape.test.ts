@@ -178,7 +178,7 @@ describe('trust and cross-account policies are pinned', () => {
     expect(s?.Principal).toEqual({ Service: 'pods.eks.amazonaws.com' });
     expect(s?.Condition).toEqual({
       StringEquals: { 'aws:SourceAccount': '${ACCOUNT_ID}' },
-      ArnEquals: { 'aws:SourceArn': 'arn:aws:eks:${REGION}:${ACCOUNT_ID}:cluster/${CLUSTER_NAME}' },
+      ArnEquals: { 'aws:SourceArn': 'arn:aws:eks:${REGION}:${ACCOUNT_ID}:cluster/${CLUSTER}' },
     });
   });
 
