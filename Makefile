@@ -97,7 +97,7 @@ images: ## Build (or reuse) the agent images from Dockerfile.export/.import with
 	@deploy/docker/build-images.sh
 
 .PHONY: test-realnodes
-test-realnodes: build controlplane nodes helm ## Real-node suites (e2e/test/realnodes: DNS, traffic, images, the chart as pods, teardown; root)
+test-realnodes: build controlplane nodes helm prometheus ## Real-node suites (e2e/test/realnodes: DNS, traffic, images, the chart as pods, teardown; root)
 	pnpm exec vitest run --project realnodes
 
 # The Helm-installed agents as pods alone (issue 16; docs/install.md section 8). Also part of
@@ -122,6 +122,10 @@ helm: ## Build (or reuse) helm from the Go module proxy (deploy/tools/helm, cach
 .PHONY: promtool
 promtool: ## Build (or reuse) promtool from the Go module proxy (deploy/tools/promtool, cached by version): the alert-rule tests
 	@deploy/tools/promtool/build.sh >/dev/null
+
+.PHONY: prometheus
+prometheus: ## Build (or reuse) the Prometheus server from the same module as promtool (deploy/tools/promtool, cached by version): the real-node alert test and `make demo`
+	@deploy/tools/promtool/build.sh prometheus >/dev/null
 
 .PHONY: helm-docs
 helm-docs: ## Build (or reuse) helm-docs from the Go module proxy (deploy/tools/helm-docs, cached by version)
