@@ -148,7 +148,7 @@ DEMO_STATE ?= .state/demo
 DEMO_ARGS ?=
 
 .PHONY: demo
-demo: build controlplane helm ## Two local clusters + Cloud Map emulator + both agents (on real nodes: helm install, as pods), a service exported from both; Ctrl-C stops (CI=true: exit once verified)
+demo: build controlplane helm prometheus ## Two local clusters + Cloud Map emulator + both agents (on real nodes: helm install, as pods), a service exported from both; Ctrl-C stops (CI=true: exit once verified)
 	@node e2e/dist/src/demo/main.js --state $(DEMO_STATE) $(DEMO_ARGS)
 
 .PHONY: peer

@@ -284,6 +284,9 @@ ${traffic.join('\n')}`);
         cli: displayPath(cliPath()),
         interactive: !opts.ci,
         ...(traffic !== undefined ? { traffic } : {}),
+        ...(chart !== undefined
+          ? { prometheus: chart.clusters.map((c) => ({ cluster: c.cluster, url: c.prometheus })) }
+          : {}),
         external: external.lines,
       }),
     );
