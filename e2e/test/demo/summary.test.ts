@@ -97,11 +97,13 @@ describe('renderSummary', () => {
       ...input,
       interactive: false,
       prometheus: [
-        { cluster: 'c1', url: 'http://127.0.0.1:9001' },
-        { cluster: 'c2', url: 'http://127.0.0.1:9002' },
+        { cluster: 'c1', url: 'http://127.0.0.1:9001', targets: '2/2 up' },
+        { cluster: 'c2', url: 'http://127.0.0.1:9002', targets: '2/2 up' },
       ],
     });
-    expect(text).toContain('Prometheus c1: http://127.0.0.1:9001, c2: http://127.0.0.1:9002');
+    expect(text).toContain(
+      'Prometheus c1: http://127.0.0.1:9001 (targets 2/2 up), c2: http://127.0.0.1:9002 (targets 2/2 up)',
+    );
     expect(text).toContain('http://127.0.0.1:9001/api/v1/alerts');
   });
 
