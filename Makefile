@@ -97,7 +97,7 @@ images: ## Build (or reuse) the agent images from Dockerfile.export/.import with
 	@deploy/docker/build-images.sh
 
 .PHONY: test-realnodes
-test-realnodes: build controlplane nodes helm ## Real-node suites (e2e/test/realnodes: DNS, traffic, images, the chart as pods, teardown; root)
+test-realnodes: build controlplane nodes helm prometheus ## Real-node suites (e2e/test/realnodes: DNS, traffic, images, the chart as pods, teardown; root)
 	pnpm exec vitest run --project realnodes
 
 # The Helm-installed agents as pods alone (issue 16; docs/install.md section 8). Also part of
@@ -123,6 +123,10 @@ helm: ## Build (or reuse) helm from the Go module proxy (deploy/tools/helm, cach
 promtool: ## Build (or reuse) promtool from the Go module proxy (deploy/tools/promtool, cached by version): the alert-rule tests
 	@deploy/tools/promtool/build.sh >/dev/null
 
+.PHONY: prometheus
+prometheus: ## Build (or reuse) the Prometheus server from the same module as promtool (deploy/tools/promtool, cached by version): the real-node alert test and `make demo`
+	@deploy/tools/promtool/build.sh prometheus >/dev/null
+
 .PHONY: helm-docs
 helm-docs: ## Build (or reuse) helm-docs from the Go module proxy (deploy/tools/helm-docs, cached by version)
 	@deploy/tools/helm-docs/build.sh >/dev/null
@@ -144,7 +148,7 @@ DEMO_STATE ?= .state/demo
 DEMO_ARGS ?=
 
 .PHONY: demo
-demo: build controlplane helm ## Two local clusters + Cloud Map emulator + both agents (on real nodes: helm install, as pods), a service exported from both; Ctrl-C stops (CI=true: exit once verified)
+demo: build controlplane helm prometheus ## Two local clusters + Cloud Map emulator + both agents (on real nodes: helm install, as pods), a service exported from both; Ctrl-C stops (CI=true: exit once verified)
 	@node e2e/dist/src/demo/main.js --state $(DEMO_STATE) $(DEMO_ARGS)
 
 .PHONY: peer

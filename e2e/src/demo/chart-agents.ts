@@ -2,8 +2,11 @@
  * The demo's agents on real nodes: the Helm chart installed into both clusters (both agents,
  * a full member cluster each), from the images the Dockerfiles build, with the values a user
  * would write. The Cloud Map emulator is the private endpoint (a relay on each node IP, the
- * credentials in a Secret); the demo's short periods are ordinary chart values.
+ * credentials in a Secret); the demo's short periods are ordinary chart values. A Prometheus
+ * per cluster (e2e/src/prometheus.ts, as the real-node alert test runs it) scrapes the agents
+ * and evaluates the chart's alerts; the summary prints where.
  */
+import { join } from 'node:path';
 import type { Clusterset } from '../clusterset.js';
 import { loadKubeconfig } from '../kubeconfig.js';
 import {
@@ -17,12 +20,13 @@ import {
 } from '../helm/chart.js';
 import { buildAgentImages, importAgentImages } from '../helm/images.js';
 import { relayHostPortToNode } from '../nodes/relay.js';
+import { chartRuleGroups, startPrometheus } from '../prometheus.js';
 
 export const DEMO_RELEASE = 'cloudmap-mcs';
 
 export interface ChartAgents {
   /** Per cluster: the values file installed and the agents' pods. */
-  readonly clusters: { cluster: string; valuesFile: string; pods: string[] }[];
+  readonly clusters: { cluster: string; valuesFile: string; pods: string[]; prometheus: string }[];
 }
 
 export async function installChartAgents(
@@ -86,7 +90,23 @@ export async function installChartAgents(
         .map((p) => `${p.name} created→Ready ${((p.readyMs - p.createdMs) / 1000).toFixed(0)} s`)
         .join(', ')})`,
     );
-    out.push({ cluster: c.name, valuesFile, pods: pods.map((p) => p.name) });
+    const prom = await startPrometheus({
+      cluster: c.name,
+      kc,
+      kubeconfigPath: c.kubeconfig,
+      namespace: releaseNamespace,
+      release: DEMO_RELEASE,
+      ruleGroups: await chartRuleGroups(c.kubeconfig, DEMO_RELEASE, releaseNamespace, valuesFile),
+      dir: join(cs.state.stateDir, 'prometheus'),
+      detached: true,
+    });
+    say(`${c.name}: Prometheus at ${prom.url} (the chart's alerts; log ${prom.logFile})`);
+    out.push({
+      cluster: c.name,
+      valuesFile,
+      pods: pods.map((p) => p.name),
+      prometheus: prom.url,
+    });
   }
   return { clusters: out };
 }

@@ -21,6 +21,7 @@ import { showExternalService } from './external.js';
 import { observeCluster } from './observe.js';
 import { emulatorCloudMap, readServiceRecords } from './records.js';
 import { renderSummary } from './summary.js';
+import { promTargets } from '../prometheus.js';
 import { missing, type ClusterObservation } from './verify.js';
 
 export interface DemoOptions {
@@ -284,6 +285,7 @@ ${traffic.join('\n')}`);
         cli: displayPath(cliPath()),
         interactive: !opts.ci,
         ...(traffic !== undefined ? { traffic } : {}),
+        ...(chart !== undefined ? { prometheus: await prometheusTargets(chart) } : {}),
         external: external.lines,
       }),
     );
@@ -337,6 +339,17 @@ function agentLogs(agents: readonly RunningAgent[]): string {
       (a) => `--- ${a.cluster} ${a.kind} agent (${a.logFile}), last lines:\n${tail(a.logFile, 8)}`,
     )
     .join('\n');
+}
+
+/** Each cluster's Prometheus and how many of its scrape targets (the agent pods) are up. */
+function prometheusTargets(chart: ChartAgents) {
+  return Promise.all(
+    chart.clusters.map(async (c) => {
+      const targets = await promTargets(c.prometheus).catch(() => []);
+      const up = targets.filter((t) => t.health === 'up').length;
+      return { cluster: c.cluster, url: c.prometheus, targets: `${up}/${targets.length} up` };
+    }),
+  );
 }
 
 function chartHint(chart: ChartAgents): string {

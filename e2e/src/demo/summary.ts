@@ -24,6 +24,8 @@ export interface SummaryInput {
   traffic?: readonly string[];
   /** The non-Kubernetes service's lines (external.ts), from what the clusters hold. */
   external?: readonly string[];
+  /** Real nodes only: the Prometheus server per cluster (e2e/src/prometheus.ts). */
+  prometheus?: readonly { cluster: string; url: string; targets: string }[];
 }
 
 const list = (xs: readonly string[]) =>
@@ -79,6 +81,13 @@ export function renderSummary(s: SummaryInput): string {
     '',
   );
   if (s.traffic !== undefined) out.push(...s.traffic, '');
+  if (s.prometheus !== undefined && s.prometheus.length > 0)
+    out.push(
+      `Prometheus ${s.prometheus.map((p) => `${p.cluster}: ${p.url} (targets ${p.targets})`).join(', ')}: one per cluster, the agents scraped, the chart's alerts loaded`,
+      `  ${s.prometheus[0]!.url}/api/v1/alerts, /api/v1/query?query=cloudmap_mcs_build_info, /api/v1/targets`,
+      '  HTTP API only: the web UI is built with npm for release tarballs and is not in the Go module',
+      '',
+    );
   if (s.interactive) {
     const first = s.kubeconfigs[0];
     out.push('Explore (in another terminal, from the repository root):');

@@ -91,6 +91,22 @@ describe('renderSummary', () => {
     );
   });
 
+  it('says where each cluster’s Prometheus is (real nodes)', () => {
+    expect(renderSummary(input)).not.toContain('Prometheus');
+    const text = renderSummary({
+      ...input,
+      interactive: false,
+      prometheus: [
+        { cluster: 'c1', url: 'http://127.0.0.1:9001', targets: '2/2 up' },
+        { cluster: 'c2', url: 'http://127.0.0.1:9002', targets: '2/2 up' },
+      ],
+    });
+    expect(text).toContain(
+      'Prometheus c1: http://127.0.0.1:9001 (targets 2/2 up), c2: http://127.0.0.1:9002 (targets 2/2 up)',
+    );
+    expect(text).toContain('http://127.0.0.1:9001/api/v1/alerts');
+  });
+
   it('leaves out the exploring hints in CI and shows a failed doctor', () => {
     const text = renderSummary({
       ...input,
