@@ -135,7 +135,13 @@ export function shCommands(markdown: string, samples: Readonly<Record<string, st
           }
           for (const name of words) if (isExport && NAME.test(name)) exported.add(name);
         }
-        out.push({ words, assigns, exported: new Set(exported), heredoc, source });
+        out.push({
+          words,
+          assigns,
+          exported: new Set(exported),
+          ...(heredoc === undefined ? {} : { heredoc }),
+          source,
+        });
       }
     }
   }

@@ -11,7 +11,7 @@ import {
   type FakeCloudMap,
 } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
-import { createPoller } from '../src/poller/index.js';
+import { createPoller } from '../src/poller/poller.js';
 import {
   CLUSTERSET,
   clockTicker,

@@ -8,12 +8,8 @@ import {
 } from '../cloudmap/client.js';
 import { createCloudMapMetrics } from '../cloudmap/metrics.js';
 import { createSdkCloudMapPort } from '../cloudmap/sdk-port.js';
-<<<<<<< HEAD
 import { createServiceDiscoveryClients, isDevelopmentEndpoint } from '../cloudmap/sdk-client.js';
-=======
-import { createServiceDiscoveryClient } from '../cloudmap/sdk-client.js';
 import { roleSessionName } from '../cloudmap/assume-role.js';
->>>>>>> wip/iam
 import { leaderOnly } from '../runtime/leader-election.js';
 import type { CommonConfig } from './config.js';
 
