@@ -84,7 +84,7 @@ moto: ## Build (or reuse) the moto venv the Cloud Map emulator's contract suite 
 	@tools/moto.sh --print-bin
 
 .PHONY: test-integration
-test-integration: build controlplane moto ## Integration suites on real local clusters and the emulator, then the alert-rule tests (promtool)
+test-integration: build controlplane moto peer ## Integration suites on real local clusters and the emulator (the interop suite runs the AWS controller: make peer), then the alert-rule tests (promtool)
 	pnpm exec vitest run --project integration
 	$(MAKE) --no-print-directory test-alerts
 

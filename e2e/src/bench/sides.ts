@@ -95,13 +95,16 @@ const oursEnv = (
   AWS_SECRET_ACCESS_KEY: 'test',
 });
 
-const benchDir = (cluster: ClusterInfo): string => join(cluster.dir, 'bench');
+/** What starting a side needs of a cluster (the bench's clusters, or a test's harness ones). */
+export type SideCluster = Pick<ClusterInfo, 'name' | 'dir' | 'kubeconfig'>;
+
+const benchDir = (cluster: SideCluster): string => join(cluster.dir, 'bench');
 
 /** Spawns one process with its identity's kubeconfig. */
 async function startOne(
   side: Side,
   kind: ProcessKind,
-  cluster: ClusterInfo,
+  cluster: SideCluster,
   kubeconfig: string,
   emu: BenchEmulator,
   peerBin: string | undefined,
@@ -151,7 +154,7 @@ async function startOne(
 /** Starts the side in every cluster; resolves with the processes and the start time. */
 export async function startSide(
   side: Side,
-  clusters: readonly ClusterInfo[],
+  clusters: readonly SideCluster[],
   emu: BenchEmulator,
 ): Promise<{ processes: BenchProcess[]; startedAtMs: number }> {
   const peerBin = side === 'peer' ? await peerBinary() : undefined;
