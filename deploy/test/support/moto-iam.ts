@@ -3,12 +3,8 @@
 // form of INITIAL_NO_AUTH_ACTION_COUNT=0): from then on every request must be signed by a known
 // key and is checked against the caller's identity policies (what moto can and cannot evaluate:
 // docs/install.md#what-is-proven-and-how).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, request, type Server } from 'node:http';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { repoRoot } from './helm.js';
+import { startMoto } from '../../../packages/cloudmap-emulator/test/contract/moto-server.js';
 
 export interface Keys {
   accessKeyId: string;
@@ -31,17 +27,6 @@ export interface MotoIam {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 const tag = (xml: string, name: string): string => {
   const m = new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml);
   if (m?.[1] === undefined) throw new Error(`moto: no <${name}> in ${xml.slice(0, 400)}`);
@@ -49,29 +34,9 @@ const tag = (xml: string, name: string): string => {
 };
 
 export async function startMotoIam(): Promise<MotoIam> {
-  const { stdout } = await promisify(execFile)(join(repoRoot, 'tools/moto.sh'), ['--print-bin']);
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(stdout.trim(), ['-H', '127.0.0.1', '-p', String(port)], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`moto_server exited: ${stderr}`);
-    const ok = await fetch(`${url}/moto-api/reset`, { method: 'POST' }).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`moto_server did not answer within 60 s: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  // The same server start-up as the emulator's contract suite (tools/moto.sh, free port, ready).
+  const moto = await startMoto();
+  const { url } = moto;
 
   // IAM's query API, unsigned (enforcement is still off); the account is chosen by moto's
   // x-moto-account-id header, the service by the credential scope.
@@ -127,10 +92,7 @@ export async function startMotoIam(): Promise<MotoIam> {
         });
       return tag(created, 'Arn');
     },
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
+    stop: () => moto.stop(),
   };
 }
 
