@@ -24,8 +24,6 @@
 //     account; that case uses trust/cross-account.json verbatim but for its Principal, which
 //     names this test's IAM user (moto has no pod role to be);
 //   - Service and Federated principals (Pod Identity, IRSA), and Route 53 calls Cloud Map makes.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { cloudMapWriteOperations, exportAgentTags, type CloudMapPort } from '@cloudmap-mcs/core';
 import {
   createCloudMapClient,
@@ -36,44 +34,20 @@ import {
   type CloudMapClient,
 } from '@cloudmap-mcs/core/cloudmap';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deployDir } from './support/helm.js';
-import { countingProxy, startMotoIam, type Keys, type MotoIam } from './support/moto-iam.js';
+import {
+  countingProxy,
+  filled,
+  forMoto,
+  startMotoIam,
+  type Keys,
+  type MotoIam,
+} from './support/moto-iam.js';
 
 const REGION = 'us-east-1';
 const CLUSTER_ACCOUNT = '111111111111';
 const REGISTRY_ACCOUNT = '222222222222';
 const OTHER_ACCOUNT = '333333333333';
 const EXTERNAL_ID = 'clusterset-prod-7f3a';
-
-interface Statement {
-  Action: string | string[];
-  Resource?: string | string[];
-  Principal?: unknown;
-}
-interface Policy {
-  Statement: Statement[];
-}
-
-/** A deploy/iam document with its ${PLACEHOLDERS} filled; every one must be given. */
-function filled(file: string, vars: Record<string, string>): Policy {
-  const text = readFileSync(join(deployDir, 'iam', file), 'utf8').replace(
-    /\$\{(\w+)\}/g,
-    (_, key: string) => {
-      const v = vars[key];
-      if (v === undefined) throw new Error(`${file}: no value for \${${key}}`);
-      return v;
-    },
-  );
-  return JSON.parse(text) as Policy;
-}
-
-/** Cloud Map statements' Resource widened to "*": moto matches Cloud Map calls against "*". */
-const forMoto = (p: Policy): Policy => ({
-  ...p,
-  Statement: p.Statement.map((s) =>
-    [s.Action].flat().every((a) => a.startsWith('servicediscovery:')) ? { ...s, Resource: '*' } : s,
-  ),
-});
 
 const registryVars = { REGION, ACCOUNT_ID: REGISTRY_ACCOUNT };
 const exportPolicy = forMoto(filled('export-agent.json', registryVars));

@@ -141,8 +141,27 @@ describe('doctor: Cloud Map', () => {
         group: 'cloudmap',
         subject: 'Cloud Map servicediscovery:DiscoverInstancesRevision (import agent)',
         status: 'fail',
-        message: 'denied (granted to the import agent): not authorized',
+        message: 'denied to your credentials (the import agent needs it): not authorized',
         fix: "allow servicediscovery:DiscoverInstancesRevision in the IAM policy of the import agent's role (deploy/iam/import-agent.json)",
+      },
+    ]);
+  });
+
+  it('names the role a denied probe ran as', async () => {
+    const cm = seeded();
+    cm.failAlways('listServices', 'AccessDeniedException', { message: 'not authorized' });
+    const role = 'arn:aws:iam::111122223333:role/cloudmap-mcs-import';
+    const denied = checkCloudMap(
+      await probeCloudMap(cm, AGENT_ACTIONS.import.reads),
+      'x',
+      'import',
+      role,
+    ).filter((r) => r.status !== 'ok');
+    expect(denied).toMatchObject([
+      {
+        subject: 'Cloud Map servicediscovery:ListServices (import agent)',
+        message: `denied to ${role} (the import agent needs it): not authorized`,
+        fix: `allow servicediscovery:ListServices in the IAM policy of ${role} (deploy/iam/import-agent.json)`,
       },
     ]);
   });

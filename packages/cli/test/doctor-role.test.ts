@@ -159,7 +159,11 @@ describe('runDoctor', () => {
     expect(bad.map((r) => r.subject)).toEqual([
       'Cloud Map servicediscovery:DiscoverInstances (import agent)',
     ]);
-    expect(bad[0]?.fix).toContain('deploy/iam/import-agent.json');
+    // The role it ran as, from the ServiceAccount's IRSA annotation, is named.
+    expect(bad[0]?.message).toBe(`denied to ${ROLE} (the import agent needs it): not authorized`);
+    expect(bad[0]?.fix).toBe(
+      `allow servicediscovery:DiscoverInstances in the IAM policy of ${ROLE} (deploy/iam/import-agent.json)`,
+    );
   });
 
   it('falls back to the operator credentials, saying so, when the role cannot be assumed', async () => {

@@ -128,11 +128,15 @@ export async function probeCloudMap(
   return probes;
 }
 
-/** Results for the probes (pure). `endpoint` names where Cloud Map was reached. */
+/**
+ * Results for the probes (pure). `endpoint` names where Cloud Map was reached; `roleArn` the
+ * role the probes ran as (absent: the operator's own credentials), named in a denial.
+ */
 export function checkCloudMap(
   probes: readonly Probe[] | undefined,
   endpoint: string,
   kind: AgentKind,
+  roleArn?: string,
 ): CheckResult[] {
   const subject = 'Cloud Map';
   if (probes === undefined)
@@ -174,8 +178,8 @@ export function checkCloudMap(
           'cloudmap',
           s,
           'fail',
-          `denied (${who}): ${p.outcome.message}`,
-          `allow servicediscovery:${p.action} in the IAM policy of the ${kind} agent's role (deploy/iam/${kind}-agent.json)`,
+          `denied to ${roleArn ?? 'your credentials'} (the ${kind} agent needs it): ${p.outcome.message}`,
+          `allow servicediscovery:${p.action} in the IAM policy of ${roleArn ?? `the ${kind} agent's role`} (deploy/iam/${kind}-agent.json)`,
         );
       default:
         return problem(

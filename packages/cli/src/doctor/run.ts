@@ -116,7 +116,12 @@ async function cloudMapChecks(
     }
     results.push(checkAgentRole(role, attempt));
     const probes = await probeCloudMap(access.port, AGENT_ACTIONS[kind].reads);
-    const checked = checkCloudMap(probes, access.endpoint, kind);
+    const checked = checkCloudMap(
+      probes,
+      access.endpoint,
+      kind,
+      attempt.assumed ? role.roleArn : undefined,
+    );
     results.push(...checked);
     // Unreachable is said once, not once per agent.
     if (checked.some((r) => r.subject === 'Cloud Map')) break;
