@@ -16,7 +16,7 @@ import { ImportObserver } from '../src/bench/observer.js';
 import { startSide, stopSide, type BenchProcess } from '../src/bench/sides.js';
 import { AddressPool, createExportedService, setAddresses } from '../src/bench/workload.js';
 import type { TestNamespace } from '../src/index.js';
-import { inNamespace, onlyService, untilCloudMap } from '../src/interop/cloudmap.js';
+import { expectedRecords, inNamespace, untilCloudMap } from '../src/interop/cloudmap.js';
 import {
   classifyControllerLog,
   readDocumentedPatterns,
@@ -40,22 +40,23 @@ const processes: BenchProcess[] = [];
 const observers = new Map<string, ImportObserver>();
 const pool1 = new AddressPool(1);
 const pool2 = new AddressPool(2);
-/** The controller's services that stay exported to the end: name → addresses. */
-const stayExported = new Map<string, string[]>();
-/** The addresses of `both` on each side (cluster id = cluster name in the harness). */
-const both: Record<string, string[]> = {};
+/** What each cluster exports: service → cluster id (the cluster's name here) → addresses. */
+const exported = new Map<string, Record<string, string[]>>();
+const both = (): Record<string, string[]> => exported.get('both')!;
 
 const imported = (c: E2eCluster, svc: string, addrs: readonly string[]): Promise<number> =>
   observers.get(c.name)!.whenMatches(svc, new Set(addrs));
 const controllerSide = (): Follower => ({ ...c1, manager: sliceManager.controller });
 const ourSide = (): Follower => ({ ...c2, manager: sliceManager.ours });
-const bothView = (): ByCluster => ({ ...both });
-/** Cloud Map summary lines (src/interop/cloudmap.ts) of one cluster's records of a service. */
-const lines = (cluster: string, addrs: readonly string[], exportRecord = false): string[] => [
-  ...addrs.map((a) => `${cluster}:endpoint:${a}`),
-  ...(exportRecord ? [`${cluster}:export:`] : []),
-];
-const sortedLines = (...parts: string[][]): string[] => parts.flat().sort();
+const bothView = (): ByCluster => ({ ...both() });
+/** Cloud Map holds exactly the records of what is exported in the namespace: no stale one. */
+const onlyExportedRecords = (what: string): Promise<void> =>
+  untilCloudMap(
+    emu.admin,
+    `namespace ${ns.name} ${what}`,
+    inNamespace(ns.name),
+    expectedRecords(ns.name, exported, c2.name),
+  );
 const say = (line: string): void => console.log(`interop: ${line}`);
 
 async function within(what: string, p: Promise<number>, ms: number): Promise<number> {
@@ -101,16 +102,18 @@ describe('the AWS controller in c1 and our agents in c2, on one Cloud Map', () =
   it('exports both ways, and a new controller service is imported by ours within 10 s (p99 of 10)', async () => {
     const a = [pool1.take(), pool1.take()];
     await createExportedService(c1.kc, ns.name, 'from-aws', a);
+    exported.set('from-aws', { [c1.name]: a });
     await within('from-aws imported in c2', imported(c2, 'from-aws', a), 120_000);
     const b = [pool2.take(), pool2.take()];
     await createExportedService(c2.kc, ns.name, 'from-ours', b);
+    exported.set('from-ours', { [c2.name]: b });
     await within('from-ours imported in c1', imported(c1, 'from-ours', b), 120_000);
 
     const seconds: number[] = [];
     for (let i = 0; i < 10; i++) {
       const addrs = [pool1.take()];
       await createExportedService(c1.kc, ns.name, `new-${i}`, addrs);
-      stayExported.set(`new-${i}`, addrs);
+      exported.set(`new-${i}`, { [c1.name]: addrs });
       const t0 = Date.now();
       seconds.push(
         ((await within(`new-${i}`, imported(c2, `new-${i}`, addrs), 60_000)) - t0) / 1000,
@@ -125,15 +128,18 @@ describe('the AWS controller in c1 and our agents in c2, on one Cloud Map', () =
       `new AWS-controller service imported by ours: p50 ${fig.p50.toFixed(1)} s, p99 ${fig.p99.toFixed(1)} s, max ${fig.max.toFixed(1)} s`,
     );
     expect(fig.p99).toBeLessThanOrEqual(10);
+    await onlyExportedRecords('after exports both ways');
   }, 400_000);
 
   it("a service exported from both clusters: each side's import holds both clusters' endpoints", async () => {
-    both[c1.name] = [pool1.take(), pool1.take()];
-    both[c2.name] = [pool2.take(), pool2.take()];
+    exported.set('both', {
+      [c1.name]: [pool1.take(), pool1.take()],
+      [c2.name]: [pool2.take(), pool2.take()],
+    });
     const t0 = Date.now();
     await Promise.all([
-      createExportedService(c1.kc, ns.name, 'both', both[c1.name]!),
-      createExportedService(c2.kc, ns.name, 'both', both[c2.name]!),
+      createExportedService(c1.kc, ns.name, 'both', both()[c1.name]!),
+      createExportedService(c2.kc, ns.name, 'both', both()[c2.name]!),
     ]);
     // Each side's own import: the controller's derived slices in c1, ours in c2.
     const [inC1, inC2] = await Promise.all([
@@ -143,17 +149,7 @@ describe('the AWS controller in c1 and our agents in c2, on one Cloud Map', () =
     say(
       `'both' exported at once from c1 and c2: whole in c1 (AWS controller) after ${inC1.toFixed(1)} s, in c2 (ours) after ${inC2.toFixed(1)} s`,
     );
-    await untilCloudMap(
-      emu.admin,
-      "'both': each cluster's endpoints and our export record",
-      onlyService(ns.name, 'both'),
-      {
-        [`${ns.name}/both`]: sortedLines(
-          lines(c1.name, both[c1.name]!),
-          lines(c2.name, both[c2.name]!, true),
-        ),
-      },
-    );
+    await onlyExportedRecords("with 'both' exported from each cluster");
   }, 120_000);
 
   it('scaling on either side (2→4→1) is followed by the other', async () => {
@@ -164,14 +160,14 @@ describe('the AWS controller in c1 and our agents in c2, on one Cloud Map', () =
     ];
     for (const { exporter, pool, follower, own } of sides)
       for (const n of [4, 1]) {
-        const cur = both[exporter.name]!;
+        const cur = both()[exporter.name]!;
         const next =
           n > cur.length
             ? [...cur, ...Array.from({ length: n - cur.length }, () => pool.take())]
             : cur.slice(0, n);
         const t0 = Date.now();
         await setAddresses(exporter.kc, ns.name, 'both', next);
-        both[exporter.name] = next;
+        both()[exporter.name] = next;
         const s = await untilImported(follower, ns.name, 'both', bothView(), { sinceMs: t0 });
         const o = await untilImported(own, ns.name, 'both', bothView(), { sinceMs: t0 });
         figures.push(
@@ -180,17 +176,7 @@ describe('the AWS controller in c1 and our agents in c2, on one Cloud Map', () =
       }
     say(`scaling 'both', time for the other side to follow: ${figures.join('; ')}`);
     // Scaled down: the removed endpoints are deregistered, on both sides.
-    await untilCloudMap(
-      emu.admin,
-      "'both' after scaling: one endpoint per cluster and our export record",
-      onlyService(ns.name, 'both'),
-      {
-        [`${ns.name}/both`]: sortedLines(
-          lines(c1.name, both[c1.name]!),
-          lines(c2.name, both[c2.name]!, true),
-        ),
-      },
-    );
+    await onlyExportedRecords("after scaling 'both'");
   }, 240_000);
 
   it('unexport on either side: the other side drops those endpoints, then the import', async () => {
@@ -198,20 +184,15 @@ describe('the AWS controller in c1 and our agents in c2, on one Cloud Map', () =
     // Ours withdraws from 'both': the controller keeps only its own cluster's endpoints.
     let t0 = Date.now();
     await deleteServiceExport(c2.kc, ns.name, 'both');
-    delete both[c2.name];
+    delete both()[c2.name];
     let s = await untilImported(controllerSide(), ns.name, 'both', bothView(), { sinceMs: t0 });
     await untilImported(ourSide(), ns.name, 'both', bothView(), { sinceMs: t0 });
     figures.push(`c2 leaves 'both': c1 drops c2's endpoints in ${s.toFixed(1)} s`);
-    await untilCloudMap(
-      emu.admin,
-      "'both' after c2's unexport: only the controller's endpoints",
-      onlyService(ns.name, 'both'),
-      { [`${ns.name}/both`]: lines(c1.name, both[c1.name]!) },
-    );
+    await onlyExportedRecords("after c2's unexport of 'both'");
     // The controller withdraws too: the import is gone on both sides.
     t0 = Date.now();
     await deleteServiceExport(c1.kc, ns.name, 'both');
-    delete both[c1.name];
+    exported.delete('both');
     s = await untilImported(ourSide(), ns.name, 'both', {}, { sinceMs: t0 });
     const o = await untilImported(controllerSide(), ns.name, 'both', {}, { sinceMs: t0 });
     figures.push(
@@ -224,20 +205,29 @@ describe('the AWS controller in c1 and our agents in c2, on one Cloud Map', () =
     ] as const) {
       t0 = Date.now();
       await deleteServiceExport(exporter.kc, ns.name, svc);
+      exported.delete(svc);
       s = await untilImported(follower, ns.name, svc, {}, { sinceMs: t0 });
       figures.push(
         `${exporter.name} unexports '${svc}': ${follower.name} drops it in ${s.toFixed(1)} s`,
       );
     }
     say(`unexport: ${figures.join('; ')}`);
+    await onlyExportedRecords('after the unexports');
   }, 240_000);
 
   it('no stale instances: Cloud Map holds the controller remaining exports and our feed record only', async () => {
     const ours = await clusterIdentityOf(c2.kc);
     // c2 exports nothing in the namespace any more: no endpoint, no export record, and its
     // heartbeat is gone too; its change-feed record stays (one per cluster, not per service).
+    // Spelled out rather than from expectedRecords: only the controller's 10 services are left.
+    expect([...exported.values()].map((byCluster) => Object.keys(byCluster).join())).toEqual(
+      Array<string>(10).fill(c1.name),
+    );
     const want = Object.fromEntries(
-      [...stayExported].map(([svc, addrs]) => [`${ns.name}/${svc}`, lines(c1.name, addrs)]),
+      [...exported].map(([svc, byCluster]) => [
+        `${ns.name}/${svc}`,
+        byCluster[c1.name]!.map((a) => `${c1.name}:endpoint:${a}`),
+      ]),
     );
     await untilCloudMap(emu.admin, `namespace ${ns.name}`, inNamespace(ns.name), want);
     const feed = `${FEED_NAMESPACE_NAME}/${feedServiceName(ours.clustersetId)}`;
@@ -245,7 +235,7 @@ describe('the AWS controller in c1 and our agents in c2, on one Cloud Map', () =
       [feed]: [`${ours.clusterId}:feed:`],
     });
     say(
-      `no stale instance: ${stayExported.size} controller endpoints left in ${ns.name}, our feed record in ${feed}, prefix ${clusterPrefix(ours)}`,
+      `no stale instance: ${exported.size} controller endpoints left in ${ns.name}, our feed record in ${feed}, prefix ${clusterPrefix(ours)}`,
     );
   }, 60_000);
 

@@ -77,3 +77,29 @@ export const onlyService =
     const lines = serviceLines(s, namespace, service);
     return lines.length === 0 ? {} : { [`${namespace}/${service}`]: lines };
   };
+
+/** What each cluster exports in a namespace: service → cluster id → addresses. */
+export type Exports = ReadonlyMap<string, Readonly<Record<string, readonly string[]>>>;
+
+/**
+ * The records a namespace must hold, and nothing else: every exporting cluster's endpoint
+ * instances; for `ourCluster` (our export agent) also one export record per service it
+ * exports and, while it exports any, its heartbeat in `_mcs-heartbeat` (docs/cloudmap-schema.md).
+ */
+export function expectedRecords(
+  namespace: string,
+  exports: Exports,
+  ourCluster: string,
+): CloudMapSummary {
+  const out: CloudMapSummary = {};
+  for (const [svc, byCluster] of exports) {
+    const svcLines = Object.entries(byCluster).flatMap(([cluster, addrs]) => [
+      ...addrs.map((a) => `${cluster}:endpoint:${a}`),
+      ...(cluster === ourCluster ? [`${cluster}:export:`] : []),
+    ]);
+    if (svcLines.length > 0) out[`${namespace}/${svc}`] = svcLines.sort();
+  }
+  if ([...exports.values()].some((byCluster) => ourCluster in byCluster))
+    out[`${namespace}/_mcs-heartbeat`] = [`${ourCluster}:heartbeat:`];
+  return out;
+}

@@ -78,7 +78,6 @@ export async function importView(
   return { byCluster: group(items), managers, serviceImport };
 }
 
-
 /**
  * The view a cluster should show: `want`'s endpoints, in slices of `manager` only, under a
  * ServiceImport; `want` with no address means the import is gone (no slice, no ServiceImport).
