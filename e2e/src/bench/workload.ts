@@ -127,6 +127,20 @@ export async function replaceOneAddress(
   return next;
 }
 
+/** Sets the service's EndpointSlice to exactly `addresses` (scaling); resolves once accepted. */
+export async function setAddresses(
+  kc: KubeConfig,
+  namespace: string,
+  service: string,
+  addresses: readonly string[],
+): Promise<void> {
+  const api = kc.makeApiClient(DiscoveryV1Api);
+  const slice = await api.readNamespacedEndpointSlice({ name: sliceName(service), namespace });
+  const body = sliceBody(service, addresses);
+  body.metadata = { ...body.metadata, resourceVersion: slice.metadata?.resourceVersion ?? '' };
+  await api.replaceNamespacedEndpointSlice({ name: sliceName(service), namespace, body });
+}
+
 /**
  * `count` Services and EndpointSlices (one address each) that nothing exports: the agents'
  * memory must not grow with them (issue 14).
