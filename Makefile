@@ -100,6 +100,13 @@ images: ## Build (or reuse) the agent images from Dockerfile.export/.import with
 test-realnodes: build controlplane nodes helm prometheus ## Real-node suites (e2e/test/realnodes: DNS, traffic, images, the chart as pods, teardown; root)
 	pnpm exec vitest run --project realnodes
 
+# Issue 35: two real-node clusters on the AWS controller migrate to our agents with the
+# commands of docs/migrate-from-aws-controller.md (taken from the doc), c1 then c2, then c2
+# rolls back, while a pod in c2 calls the service: no request may fail.
+.PHONY: test-migration
+test-migration: build controlplane nodes peer ## Migration from the AWS controller on real nodes, the doc's commands, 0 failed requests (root; about 2.5 min)
+	pnpm exec vitest run --project migration
+
 # The Helm-installed agents as pods alone (issue 16; docs/install.md section 8). Also part of
 # test-realnodes, where it shares the run's clusters and the image build with the other suites.
 .PHONY: test-chart

@@ -66,7 +66,7 @@ export default defineConfig({
             'e2e/test/**/*.int.test.ts',
             'deploy/test/**/*.int.test.ts',
           ],
-          exclude: ['e2e/test/realnodes/**'],
+          exclude: ['e2e/test/realnodes/**', 'e2e/test/migration/**'],
           // One clusterset (2 clusters + Cloud Map emulator) per run; see docs/harness.md.
           globalSetup: ['e2e/src/vitest/global-setup.ts'],
           testTimeout: 180_000,
@@ -84,6 +84,20 @@ export default defineConfig({
           include: ['e2e/test/realnodes/**/*.int.test.ts'],
           globalSetup: ['e2e/src/vitest/global-setup-real.ts'],
           testTimeout: 180_000,
+          hookTimeout: 900_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // The migration from the AWS controller on real nodes, with the doc's commands
+        // (issue 35; make test-migration): its own clusters, after the realnodes suites.
+        extends: true,
+        test: {
+          name: 'migration',
+          root: '.',
+          include: ['e2e/test/migration/**/*.int.test.ts'],
+          globalSetup: ['e2e/src/vitest/global-setup-real.ts'],
+          testTimeout: 900_000,
           hookTimeout: 900_000,
           fileParallelism: false,
         },

@@ -1,5 +1,11 @@
-import { ServiceImportApi } from '@cloudmap-mcs/core';
-import { LABEL_MANAGED_BY, MANAGED_BY, type ObjectMeta, type OwnerReference } from './k8s-types.js';
+import { derivedServiceName, ServiceImportApi } from '@cloudmap-mcs/core';
+import {
+  ANNOTATION_DERIVED_SERVICE,
+  LABEL_MANAGED_BY,
+  MANAGED_BY,
+  type ObjectMeta,
+  type OwnerReference,
+} from './k8s-types.js';
 
 /**
  * Which objects the import agent may modify or delete (docs/contributing.md#idempotence, issue 11
@@ -41,20 +47,50 @@ const refersTo = (
 ): boolean =>
   (refs ?? []).some((r) => r.apiVersion === apiVersion && r.kind === kind && r.name === name);
 
+/** A Service name (RFC 1035 label). */
+const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * The derived Service of an import: `derived-<hash>` (the mcs-api scheme), unless our
+ * ServiceImport names another one in its `multicluster.kubernetes.io/derived-service`
+ * annotation. That is how an existing Service is adopted in place, keeping its ClusterIP
+ * (the clusterset IP clients already use): the AWS controller's `imported-<hash>` when a
+ * cluster migrates (docs/migrate-from-aws-controller.md step 5). Only a ServiceImport that is
+ * ours is read; we write the annotation back with the same value on every apply.
+ */
+export function derivedNameOf(
+  si: { metadata: ObjectMeta } | undefined,
+  namespace: string,
+  name: string,
+): { derivedName: string; adopted: boolean } {
+  const standard = derivedServiceName(namespace, name);
+  const named =
+    si === undefined || !labelled(si.metadata)
+      ? undefined
+      : si.metadata.annotations?.[ANNOTATION_DERIVED_SERVICE];
+  return named !== undefined && named !== standard && SERVICE_NAME.test(named)
+    ? { derivedName: named, adopted: true }
+    : { derivedName: standard, adopted: false };
+}
+
 /**
  * The marker `meta` lacks to be ours, or undefined when it is ours:
  * - ServiceImport: our managed-by label;
- * - derived Service: our label and an owner reference to the ServiceImport `importName`;
+ * - derived Service: our label and an owner reference to the ServiceImport `importName`; an
+ *   adopted one (named by our ServiceImport, `derivedNameOf`) needs only the label: the user
+ *   gave both, and our first apply sets the owner reference (the AWS controller's points at
+ *   the same ServiceImport through v1alpha1);
  * - EndpointSlice: our label and an owner reference to the derived Service `derivedName`.
  */
 export function missingMarker(
   kind: OwnedKind,
   meta: ObjectMeta,
-  owner: { importName: string; derivedName: string },
+  owner: { importName: string; derivedName: string; adopted?: boolean },
 ): string | undefined {
   if (!labelled(meta)) return `no ${LABEL_MANAGED_BY}=${MANAGED_BY} label`;
   if (
     kind === 'Service' &&
+    owner.adopted !== true &&
     !refersTo(meta.ownerReferences, ServiceImportApi.apiVersion, 'ServiceImport', owner.importName)
   )
     return `no owner reference to ServiceImport ${owner.importName}`;
@@ -69,7 +105,7 @@ export function missingMarker(
 export function collisionOf(
   kind: OwnedKind,
   meta: ObjectMeta,
-  owner: { importName: string; derivedName: string },
+  owner: { importName: string; derivedName: string; adopted?: boolean },
 ): NameCollision | undefined {
   const detail = missingMarker(kind, meta, owner);
   return detail === undefined

@@ -1,5 +1,4 @@
 import {
-  derivedServiceName,
   logFields,
   mergeExports,
   splitKey,
@@ -18,7 +17,7 @@ import { converge, nextCheck, writeStatus } from './converge.js';
 import { liveExports, type LiveExports } from './exports.js';
 import { collectRefusals, type ImportRef } from './import-events.js';
 import type { ServiceImportObject } from './k8s-types.js';
-import { missingMarker } from './ownership.js';
+import { derivedNameOf, missingMarker } from './ownership.js';
 import { NamespaceTerminatingError, type ImportSources, type ImportWriter } from './ports.js';
 import type { RecentWrites, Used } from './recent-writes.js';
 import {
@@ -105,13 +104,17 @@ async function reconcileKey(s: Shared, key: string, log: Logger): Promise<Reconc
   const [namespace, name] = splitKey(key);
   if (!deps.sources.namespaceExists(namespace)) return;
   const used: Used = { untilMs: 0 };
+  const view = cacheView(deps.sources, s.recent, used);
   const p: Pass = {
     key,
     namespace,
     name,
-    markers: { importName: name, derivedName: derivedServiceName(namespace, name) },
+    markers: {
+      importName: name,
+      ...derivedNameOf(view.serviceImport(namespace, name), namespace, name),
+    },
     log,
-    view: cacheView(deps.sources, s.recent, used),
+    view,
     writer: s.writer,
   };
   if (!(await inScope(s, p))) return;

@@ -76,6 +76,8 @@ export type View = ReturnType<typeof cacheView>;
 export interface Markers {
   importName: string;
   derivedName: string;
+  /** The derived Service was adopted (ownership.ts `derivedNameOf`). */
+  adopted?: boolean;
 }
 
 /** Slices labelled as ours that also point at our derived Service (the full markers). */
