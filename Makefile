@@ -54,7 +54,7 @@ fmt: install ## Format the code
 
 .PHONY: test-unit
 test-unit: build ## Unit and component tests
-	pnpm exec vitest run --project '!integration' --project '!realnodes' --project '!promtool'
+	pnpm exec vitest run --project '!integration' --project '!realnodes' --project '!promtool' --project '!migration'
 
 .PHONY: controlplane
 controlplane: ## Build (or reuse) etcd, kube-apiserver, kcm, scheduler and kwok from the Go module proxy

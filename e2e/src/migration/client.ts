@@ -8,6 +8,10 @@
  *   start, one GET on it every `--long-interval-ms`; a second socket would mean it broke.
  * Every answer must be HTTP 200 with the echo server's `pod=` line. The figures are written
  * to `--out` (JSON) every second and on SIGTERM, when it exits.
+ * The count starts at the first answer: until then the service is not yet served where the
+ * client stands (a derived Service created a moment ago is not yet programmed by kube-proxy:
+ * ENETUNREACH), which is the cluster starting up, not the migration. Those warm-up attempts
+ * are reported apart (`warmUp`), and the test starts migrating only after the count began.
  * Usage: node client.js --dns IP --name FQDN --out FILE [--interval-ms 100] [--long-interval-ms 250]
  */
 import { Resolver } from 'node:dns/promises';
@@ -28,6 +32,8 @@ export interface ClientFigures {
   /** Which cluster answered, with counts (from the echo's `cluster=`). */
   clusters: Record<string, number>;
   long: { ip: string; sent: number; ok: number; failed: number; sockets: number; maxGapMs: number };
+  /** Attempts before the first answer (not counted above), and the time until it. */
+  warmUp: { attempts: number; ms: number; lastError: string };
   /** The first failures, for diagnosis. */
   failures: { at: string; kind: string; error: string }[];
 }
@@ -56,6 +62,7 @@ const f: ClientFigures = {
   ips: {},
   clusters: {},
   long: { ip: '', sent: 0, ok: 0, failed: 0, sockets: 0, maxGapMs: 0 },
+  warmUp: { attempts: 0, ms: 0, lastError: '' },
   failures: [],
 };
 let stopping = false;
@@ -151,6 +158,24 @@ async function longLived(): Promise<void> {
   agent.destroy();
 }
 
+/** Until one GET on a fresh connection answers (at most 60 s): the warm-up, not counted. */
+async function warmUp(): Promise<void> {
+  while (!stopping) {
+    f.warmUp.attempts++;
+    try {
+      const [ip] = await resolver.resolve4(values.name!);
+      if (ip === undefined) throw new Error('no A record');
+      await get(ip, false);
+      f.warmUp.ms = Date.now() - t0;
+      return;
+    } catch (error) {
+      f.warmUp.lastError = error instanceof Error ? error.message : String(error);
+      if (Date.now() - t0 > 60_000) throw new Error(`no answer in 60 s: ${f.warmUp.lastError}`);
+    }
+    await sleep(interval);
+  }
+}
+
 function write(): void {
   f.seconds = (Date.now() - t0) / 1000;
   const tmp = `${values.out!}.tmp`;
@@ -162,6 +187,7 @@ const timer = setInterval(write, 1000);
 process.on('SIGTERM', () => {
   stopping = true;
 });
+await warmUp();
 await Promise.all([newConnections(), longLived()]);
 clearInterval(timer);
 write();

@@ -157,7 +157,8 @@ describe('migrating from the AWS controller with the doc’s commands', () => {
     say(
       `FIGURES: ${f.sent} requests on new connections in ${seconds} s, ${f.failed} failed, longest gap between answers ${f.maxGapMs} ms; ` +
         `long-lived connection: ${f.long.sent} requests, ${f.long.failed} failed, ${f.long.sockets} socket(s), longest gap ${f.long.maxGapMs} ms; ` +
-        `clusterset IPs before ${JSON.stringify(before)} after ${JSON.stringify(after)}; answered by ${JSON.stringify(f.clusters)}; DNS answers ${JSON.stringify(f.ips)}`,
+        `clusterset IPs before ${JSON.stringify(before)} after ${JSON.stringify(after)}; answered by ${JSON.stringify(f.clusters)}; DNS answers ${JSON.stringify(f.ips)}; ` +
+        `warm-up before the count began (on the AWS controller alone): ${f.warmUp.attempts} attempt(s), first answer after ${f.warmUp.ms} ms${f.warmUp.lastError === '' ? '' : ` (last error ${f.warmUp.lastError})`}`,
     );
     for (const e of sup.events) say(`  ${e}`);
     if (f.failures.length > 0) say(`failures: ${JSON.stringify(f.failures.slice(0, 10))}`);
