@@ -21,7 +21,7 @@ export interface ExportPlanInput {
   observed: readonly CloudMapInstance[];
 }
 
-const isExportRecord = (i: CloudMapInstance) => i.attributes[Attr.Record] === 'export';
+export const isExportRecord = (i: CloudMapInstance) => i.attributes[Attr.Record] === 'export';
 
 /** Export records before endpoints, then by ID: a stable order that registers the export first. */
 const registerOrder = (a: CloudMapInstance, b: CloudMapInstance) =>
