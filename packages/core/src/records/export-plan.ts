@@ -3,7 +3,7 @@ import type { CloudMapInstance } from '../ports/cloudmap-port.js';
 import { Attr } from './attributes.js';
 import { isOwnInstance } from './decode.js';
 import { shortHash } from '../planning/naming.js';
-import { compareStrings } from '../planning/ordering.js';
+import { compareStrings, sameStringMap } from '../planning/ordering.js';
 
 /** What the export agent must change in one Cloud Map service. Empty when in sync. */
 export interface ExportPlan {
@@ -21,15 +21,7 @@ export interface ExportPlanInput {
   observed: readonly CloudMapInstance[];
 }
 
-const sameAttributes = (
-  a: Readonly<Record<string, string>>,
-  b: Readonly<Record<string, string>>,
-) => {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
-};
-
-const isExportRecord = (i: CloudMapInstance) => i.attributes[Attr.Record] === 'export';
+export const isExportRecord = (i: CloudMapInstance) => i.attributes[Attr.Record] === 'export';
 
 /** Export records before endpoints, then by ID: a stable order that registers the export first. */
 const registerOrder = (a: CloudMapInstance, b: CloudMapInstance) =>
@@ -54,7 +46,7 @@ export function planExport({ cluster, desired, observed }: ExportPlanInput): Exp
     .filter((d) => !foreign.has(d.id))
     .filter((d) => {
       const current = own.get(d.id);
-      return current === undefined || !sameAttributes(current.attributes, d.attributes);
+      return current === undefined || !sameStringMap(current.attributes, d.attributes);
     })
     .sort(registerOrder);
   const deregister = [...own.values()]

@@ -1,9 +1,8 @@
 import type { ClusterIdentity } from '../model/types.js';
 import type { CloudMapInstance } from '../ports/cloudmap-port.js';
-import { Attr } from './attributes.js';
 import { isOwnInstance } from './decode.js';
 import { MAX_SHARD_COUNT, ShardAttr, declaredShardCount } from './shards.js';
-import { planExport, type ExportPlan } from './export-plan.js';
+import { isExportRecord, planExport, type ExportPlan } from './export-plan.js';
 import { compareStrings } from '../planning/ordering.js';
 
 /**
@@ -87,7 +86,6 @@ export interface ShardPlan {
   problem?: string;
 }
 
-const isExportRecord = (i: CloudMapInstance) => i.attributes[Attr.Record] === 'export';
 const byId = (a: CloudMapInstance, b: CloudMapInstance) => compareStrings(a.id, b.id);
 
 export function planShardedExport(input: ShardPlanInput): ShardPlan {
