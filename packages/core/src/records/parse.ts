@@ -88,16 +88,21 @@ export function parseIpFamilies(value: string): IPFamily[] {
   return families as IPFamily[];
 }
 
-/** The address and its family; AWS_INSTANCE_IPV6 wins when both are present, as in Go. */
+/**
+ * The address and its family. An instance with both attributes is read as IPv4, as the AWS Go
+ * controller reads it (it takes AWS_INSTANCE_IPV4 over AWS_INSTANCE_IPV6 and logs a warning),
+ * so both importers put that instance in the same family.
+ */
 export function parseAddress(attrs: Attrs): { address: string; addressType: AddressType } {
+  const v4 = attrs['AWS_INSTANCE_IPV4'];
   const v6 = attrs['AWS_INSTANCE_IPV6'];
-  if (v6 !== undefined) {
+  if (v4 === undefined && v6 !== undefined) {
     if (!isIPv6(v6)) throw new RecordParseError(`AWS_INSTANCE_IPV6 is not IPv6: ${v6}`);
     return { address: v6, addressType: 'IPv6' };
   }
-  const v4 = required(attrs, 'AWS_INSTANCE_IPV4');
-  if (!isIPv4(v4)) throw new RecordParseError(`AWS_INSTANCE_IPV4 is not IPv4: ${v4}`);
-  return { address: v4, addressType: 'IPv4' };
+  const address = required(attrs, 'AWS_INSTANCE_IPV4');
+  if (!isIPv4(address)) throw new RecordParseError(`AWS_INSTANCE_IPV4 is not IPv4: ${address}`);
+  return { address, addressType: 'IPv4' };
 }
 
 function parseJson(value: string, key: string): unknown {
