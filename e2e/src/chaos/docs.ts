@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { mergeReports, reportMarkdown, type ChaosReport } from './report.js';
-import { scenarios } from './scenarios/index.js';
+import { everyScenario } from './scenarios/index.js';
 
 const intro = `# Reliability: the fault and hostility suite
 
@@ -47,7 +47,7 @@ export function writeReliabilityPage(jsonPaths: string | readonly string[], docP
     reliabilityPage(
       mergeReports(
         parts,
-        scenarios.map((s) => s.id),
+        everyScenario.map((s) => s.id),
       ),
     ),
   );
