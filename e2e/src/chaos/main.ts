@@ -25,7 +25,7 @@ import {
 } from './report.js';
 import { runSuite } from './run.js';
 import { everyScenario, scenarioById, scenarios, tenScenarios } from './scenarios/index.js';
-import type { Scenario } from './scenario.js';
+import { partsFor } from './parts.js';
 
 const argv = await yargs(hideBin(process.argv))
   .scriptName('chaos')
@@ -51,15 +51,10 @@ const chosen =
   argv.only === undefined
     ? everyScenario
     : argv.only.split(',').map((id) => scenarioById(id.trim()));
-const inPart = (part: readonly Scenario[]) =>
-  chosen.filter(
-    (s) =>
-      part.includes(s) && (argv.part === 'all' || (argv.part === 'two') === (part === scenarios)),
-  );
-const parts = [
-  { clusters: 2, list: inPart(scenarios), state: argv.state },
-  { clusters: 10, list: inPart(tenScenarios), state: `${argv.state}-ten` },
-].filter((p) => p.list.length > 0);
+const parts = partsFor(argv.part, chosen, scenarios, tenScenarios).map((p) => ({
+  ...p,
+  state: p.clusters === 2 ? argv.state : `${argv.state}-ten`,
+}));
 const args = [
   ...(argv.part === 'all' ? [] : [`--part ${argv.part}`]),
   ...(argv.only === undefined ? [] : [`--only ${argv.only}`]),
