@@ -305,26 +305,27 @@ export const tenJoin: Scenario = {
     const joiner = TEN - 1;
     const all = [...nine, joiner];
     const bound = (p.import.slowPollS * (1 + p.import.jitter) + p.slackS) * 1000;
+    // The bound runs from the agents' readiness: process start (Node loading its bundle) is
+    // the machine's share, reported apart (it grows with the load average, not the design).
     const startedAt = Date.now();
-    await s.exporters[joiner]?.start();
-    await s.importers[joiner]?.start();
-    const agentsUpMs = Date.now() - startedAt;
+    await Promise.all([s.exporters[joiner]?.start(), s.importers[joiner]?.start()]);
+    const readyAt = Date.now();
     const expected = expectedOf(all, ctx.clusters);
     const joinerMs = await waitMerged([ctx.cluster(joiner)], s.ns, expected, bound + 60_000).then(
-      () => Date.now() - startedAt,
+      () => Date.now() - readyAt,
     );
     const othersMs = await waitMerged(
       nine.map((i) => ctx.cluster(i)),
       s.ns,
       expected,
       bound + 60_000,
-    ).then(() => Date.now() - startedAt);
-    out.figure('agents ready s', seconds(agentsUpMs));
-    out.figure('joiner imports all ten s', seconds(joinerMs));
-    out.figure('joiner exported in all nine others s', seconds(othersMs));
+    ).then(() => Date.now() - readyAt);
+    out.figure('agents start to ready s', seconds(readyAt - startedAt));
+    out.figure('joiner imports all ten after ready s', seconds(joinerMs));
+    out.figure('joiner exported in all nine others after ready s', seconds(othersMs));
     out.figure('cold-sync bound s', seconds(bound));
     out.observe(
-      `${ctx.cluster(joiner).name} joined: agents ready in ${seconds(agentsUpMs)} s; it imported all ten sources ${seconds(joinerMs)} s and the nine others imported it ${seconds(othersMs)} s after its agents started (bound ${seconds(bound)} s)`,
+      `${ctx.cluster(joiner).name} joined: agents ready ${seconds(readyAt - startedAt)} s after start; it imported all ten sources ${seconds(joinerMs)} s and the nine others imported it ${seconds(othersMs)} s after that (bound ${seconds(bound)} s)`,
     );
     out.check(
       joinerMs <= bound,
