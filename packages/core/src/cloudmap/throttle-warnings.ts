@@ -19,9 +19,11 @@ const RATE_QUOTAS: Partial<Record<CloudMapOperationName, string>> = {
  */
 export function throttleAdvice(op: CloudMapOperationName): string {
   const quota = RATE_QUOTAS[op];
+  // The API's own name (DiscoverInstances), as Service Quotas and the AWS docs spell it.
+  const api = `${op.charAt(0).toUpperCase()}${op.slice(1)}`;
   if (quota === undefined)
-    return `Cloud Map throttled ${op} (an account-wide API rate shared by every caller in the account and Region); calls are retried with backoff. If it persists, ask AWS Support to raise the ${op} request rate for this account.`;
-  return `Cloud Map throttled ${op}: ${quota} is spent by every caller in the account; calls are retried with backoff. If it persists, request a higher ${op} rate in Service Quotas (AWS Cloud Map) for this account and Region, or lower the agents' poll rate.`;
+    return `Cloud Map throttled ${api} (an account-wide API rate shared by every caller in the account and Region); calls are retried with backoff. If it persists, ask AWS Support to raise the ${api} request rate for this account.`;
+  return `Cloud Map throttled ${api}: ${quota} is spent by every caller in the account; calls are retried with backoff. If it persists, request a higher ${api} rate in Service Quotas (AWS Cloud Map) for this account and Region, or lower the agents' poll rate.`;
 }
 
 /**

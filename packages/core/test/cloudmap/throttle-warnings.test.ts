@@ -17,10 +17,10 @@ describe('throttle warnings', () => {
   it('names the data-plane quota and its figure, and what to ask AWS for', () => {
     const d = throttleAdvice('discoverInstances');
     expect(d).toContain('DiscoverInstances quota (1,000 requests/s steady, 2,000 burst');
-    expect(d).toContain('request a higher discoverInstances rate in Service Quotas');
+    expect(d).toContain('request a higher DiscoverInstances rate in Service Quotas');
     expect(throttleAdvice('discoverInstancesRevision')).toContain('3,000 requests/s');
     expect(throttleAdvice('registerInstance')).toContain(
-      'ask AWS Support to raise the registerInstance',
+      'ask AWS Support to raise the RegisterInstance',
     );
   });
 });
