@@ -5,6 +5,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeFlags } from '../src/chaos/context.js';
+import { partsFor } from '../src/chaos/parts.js';
+import { sourcesKey } from '../src/chaos/scenarios/ten.js';
 import { CuttableProxy } from '../src/chaos/proxy.js';
 import { auditInstances } from '../src/chaos/records.js';
 import {
@@ -223,4 +225,41 @@ it('mergeReports: a scenario re-run in a later part replaces its earlier result'
   ]);
   expect(merged.results).toHaveLength(1);
   expect(merged.results[0]?.passed).toBe(true);
+});
+
+describe('partsFor (which clustersets a run starts)', () => {
+  const two = ['baseline', 'throttling'];
+  const ten = ['ten-join', 'ten-quotas'];
+  const every = [...two, ...ten];
+  it('all: the 2-cluster part, then the 10-cluster part', () => {
+    expect(partsFor('all', every, two, ten)).toEqual([
+      { clusters: 2, list: two },
+      { clusters: 10, list: ten },
+    ]);
+  });
+  it('a part alone, and --only starts only the clustersets its scenarios need', () => {
+    expect(partsFor('ten', every, two, ten)).toEqual([{ clusters: 10, list: ten }]);
+    expect(partsFor('two', every, two, ten)).toEqual([{ clusters: 2, list: two }]);
+    expect(partsFor('all', ['ten-quotas'], two, ten)).toEqual([
+      { clusters: 10, list: ['ten-quotas'] },
+    ]);
+    expect(partsFor('two', ['ten-quotas'], two, ten)).toEqual([]);
+  });
+});
+
+describe('sourcesKey (the ten-cluster merge compare)', () => {
+  it('is independent of order and ignores sources with no address', () => {
+    const a = new Map([
+      ['c2', ['10.2.100.2', '10.2.100.1']],
+      ['c1', ['10.1.100.1']],
+      ['c3', []],
+    ]);
+    const b = new Map([
+      ['c1', ['10.1.100.1']],
+      ['c2', ['10.2.100.1', '10.2.100.2']],
+    ]);
+    expect(sourcesKey(a)).toBe('c1=10.1.100.1;c2=10.2.100.1,10.2.100.2');
+    expect(sourcesKey(a)).toBe(sourcesKey(b));
+    expect(sourcesKey(new Map([['c1', ['10.1.100.2']]]))).not.toBe(sourcesKey(b));
+  });
 });

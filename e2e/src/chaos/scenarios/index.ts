@@ -22,7 +22,9 @@ import { oversizeAttributes, refusalLogRate } from './oversize.js';
 import { deniedNamespaces, importCap, invalidServiceNames } from './scope.js';
 import { leaderSlowApiserver } from './slow-leader.js';
 import { throttling } from './throttle.js';
+import { tenScenarios } from './ten.js';
 
+/** The two-cluster part (the suite's clusterset of 2 clusters). */
 export const scenarios: readonly Scenario[] = [
   baseline,
   cloudMapOutage,
@@ -55,9 +57,15 @@ export const scenarios: readonly Scenario[] = [
   exportFailureEvents,
 ];
 
+/** The scenarios that need a ten-cluster clusterset (`--part ten`), in their order. */
+export { tenScenarios };
+
+/** Both parts, in the order of the report. */
+export const everyScenario: readonly Scenario[] = [...scenarios, ...tenScenarios];
+
 export function scenarioById(id: string): Scenario {
-  const s = scenarios.find((x) => x.id === id);
+  const s = everyScenario.find((x) => x.id === id);
   if (s === undefined)
-    throw new Error(`no scenario ${id} (known: ${scenarios.map((x) => x.id).join(', ')})`);
+    throw new Error(`no scenario ${id} (known: ${everyScenario.map((x) => x.id).join(', ')})`);
   return s;
 }

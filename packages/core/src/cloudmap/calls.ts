@@ -7,6 +7,7 @@ import { fullJitterDelay, sleep } from '../workqueue/backoff.js';
 import type { CloudMapMetrics } from './metrics.js';
 import type { OperationLimiter } from './rate-limits.js';
 import { deadlineExceeded, toCloudMapError } from './sdk-errors.js';
+import { ThrottleWarnings, throttleAdvice } from './throttle-warnings.js';
 
 export interface RetryPolicy {
   /** Attempts per call including the first. Default 6. */
@@ -101,6 +102,7 @@ function until<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 export function createCaller(o: CallerOptions): Caller {
+  const warnings = new ThrottleWarnings();
   const attempt = <T>(op: CloudMapOperationName, fn: PortCall<T>, d?: Deadline): Promise<T> =>
     o.limiter.schedule(op, async () => {
       const own = d ?? deadline(o.clock, o.retry.deadlineMs, op);
@@ -114,7 +116,16 @@ export function createCaller(o: CallerOptions): Caller {
         // Past the deadline, whatever the port threw (the SDK's AbortError) is the deadline.
         const e = toCloudMapError(own.signal.aborted ? own.signal.reason : error, op);
         o.metrics.call(op, e.code, (performance.now() - started) / 1000);
-        if (isThrottlingCode(e.code)) o.metrics.throttled(op);
+        if (isThrottlingCode(e.code)) {
+          o.metrics.throttled(op);
+          const suppressed = warnings.note(op, o.clock.now());
+          if (suppressed !== undefined)
+            o.log.warn(throttleAdvice(op), {
+              [logFields.cloudMapOperation]: op,
+              [logFields.reason]: e.code,
+              throttlesNotLogged: suppressed,
+            });
+        }
         throw e;
       } finally {
         if (d === undefined) own.stop();

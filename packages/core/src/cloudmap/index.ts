@@ -8,4 +8,5 @@ export * from './rate-limits.js';
 export * from './sdk-client.js';
 export * from './sdk-errors.js';
 export * from './sdk-port.js';
+export * from './throttle-warnings.js';
 export * from './token-bucket.js';
