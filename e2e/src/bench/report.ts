@@ -194,6 +194,10 @@ const cellTitle = (r: PhaseResult | undefined, cell: string): string =>
   r === undefined
     ? cell
     : `${r.services.toLocaleString('en-US')} services × ${r.endpoints} endpoints × ${r.clusters} clusters${
+        r.exporters !== undefined && r.exporters > 1
+          ? ` (exported from ${r.exporters} of the ${r.clusters}, all importing)`
+          : ''
+      }${
         r.unrelatedObjects > 0
           ? `, ${r.unrelatedObjects.toLocaleString('en-US')} unrelated Services + EndpointSlices per cluster`
           : ''
@@ -247,7 +251,7 @@ const runningIt = [
   '',
   '| variable | default | |',
   '|---|---|---|',
-  '| `BENCH_MATRIX` | `10x2x2,100x2x2,100x2x3,1000x10x2:5000,1000x10x3` | cells `services x endpoints x clusters[:unrelated objects per cluster]`, services exported from c1 |',
+  '| `BENCH_MATRIX` | `10x2x2,100x2x2,100x2x3,1000x10x2:5000,1000x10x3` | cells `services x endpoints x clusters[/exporting clusters][:unrelated objects per cluster]`, services exported from c1 (or c1..cE with `/E`) |',
   '| `BENCH_SIDES` | `ours,peer` | which sides run |',
   '| `BENCH_IDLE_SECONDS` | 120 | idle window (after cold sync and 10 s of settling) |',
   '| `BENCH_CHANGES` | 20 | endpoint changes timed, one after the other |',
