@@ -14,7 +14,7 @@ import type { Progress } from '../log.js';
 import { readAuditLog, writesByResource } from './audit.js';
 import { startBenchEmulator, type BenchEmulator } from './gateway-emulator.js';
 import { usernameOf } from './identities.js';
-import { cellName, type Cell } from './matrix.js';
+import { cellName, exportersOf, type Cell } from './matrix.js';
 import { percentile, perMinute } from './measure.js';
 import { ImportObserver } from './observer.js';
 import { loadAverage, sampleProcess, type ProcSample } from './procs.js';
@@ -219,7 +219,10 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
   const loadavgAtStart = loadAverage();
   const name = `${cellName(cell)} ${side}`;
   const say = (msg: string): void => opts.progress(`bench ${name}: ${msg}`);
-  const stateDir = join(opts.stateRoot, `${cellName(cell).replace(':', '-u')}-${side}`);
+  const stateDir = join(
+    opts.stateRoot,
+    `${cellName(cell).replace('/', '-e').replace(':', '-u')}-${side}`,
+  );
   const cs = await startClusterset({
     clusters: cell.clusters,
     stateDir,
@@ -241,17 +244,24 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
       say(`creating ${unrelated} unrelated Services + EndpointSlices in each cluster`);
       for (const kc of kcs) await createUnrelatedObjects(kc, unrelated);
     }
-    const exporter = kcs[0]!;
-    const pool = new AddressPool(1);
+    // c1..cE export every service, each with its own addresses (10.<cluster>.x.y); every
+    // cluster imports the union.
+    const exporters = kcs.slice(0, exportersOf(cell));
+    const exporter = exporters[0]!;
+    const pools = exporters.map((_, i) => new AddressPool(i + 1));
+    const pool = pools[0]!;
     const names = Array.from({ length: cell.services }, (_, i) => serviceName(i));
-    say(`creating ${cell.services} exported services × ${cell.endpoints} endpoints in c1`);
-    const expected = await createExportedServices(
-      exporter,
-      benchNamespace,
-      names,
-      cell.endpoints,
-      pool,
+    say(
+      `creating ${cell.services} exported services × ${cell.endpoints} endpoints in ${exporters.length} cluster(s)`,
     );
+    /** Per exporting cluster: service → its addresses there. */
+    const local: Expected[] = [];
+    for (const [i, kc] of exporters.entries())
+      local.push(
+        await createExportedServices(kc, benchNamespace, names, cell.endpoints, pools[i]!),
+      );
+    const union = (svc: string): string[] => local.flatMap((m) => m.get(svc) ?? []);
+    const expected: Expected = new Map(names.map((n) => [n, union(n)]));
     for (const [i, kc] of kcs.entries()) {
       const o = new ImportObserver(cs.clusters[i]!.name, kc, benchNamespace);
       await o.start();
@@ -280,6 +290,8 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
     const propagation: number[] = [];
     for (let i = 0; i < opts.changes; i++) {
       const svc = names[Math.floor(Math.random() * names.length)]!;
+      // An endpoint change in one of the exporting clusters, picked at random.
+      const e = Math.floor(Math.random() * exporters.length);
       propagation.push(
         await timedChange(
           'endpoint change',
@@ -288,10 +300,17 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
           expected,
           processes,
           opts.changeTimeoutSeconds,
-          async () => [
-            svc,
-            await replaceOneAddress(exporter, benchNamespace, svc, expected.get(svc)!, pool),
-          ],
+          async () => {
+            const next = await replaceOneAddress(
+              exporters[e]!,
+              benchNamespace,
+              svc,
+              local[e]!.get(svc)!,
+              pools[e]!,
+            );
+            local[e]!.set(svc, next);
+            return [svc, union(svc)];
+          },
         ),
       );
       // Changes land at random points of the pollers' cycles.
@@ -336,6 +355,7 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
       services: cell.services,
       endpoints: cell.endpoints,
       clusters: cell.clusters,
+      ...(cell.exporters !== undefined ? { exporters: cell.exporters } : {}),
       unrelatedObjects: unrelated,
       coldSyncSeconds,
       propagation: latency(propagation),

@@ -194,6 +194,10 @@ const cellTitle = (r: PhaseResult | undefined, cell: string): string =>
   r === undefined
     ? cell
     : `${r.services.toLocaleString('en-US')} services × ${r.endpoints} endpoints × ${r.clusters} clusters${
+        r.exporters !== undefined && r.exporters > 1
+          ? ` (exported from ${r.exporters} of the ${r.clusters}, all importing)`
+          : ''
+      }${
         r.unrelatedObjects > 0
           ? `, ${r.unrelatedObjects.toLocaleString('en-US')} unrelated Services + EndpointSlices per cluster`
           : ''
@@ -247,7 +251,7 @@ const runningIt = [
   '',
   '| variable | default | |',
   '|---|---|---|',
-  '| `BENCH_MATRIX` | `10x2x2,100x2x2,100x2x3,1000x10x2:5000,1000x10x3` | cells `services x endpoints x clusters[:unrelated objects per cluster]`, services exported from c1 |',
+  '| `BENCH_MATRIX` | `10x2x2,100x2x2,100x2x3,1000x10x2:5000,1000x10x3` | cells `services x endpoints x clusters[/exporting clusters][:unrelated objects per cluster]`, services exported from c1 (or c1..cE with `/E`) |',
   '| `BENCH_SIDES` | `ours,peer` | which sides run |',
   '| `BENCH_IDLE_SECONDS` | 120 | idle window (after cold sync and 10 s of settling) |',
   '| `BENCH_CHANGES` | 20 | endpoint changes timed, one after the other |',
@@ -258,7 +262,8 @@ const runningIt = [
   '',
   "What the figures are: cold sync runs from the processes' start until every service shows",
   'exactly its addresses in the imported EndpointSlices of every cluster (the exporting one',
-  'too); an endpoint change replaces one address of one EndpointSlice in c1 and waits until',
+  'too); an endpoint change replaces one address of one EndpointSlice in c1 (with `/E`, in one',
+  'of c1..cE picked at random) and waits until',
   'every cluster shows the new set (p99 is nearest-rank: with 20 changes, the slowest);',
   "Cloud Map calls are the emulator's counts (one emulator per side); Kubernetes writes come",
   "from the API servers' audit logs, by the identity each process runs as; RSS is VmRSS at",

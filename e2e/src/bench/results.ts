@@ -47,6 +47,8 @@ export interface PhaseResult {
   readonly services: number;
   readonly endpoints: number;
   readonly clusters: number;
+  /** Clusters exporting every service (`NxMxK/E`); absent: 1 (c1). */
+  readonly exporters?: number;
   readonly unrelatedObjects: number;
   readonly coldSyncSeconds: number;
   readonly propagation: LatencyFigures;
