@@ -172,7 +172,7 @@ bench: build controlplane peer ## Our agents vs the AWS controller on the harnes
 
 .PHONY: bench-smoke
 bench-smoke: build controlplane peer ## A short bench (10 services x 2 endpoints x 2 clusters, 20 s idle): figures only
-	@BENCH_MATRIX=10x2x2 BENCH_IDLE_SECONDS=20 BENCH_SETTLE_SECONDS=5 BENCH_CHANGES=5 BENCH_NEW_SERVICES=1 \
+	@BENCH_MATRIX=10x2x2 BENCH_IDLE_SECONDS=20 BENCH_SETTLE_SECONDS=5 BENCH_CHANGES=5 BENCH_NEW_SERVICES=1 BENCH_CONFLICTS=2 \
 	  node e2e/dist/src/bench/main.js --state $(BENCH_STATE)-smoke
 
 CONFORMANCE_STATE ?= .state/conformance

@@ -41,6 +41,11 @@ const args = await yargs(hideBin(process.argv))
     default: 3,
     describe: 'new exports timed (sequential)',
   })
+  .option('conflicts', {
+    type: 'number',
+    default: 5,
+    describe: 'port conflicts between c1 and c2 raised and cleared (timed; 0: none)',
+  })
   .option('unrelated', {
     type: 'number',
     default: 0,
@@ -140,6 +145,7 @@ const settings = {
   settleSeconds: args.settleSeconds,
   changes: args.changes,
   newServices: args.newServices,
+  conflicts: args.conflicts,
   unrelated: args.unrelated,
 };
 const command = [
@@ -150,6 +156,7 @@ const command = [
   `BENCH_SETTLE_SECONDS=${args.settleSeconds}`,
   `BENCH_CHANGES=${args.changes}`,
   `BENCH_NEW_SERVICES=${args.newServices}`,
+  `BENCH_CONFLICTS=${args.conflicts}`,
   ...(args.unrelated > 0 ? [`BENCH_UNRELATED=${args.unrelated}`] : []),
 ].join(' ');
 

@@ -12,6 +12,7 @@ import { tail } from '../demo/agents.js';
 import { loadKubeconfig } from '../kubeconfig.js';
 import type { Progress } from '../log.js';
 import { readAuditLog, writesByResource } from './audit.js';
+import { createConflictServices, measureConflicts } from './conflict.js';
 import { startBenchEmulator, type BenchEmulator } from './gateway-emulator.js';
 import { usernameOf } from './identities.js';
 import { cellName, exportersOf, type Cell } from './matrix.js';
@@ -45,6 +46,8 @@ export interface PhaseOptions {
   readonly settleSeconds: number;
   readonly changes: number;
   readonly newServices: number;
+  /** Conflicts raised and cleared between c1 and c2 (ours; the AWS controller gets one probe). */
+  readonly conflicts: number;
   /** Unrelated Services + EndpointSlices created in every cluster first (0: none). */
   readonly unrelated: number;
   /** Cold sync limit; a side that has not converged by then fails the phase. */
@@ -262,6 +265,11 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
       );
     const union = (svc: string): string[] => local.flatMap((m) => m.get(svc) ?? []);
     const expected: Expected = new Map(names.map((n) => [n, union(n)]));
+    // The peer gets one probe (it writes no ServiceExport status).
+    const conflictServices = await createConflictServices(
+      kcs,
+      side === 'ours' ? opts.conflicts : Math.min(1, opts.conflicts),
+    );
     for (const [i, kc] of kcs.entries()) {
       const o = new ImportObserver(cs.clusters[i]!.name, kc, benchNamespace);
       await o.start();
@@ -340,6 +348,23 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
     }
     say(`new service p50 ${percentile(newService, 50).toFixed(2)} s`);
 
+    const conflict =
+      opts.conflicts > 0
+        ? await measureConflicts(
+            side,
+            kcs,
+            cs.clusters.map((c) => c.name),
+            conflictServices,
+            observers,
+            processes,
+            {
+              timeoutSeconds: opts.changeTimeoutSeconds,
+              probeSeconds: 30,
+              say,
+            },
+          )
+        : undefined;
+
     const final = sampleAll(processes);
     const figures: ProcessFigures[] = processes.map((p) => ({
       cluster: p.cluster,
@@ -362,6 +387,7 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
       newService: latency(newService),
       idle: idle.idle,
       processes: figures,
+      ...(conflict !== undefined ? { conflict } : {}),
       loadavgAtStart,
       phaseSeconds: (Date.now() - t0) / 1000,
     };

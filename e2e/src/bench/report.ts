@@ -2,6 +2,7 @@
  * Turns phase results into the side-by-side table (ours, peer, ours/peer) printed by
  * `make bench`, the markdown of docs/benchmarks.md and a bar chart as SVG. Pure, unit-tested.
  */
+import { conflictRows } from './conflict.js';
 import { ratio } from './measure.js';
 import type { ProcessKind } from './identities.js';
 import type { BenchReport, PhaseResult } from './results.js';
@@ -213,6 +214,7 @@ export function textTable(report: BenchReport): string {
       ['metric', 'ours', 'AWS controller', 'ours/peer'],
       ...rows.map((r) => [r.metric, fmt(r.ours, r.digits), fmt(r.peer, r.digits), fmtRatio(r)]),
       ['load average during idle (1/5/15)', loadOf(ours), loadOf(peer), ''],
+      ...conflictRows(ours?.conflict, peer?.conflict).map((r) => [...r, '']),
     ];
     const procs = [processHeader, ...processRows(ours, peer)];
     for (const t of [table, procs]) {
@@ -256,6 +258,7 @@ const runningIt = [
   '| `BENCH_IDLE_SECONDS` | 120 | idle window (after cold sync and 10 s of settling) |',
   '| `BENCH_CHANGES` | 20 | endpoint changes timed, one after the other |',
   '| `BENCH_NEW_SERVICES` | 3 | new exports timed |',
+  "| `BENCH_CONFLICTS` | 5 | port conflicts timed: a service exported from c1 and c2, c2's port changed and reverted; ours until every exporter's ServiceExport says `Conflict=True` (then `False`), the AWS controller watched 30 s for any Conflict condition |",
   '| `BENCH_UNRELATED` | 0 | Services + EndpointSlices nothing exports, created in every cluster first (memory) |',
   '| `BENCH_CONVERGE_TIMEOUT_SECONDS` | 300 + 3 × services | a side that has not imported everything by then fails the run |',
   '| `BENCH_CHANGE_TIMEOUT_SECONDS` | 180 | the same for one change or new service |',
@@ -318,6 +321,7 @@ export function markdown(report: BenchReport, svgFile: string, notes?: string): 
       );
     out.push(
       `| load average at end of idle (1/5/15 min) | ${loadOf(ours)} | ${loadOf(peer)} | |`,
+      ...conflictRows(ours?.conflict, peer?.conflict).map((r) => `| ${r.join(' | ')} | |`),
       '',
     );
     out.push(

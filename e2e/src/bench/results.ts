@@ -1,4 +1,5 @@
 /** The figures of one benchmark phase (one side on one matrix cell), as written to JSON. */
+import type { ConflictFigures } from './conflict.js';
 import type { Side } from './sides.js';
 
 export interface ProcessFigures {
@@ -55,6 +56,8 @@ export interface PhaseResult {
   readonly newService: LatencyFigures;
   readonly idle: IdleFigures;
   readonly processes: ProcessFigures[];
+  /** Conflict raised and cleared between two exporters; absent in reports before 2026-12-06. */
+  readonly conflict?: ConflictFigures;
   /** When the run that measured this phase started (set when reports are merged). */
   readonly runStartedAt?: string;
   readonly loadavgAtStart: [number, number, number];

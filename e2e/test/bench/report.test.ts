@@ -113,6 +113,26 @@ describe('bench report', () => {
     expect(md).toContain('- 100x2x2 peer: peer did not converge (cold sync) within 600 s:');
   });
 
+  it('conflict figures show as rows of the cell in the markdown and the text table', () => {
+    const [ours, peer] = report.results as [PhaseResult, PhaseResult];
+    const withConflict: BenchReport = {
+      ...report,
+      results: [
+        { ...ours, conflict: { supported: true, raised: [2, 1, 3], cleared: [0.5, 1.5, 1] } },
+        { ...peer, conflict: { supported: false, raised: [], cleared: [], probeSeconds: 30 } },
+      ],
+    };
+    const md = markdown(withConflict, 'b.svg');
+    expect(md).toContain('| Conflict raised, all exporters, p50 (s) | 2.00 | not supported | |');
+    expect(md).toContain('| Conflict cleared, all exporters, max (s) | 1.50 | not supported | |');
+    expect(md).toContain('| Conflict samples | 3 | no condition in 30 s | |');
+    expect(textTable(withConflict)).toMatch(
+      /Conflict raised, all exporters, max \(s\) +3\.00 +not supported/,
+    );
+    // Reports from before the conflict phase have no such rows.
+    expect(markdown(report, 'b.svg')).not.toContain('Conflict raised');
+  });
+
   it('markdown includes the hand-written notes before the tables', () => {
     const md = markdown(report, 'benchmarks.svg', '## What this run shows\n\nNotes.\n');
     expect(md).toContain('## What this run shows\n\nNotes.');
