@@ -7,6 +7,7 @@ import {
   documentedPatterns,
   readDocumentedPatterns,
   summarize,
+  linesOfNamespaces,
 } from '../src/interop/controller-log.js';
 
 const ours = 'ce5895259c6a';
@@ -82,5 +83,22 @@ describe('the AWS controller error lines the migration doc explains', () => {
 
   it('fails loudly when the doc no longer states a pattern', () => {
     expect(() => documentedPatterns("from_cloudmap_mcs='x'\n")).toThrow(/controller_race/);
+  });
+
+  it('keeps only the suite’s namespaces and lines naming none', () => {
+    const log = [
+      JSON.stringify({ level: 'error', msg: 'a', namespace: 'interop-1' }),
+      JSON.stringify({ level: 'error', msg: 'b', namespace: 'dns-2' }),
+      JSON.stringify({ level: 'error', msg: 'c', Namespace: 'dns-2' }),
+      JSON.stringify({ level: 'error', msg: 'd', namespaceName: 'dns-2' }),
+      JSON.stringify({ level: 'error', msg: 'f', error: 'forbidden: in namespace dns-2 because' }),
+      JSON.stringify({ level: 'error', msg: 'e' }),
+      'panic: runtime error',
+    ].join('\n');
+    expect(linesOfNamespaces(log, ['interop-1']).split('\n')).toEqual([
+      JSON.stringify({ level: 'error', msg: 'a', namespace: 'interop-1' }),
+      JSON.stringify({ level: 'error', msg: 'e' }),
+      'panic: runtime error',
+    ]);
   });
 });

@@ -58,6 +58,39 @@ function isErrorLevel(line: string): boolean {
   }
 }
 
+/**
+ * The Kubernetes namespace a controller line names (its `namespace`, `Namespace` or
+ * `namespaceName` field, else "in namespace X" in its error), or undefined when it names none.
+ */
+function namespaceOf(line: string): string | undefined {
+  try {
+    const j = JSON.parse(line) as Record<string, unknown>;
+    const ns = j['namespace'] ?? j['Namespace'] ?? j['namespaceName'];
+    if (typeof ns === 'string') return ns;
+    // Its reconciliation errors carry the namespace only in the API server's message.
+    const error = typeof j['error'] === 'string' ? j['error'] : '';
+    return /in namespace ([a-z0-9-]+)/.exec(error)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The lines of `log` that concern the suite: those naming no namespace or one of `namespaces`.
+ * The integration suites share their clusters, and the controller watches every namespace,
+ * so it also reacts to other suites' ServiceExports (e.g. one whose namespace is being
+ * deleted); those lines say nothing about our records.
+ */
+export function linesOfNamespaces(log: string, namespaces: readonly string[]): string {
+  return log
+    .split('\n')
+    .filter((line) => {
+      const ns = namespaceOf(line);
+      return ns === undefined || namespaces.includes(ns);
+    })
+    .join('\n');
+}
+
 function instanceIdOf(line: string): string {
   try {
     const id: unknown = (JSON.parse(line) as { instanceId?: unknown }).instanceId;
