@@ -195,10 +195,9 @@ export interface ConflictOptions {
 export type ConflictServices = Map<string, [string[], string[]]>;
 
 /**
- * Creates `samples` services exported from c1 and then c2 (kcs[0], kcs[1]). The phase calls
- * this before the side starts, with the rest of the workload: our export agent (at
- * 00c1645) loses a Service exported after it started at the Service's first change ("Service
- * not found", its records deregistered), so services exported later cannot show a conflict.
+ * Creates `samples` services exported from c1 and then c2 (kcs[0], kcs[1]), while the side
+ * runs: each is a late export, whose objects the export agent first holds as stubs (a Service
+ * change there once lost the export: packages/export-agent/test/stub-reads.test.ts).
  */
 export async function createConflictServices(
   kcs: readonly KubeConfig[],

@@ -265,11 +265,6 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
       );
     const union = (svc: string): string[] => local.flatMap((m) => m.get(svc) ?? []);
     const expected: Expected = new Map(names.map((n) => [n, union(n)]));
-    // The peer gets one probe (it writes no ServiceExport status).
-    const conflictServices = await createConflictServices(
-      kcs,
-      side === 'ours' ? opts.conflicts : Math.min(1, opts.conflicts),
-    );
     for (const [i, kc] of kcs.entries()) {
       const o = new ImportObserver(cs.clusters[i]!.name, kc, benchNamespace);
       await o.start();
@@ -354,7 +349,12 @@ export async function runPhase(side: Side, cell: Cell, opts: PhaseOptions): Prom
             side,
             kcs,
             cs.clusters.map((c) => c.name),
-            conflictServices,
+            // Exported while the side runs, as a user would; the peer gets one probe (it
+            // writes no ServiceExport status).
+            await createConflictServices(
+              kcs,
+              side === 'ours' ? opts.conflicts : Math.min(1, opts.conflicts),
+            ),
             observers,
             processes,
             {

@@ -306,6 +306,31 @@ describe('export agent as a process (harness + emulator)', () => {
     await stopAgent(agent);
   });
 
+  it('a Service exported after the agent started keeps its records through its first change', async () => {
+    // Its Service and slice were cached as stubs when the export appeared (read aside, then
+    // replaced by the watch); the Service's first change once dropped the copies aside while
+    // the slice was still a stub: Valid=False "Service not found", records deregistered.
+    const agent = startAgent(c1);
+    await exportService(c1, 'late', [{ ip: '10.1.0.40' }, { ip: '10.1.0.41' }]);
+    await until(
+      'late exported',
+      async () => (await condition(c1, 'late', 'Ready'))?.reason === 'Exported',
+    );
+    const { core } = api(c1);
+    const svc = await core.readNamespacedService({ name: 'late', namespace: ns });
+    svc.spec!.ports = [{ name: 'http', protocol: 'TCP', port: 81, targetPort: 'web' }];
+    await core.replaceNamespacedService({ name: 'late', namespace: ns, body: svc });
+    await until('the new port in the endpoint records', async () =>
+      (await own(id1, 'late')).some(
+        (i) => i.attributes[Attr.Record] === 'endpoint' && i.attributes[Attr.ServicePort] === '81',
+      ),
+    );
+    expect(await readyIps(id1, 'late')).toEqual(['10.1.0.40:true', '10.1.0.41:true']);
+    expect((await condition(c1, 'late', 'Valid'))?.status).toBe('True');
+    expect(agent.logs.filter((l) => l.includes('not found'))).toEqual([]);
+    await stopAgent(agent);
+  });
+
   it('follows a Deployment scaled by the real EndpointSlice controller (ServiceExport created as v1alpha1)', async () => {
     const agent = startAgent(c1);
     const apps = c1.kc.makeApiClient(AppsV1Api);

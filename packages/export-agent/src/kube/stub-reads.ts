@@ -52,17 +52,20 @@ export function current(
     service = f.service;
   }
   const out: EndpointSliceObject[] = [];
+  let allCachedInFull = !isMetadataStub(cachedService);
   for (const s of slicesOf(r, ns, name)) {
     if (!isMetadataStub(s)) out.push(s);
     else {
+      allCachedInFull = false;
       const full = f?.slices.get(s.metadata.name);
       if (full === undefined) return undefined;
       out.push(full);
     }
   }
-  // Everything is in the caches in full again: the copies aside are no longer needed.
-  if (f !== undefined && !isMetadataStub(cachedService) && out.every((s) => !isMetadataStub(s)))
-    r.fetched.delete(key);
+  // The caches hold everything in full again: the copies aside are no longer needed. Judged
+  // on the caches, not on `out` (which holds the copies): dropping them while a slice is still
+  // a stub made the next read "unknown", and the reconciler wrote "Service not found".
+  if (f !== undefined && allCachedInFull) r.fetched.delete(key);
   return { service, slices: out };
 }
 
