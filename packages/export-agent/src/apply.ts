@@ -10,6 +10,12 @@ import type { PendingWrites } from './pending-writes.js';
 /** Calls in flight per apply: the client rate-limits anyway; this bounds memory and latency. */
 const CONCURRENCY = 16;
 
+/**
+ * Runs `fn` over `items`, CONCURRENCY at a time. After a batch with a quota refusal
+ * (ResourceLimitExceeded: instances per service or namespace) no further batch starts: every
+ * later write would be refused the same way, and each retry of the export would send them all
+ * again (a retry storm against a limit only AWS support can raise).
+ */
 async function inBatches<T>(
   items: readonly T[],
   fn: (item: T) => Promise<void>,
@@ -18,6 +24,7 @@ async function inBatches<T>(
   for (let i = 0; i < items.length; i += CONCURRENCY) {
     const results = await Promise.allSettled(items.slice(i, i + CONCURRENCY).map(fn));
     for (const r of results) if (r.status === 'rejected') errors.push(r.reason);
+    if (errors.some((e) => isCloudMapError(e, 'ResourceLimitExceeded'))) break;
   }
   return errors;
 }
@@ -32,7 +39,7 @@ class ApplyError extends Error {
  * submitted operation is recorded in `pending` and not awaited. An instance with an operation
  * already in flight (DuplicateRequest) is left for the requeue that its completion triggers; one
  * already gone counts as deregistered. Other failures are thrown together after every write was
- * tried.
+ * tried, or, after a quota refusal, after the batch that met it.
  */
 export async function applyPlan(
   cloudMap: CloudMapPort,
