@@ -29,8 +29,10 @@ failed one is listed with what was observed.
   their own: \`make chaos CHAOS_PART=ten\` runs only them, \`CHAOS_PART=two\` only the others.
   They cover one Service exported by all ten (the merge, a ports conflict on every exporter),
   three clusters lost at once, a cluster joining, and two account quotas met at ten clusters:
-  instances per namespace at its real figure (2,000) and the DiscoverInstances rate (its token
-  bucket lowered in the emulator: ten agents' own limiters, 100/s each, stop at the real 1,000/s).
+  instances per namespace at its real figure (2,000) and the DiscoverInstances rate at its real
+  figure (1,000/s, 2,000 burst), with the emulator standing in for the rest of the account
+  spending 995/s of it: ten agents' own limiters, 100/s each, stop at exactly 1,000/s, so a
+  clusterset of ten meets this quota only together with the account's other users.
 
 \`baseline-no-fault\` is the suite's own control: the same setup with no fault must lose nothing.
 Scenario code: \`e2e/src/chaos/scenarios/\`. Bounds: "one fast poll period" is the fast poll

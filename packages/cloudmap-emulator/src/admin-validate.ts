@@ -70,12 +70,17 @@ export function validateFaultConfig(value: unknown): FaultConfig {
   for (const [op, raw] of Object.entries(
     object(cfg['rateLimits'] ?? {}, 'faults.rateLimits', Object.keys(cfg['rateLimits'] ?? {})),
   )) {
-    const limit = object(raw, `faults.rateLimits.${op}`, ['ratePerSecond', 'burst']);
+    const limit = object(raw, `faults.rateLimits.${op}`, [
+      'ratePerSecond',
+      'burst',
+      'otherUsersPerSecond',
+    ]);
     if (limit['ratePerSecond'] === undefined || limit['burst'] === undefined) {
       throw new AdminValidationError(`faults.rateLimits.${op} needs ratePerSecond and burst`);
     }
     number(limit['ratePerSecond'], `faults.rateLimits.${op}.ratePerSecond`, 0);
     number(limit['burst'], `faults.rateLimits.${op}.burst`, 1);
+    number(limit['otherUsersPerSecond'], `faults.rateLimits.${op}.otherUsersPerSecond`, 0);
   }
   return cfg as FaultConfig;
 }

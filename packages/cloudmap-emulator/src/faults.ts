@@ -24,6 +24,12 @@ export interface OperationFault {
 export interface RateLimit {
   ratePerSecond: number;
   burst: number;
+  /**
+   * Calls per second the rest of the account spends from the same quota, its burst already
+   * spent: a test's stand-in for the other users of an account (the quota is per account), so
+   * the bucket keeps AWS's figures and the callers under test get what the others leave.
+   */
+  otherUsersPerSecond?: number;
 }
 
 export interface FaultConfig {
@@ -123,10 +129,11 @@ export class Faults {
     const limit = this.config.rateLimits?.[op];
     if (!limit) return false;
     const now = this.now();
-    const bucket = this.buckets.get(op) ?? { tokens: limit.burst, at: now };
+    const others = Math.min(limit.otherUsersPerSecond ?? 0, limit.ratePerSecond);
+    const bucket = this.buckets.get(op) ?? { tokens: others > 0 ? 0 : limit.burst, at: now };
     bucket.tokens = Math.min(
       limit.burst,
-      bucket.tokens + ((now - bucket.at) / 1000) * limit.ratePerSecond,
+      bucket.tokens + ((now - bucket.at) / 1000) * (limit.ratePerSecond - others),
     );
     bucket.at = now;
     this.buckets.set(op, bucket);

@@ -67,6 +67,24 @@ describe('fault injection through the admin API', () => {
     );
   });
 
+  it("the account's other users spend the quota: the bucket keeps AWS's figure and leaves the rest", async () => {
+    const client = sdkClient(emu.url, { maxAttempts: 1 });
+    await httpService(client, await httpNamespace(client, 'others'), 'svc');
+    // 1,000/s with 2,000 burst, of which the rest of the account spends 999/s (its burst
+    // spent): 1/s is left, from an empty bucket.
+    await emu.admin.patchFaults({
+      rateLimits: {
+        DiscoverInstances: { ratePerSecond: 1000, burst: 2000, otherUsersPerSecond: 999 },
+      },
+    });
+    const discover = () =>
+      client.send(new DiscoverInstancesCommand({ NamespaceName: 'others', ServiceName: 'svc' }));
+    expect((await failure(discover())).name).toBe('RequestLimitExceeded');
+    await new Promise((r) => setTimeout(r, 1_100));
+    await discover();
+    expect((await failure(discover())).name).toBe('RequestLimitExceeded');
+  });
+
   it('injected 5xx errors are retried by the SDK; without retries the caller sees them', async () => {
     await emu.admin.injectErrors('ListServices', { next: 1, status: 503 });
     const once = await failure(sdkClient(emu.url).send(new ListServicesCommand({})));
