@@ -311,6 +311,12 @@ describe('export agent as a process (harness + emulator)', () => {
     // replaced by the watch); the Service's first change once dropped the copies aside while
     // the slice was still a stub: Valid=False "Service not found", records deregistered.
     const agent = startAgent(c1);
+    // Created once the Service and slice caches have listed, so they hold them as stubs.
+    await until('the Service and EndpointSlice caches synced', async () =>
+      ['services', 'endpointslices'].every((name) =>
+        agent.logs.some((l) => l.includes('informer synced') && l.includes(`"${name}"`)),
+      ),
+    );
     await exportService(c1, 'late', [{ ip: '10.1.0.40' }, { ip: '10.1.0.41' }]);
     await until(
       'late exported',
