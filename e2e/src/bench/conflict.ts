@@ -16,12 +16,11 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   makeInformer,
-  type Informer,
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { percentile } from './measure.js';
-import type { ImportObserver } from './observer.js';
+import { ObservedCollection, type ImportObserver } from './observer.js';
 import { assertAlive, type BenchProcess, type Side } from './sides.js';
 import { benchNamespace, createExportedService } from './workload.js';
 
@@ -90,23 +89,15 @@ const samplesOf = (f: ConflictFigures | undefined): string =>
 /** Watches the ServiceExports of one cluster's bench namespace: since when is Conflict X? */
 export class ServiceExportObserver {
   private readonly status = new Map<string, string | undefined>();
-  private readonly waiters = new Set<{
-    name: string;
-    want: string;
-    resolve: (atMs: number) => void;
-  }>();
-  private informer: Informer<KubernetesObject> | undefined;
-  private stopped = false;
+  private readonly watch: ObservedCollection<KubernetesObject>;
 
   constructor(
     readonly cluster: string,
-    private readonly kc: KubeConfig,
-  ) {}
-
-  async start(): Promise<void> {
-    const api = this.kc.makeApiClient(CustomObjectsApi);
+    kc: KubeConfig,
+  ) {
+    const api = kc.makeApiClient(CustomObjectsApi);
     const informer = makeInformer<KubernetesObject>(
-      this.kc,
+      kc,
       `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${benchNamespace}/serviceexports`,
       () =>
         api.listNamespacedCustomObject({
@@ -116,27 +107,21 @@ export class ServiceExportObserver {
           plural: 'serviceexports',
         }) as never,
     );
-    const upsert = (o: KubernetesObject): void => {
+    this.watch = new ObservedCollection(informer, (event, o) => {
       const name = o.metadata?.name;
-      if (name === undefined) return;
-      this.status.set(name, conflictStatus(o));
-      this.settle(name);
-    };
-    informer.on('add', upsert);
-    informer.on('update', upsert);
-    informer.on('delete', (o) => {
-      if (o.metadata?.name !== undefined) this.status.delete(o.metadata.name);
+      if (name === undefined) return undefined;
+      if (event === 'delete') this.status.delete(name);
+      else this.status.set(name, conflictStatus(o));
+      return name;
     });
-    informer.on('error', () => {
-      if (!this.stopped) setTimeout(() => void informer.start().catch(() => {}), 1_000);
-    });
-    this.informer = informer;
-    await informer.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.informer?.stop();
+  start(): Promise<void> {
+    return this.watch.start();
+  }
+
+  stop(): Promise<void> {
+    return this.watch.stop();
   }
 
   conflictOf(name: string): string | undefined {
@@ -145,17 +130,7 @@ export class ServiceExportObserver {
 
   /** Resolves with the time (Date.now()) `name` first showed Conflict=`want`. */
   whenConflict(name: string, want: string): Promise<number> {
-    if (this.status.get(name) === want) return Promise.resolve(Date.now());
-    return new Promise((resolve) => this.waiters.add({ name, want, resolve }));
-  }
-
-  private settle(name: string): void {
-    const now = Date.now();
-    for (const w of this.waiters)
-      if (w.name === name && this.status.get(name) === w.want) {
-        this.waiters.delete(w);
-        w.resolve(now);
-      }
+    return this.watch.when(name, () => this.status.get(name) === want);
   }
 }
 
