@@ -87,41 +87,27 @@ const samplesOf = (f: ConflictFigures | undefined): string =>
       : `no condition in ${f.probeSeconds ?? '?'} s`;
 
 /** Watches the ServiceExports of one cluster's bench namespace: since when is Conflict X? */
-export class ServiceExportObserver {
+export class ServiceExportObserver extends ObservedCollection<KubernetesObject> {
   private readonly status = new Map<string, string | undefined>();
-  private readonly watch: ObservedCollection<KubernetesObject>;
 
   constructor(
     readonly cluster: string,
     kc: KubeConfig,
   ) {
     const api = kc.makeApiClient(CustomObjectsApi);
-    const informer = makeInformer<KubernetesObject>(
-      kc,
-      `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${benchNamespace}/serviceexports`,
-      () =>
-        api.listNamespacedCustomObject({
-          group: 'multicluster.x-k8s.io',
-          version: 'v1alpha1',
-          namespace: benchNamespace,
-          plural: 'serviceexports',
-        }) as never,
+    super(
+      makeInformer<KubernetesObject>(
+        kc,
+        `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${benchNamespace}/serviceexports`,
+        () =>
+          api.listNamespacedCustomObject({
+            group: 'multicluster.x-k8s.io',
+            version: 'v1alpha1',
+            namespace: benchNamespace,
+            plural: 'serviceexports',
+          }) as never,
+      ),
     );
-    this.watch = new ObservedCollection(informer, (event, o) => {
-      const name = o.metadata?.name;
-      if (name === undefined) return undefined;
-      if (event === 'delete') this.status.delete(name);
-      else this.status.set(name, conflictStatus(o));
-      return name;
-    });
-  }
-
-  start(): Promise<void> {
-    return this.watch.start();
-  }
-
-  stop(): Promise<void> {
-    return this.watch.stop();
   }
 
   conflictOf(name: string): string | undefined {
@@ -130,7 +116,15 @@ export class ServiceExportObserver {
 
   /** Resolves with the time (Date.now()) `name` first showed Conflict=`want`. */
   whenConflict(name: string, want: string): Promise<number> {
-    return this.watch.when(name, () => this.status.get(name) === want);
+    return this.when(name, () => this.status.get(name) === want);
+  }
+
+  protected apply(event: 'upsert' | 'delete', o: KubernetesObject): string | undefined {
+    const name = o.metadata?.name;
+    if (name === undefined) return undefined;
+    if (event === 'delete') this.status.delete(name);
+    else this.status.set(name, conflictStatus(o));
+    return name;
   }
 }
 

@@ -16,12 +16,12 @@ import {
 export const importNameLabel = 'multicluster.kubernetes.io/service-name';
 
 /**
- * One informer whose objects its owner folds into its own state (`apply` returns the key an
- * event changed), and waiters on that state: "since when does key K satisfy P?". Both
- * observers of a phase use it: this file's ImportObserver and conflict.ts's
+ * An observer of one informer's objects: the subclass folds each event into its own state
+ * (`apply` returns the key the event changed), and waiters ask "since when does key K satisfy
+ * P?". Both observers of a phase are one: ImportObserver here and conflict.ts's
  * ServiceExportObserver.
  */
-export class ObservedCollection<T extends KubernetesObject> {
+export abstract class ObservedCollection<T extends KubernetesObject> {
   private readonly waiters = new Set<{
     key: string;
     holds: () => boolean;
@@ -29,18 +29,19 @@ export class ObservedCollection<T extends KubernetesObject> {
   }>();
   private stopped = false;
 
-  constructor(
-    private readonly informer: Informer<T>,
-    apply: (event: 'upsert' | 'delete', obj: T) => string | undefined,
-  ) {
-    informer.on('add', (o) => this.settle(apply('upsert', o)));
-    informer.on('update', (o) => this.settle(apply('upsert', o)));
-    informer.on('delete', (o) => this.settle(apply('delete', o)));
+  constructor(private readonly informer: Informer<T>) {
+    // Events come only after start(), once the subclass's own fields exist.
+    informer.on('add', (o) => this.settle(this.apply('upsert', o)));
+    informer.on('update', (o) => this.settle(this.apply('upsert', o)));
+    informer.on('delete', (o) => this.settle(this.apply('delete', o)));
     // The informer stops on a watch error; a lost watch must not lose measurements.
     informer.on('error', () => {
       if (!this.stopped) setTimeout(() => void informer.start().catch(() => {}), 1_000);
     });
   }
+
+  /** Folds one event into the subclass's state; returns the key it changed, if any. */
+  protected abstract apply(event: 'upsert' | 'delete', obj: T): string | undefined;
 
   start(): Promise<void> {
     return this.informer.start();
@@ -52,7 +53,7 @@ export class ObservedCollection<T extends KubernetesObject> {
   }
 
   /** Resolves with the time (Date.now()) `holds()` was first true, checked at each change of `key`. */
-  when(key: string, holds: () => boolean): Promise<number> {
+  protected when(key: string, holds: () => boolean): Promise<number> {
     if (holds()) return Promise.resolve(Date.now());
     return new Promise((resolve) => this.waiters.add({ key, holds, resolve }));
   }
@@ -68,10 +69,9 @@ export class ObservedCollection<T extends KubernetesObject> {
   }
 }
 
-export class ImportObserver {
+export class ImportObserver extends ObservedCollection<V1EndpointSlice> {
   /** service → slice name → addresses */
   private readonly slices = new Map<string, Map<string, string[]>>();
-  private readonly watch: ObservedCollection<V1EndpointSlice>;
 
   constructor(
     readonly cluster: string,
@@ -79,21 +79,14 @@ export class ImportObserver {
     namespace: string,
   ) {
     const api = kc.makeApiClient(DiscoveryV1Api);
-    const informer = makeInformer<V1EndpointSlice>(
-      kc,
-      `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
-      () => api.listNamespacedEndpointSlice({ namespace, labelSelector: importNameLabel }),
-      importNameLabel,
+    super(
+      makeInformer<V1EndpointSlice>(
+        kc,
+        `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
+        () => api.listNamespacedEndpointSlice({ namespace, labelSelector: importNameLabel }),
+        importNameLabel,
+      ),
     );
-    this.watch = new ObservedCollection(informer, (event, slice) => this.apply(event, slice));
-  }
-
-  start(): Promise<void> {
-    return this.watch.start();
-  }
-
-  stop(): Promise<void> {
-    return this.watch.stop();
   }
 
   /** Services whose addresses, across all their imported slices, equal `want`. */
@@ -112,11 +105,10 @@ export class ImportObserver {
 
   /** Resolves with the time (Date.now()) the service first showed exactly `want`. */
   whenMatches(service: string, want: ReadonlySet<string>): Promise<number> {
-    return this.watch.when(service, () => this.matches(service, want));
+    return this.when(service, () => this.matches(service, want));
   }
 
-  /** Folds one slice event into `slices`; returns the service it changed. */
-  private apply(event: 'upsert' | 'delete', slice: V1EndpointSlice): string | undefined {
+  protected apply(event: 'upsert' | 'delete', slice: V1EndpointSlice): string | undefined {
     const service = slice.metadata?.labels?.[importNameLabel];
     const name = slice.metadata?.name;
     if (service === undefined || name === undefined) return undefined;

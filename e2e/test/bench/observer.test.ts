@@ -26,18 +26,25 @@ const obj = (name: string, value: string): KubernetesObject => ({
   metadata: { name, labels: { value } },
 });
 
-/** A collection folding objects into name → label `value`, as the observers fold theirs. */
-function collection() {
-  const informer = new ScriptedInformer();
-  const state = new Map<string, string>();
-  const c = new ObservedCollection<KubernetesObject>(informer, (event, o) => {
+/** Folds objects into name → label `value`, as the observers fold theirs. */
+class ValueObserver extends ObservedCollection<KubernetesObject> {
+  readonly state = new Map<string, string>();
+  whenValue(name: string, holds: (value: string | undefined) => boolean): Promise<number> {
+    return this.when(name, () => holds(this.state.get(name)));
+  }
+  protected apply(event: 'upsert' | 'delete', o: KubernetesObject): string | undefined {
     const name = o.metadata?.name;
     if (name === undefined) return undefined;
-    if (event === 'delete') state.delete(name);
-    else state.set(name, o.metadata?.labels?.['value'] ?? '');
+    if (event === 'delete') this.state.delete(name);
+    else this.state.set(name, o.metadata?.labels?.['value'] ?? '');
     return name;
-  });
-  return { informer, state, c };
+  }
+}
+
+function collection() {
+  const informer = new ScriptedInformer();
+  const c = new ValueObserver(informer);
+  return { informer, state: c.state, c };
 }
 
 afterEach(() => {
@@ -49,7 +56,7 @@ describe('ObservedCollection', () => {
     vi.useFakeTimers({ now: 1_000 });
     const { informer, state, c } = collection();
     let at: number | undefined;
-    void c.when('a', () => state.get('a') === 'x').then((t) => (at = t));
+    void c.whenValue('a', (v) => v === 'x').then((t) => (at = t));
     informer.fire('add', obj('a', 'y'));
     state.set('a', 'x'); // a change under another key does not look at 'a'
     informer.fire('add', obj('b', 'x'));
@@ -63,10 +70,10 @@ describe('ObservedCollection', () => {
   });
 
   it('resolves at once when the state already holds, and sees deletes', async () => {
-    const { informer, state, c } = collection();
+    const { informer, c } = collection();
     informer.fire('add', obj('a', 'x'));
-    await expect(c.when('a', () => state.get('a') === 'x')).resolves.toBeTypeOf('number');
-    const gone = c.when('a', () => !state.has('a'));
+    await expect(c.whenValue('a', (v) => v === 'x')).resolves.toBeTypeOf('number');
+    const gone = c.whenValue('a', (v) => v === undefined);
     informer.fire('delete', obj('a', 'x'));
     await expect(gone).resolves.toBeTypeOf('number');
   });
