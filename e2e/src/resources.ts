@@ -20,6 +20,11 @@ export function statusOf(err: unknown): number | undefined {
   return undefined;
 }
 
+/** A create's `.catch`: 409 (the object already exists) is success, anything else throws. */
+export function ignoreAlreadyExists(err: unknown): void {
+  if (statusOf(err) !== 409) throw err;
+}
+
 /**
  * Creates or replaces the CRDs in deploy/crds and waits until they are Established and every
  * served version answers a list (waitForCrdApis).

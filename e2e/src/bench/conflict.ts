@@ -16,12 +16,11 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   makeInformer,
-  type Informer,
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { percentile } from './measure.js';
-import type { ImportObserver } from './observer.js';
+import { ObservedCollection, type ImportObserver } from './observer.js';
 import { assertAlive, type BenchProcess, type Side } from './sides.js';
 import { benchNamespace, createExportedService } from './workload.js';
 
@@ -88,55 +87,27 @@ const samplesOf = (f: ConflictFigures | undefined): string =>
       : `no condition in ${f.probeSeconds ?? '?'} s`;
 
 /** Watches the ServiceExports of one cluster's bench namespace: since when is Conflict X? */
-export class ServiceExportObserver {
+export class ServiceExportObserver extends ObservedCollection<KubernetesObject> {
   private readonly status = new Map<string, string | undefined>();
-  private readonly waiters = new Set<{
-    name: string;
-    want: string;
-    resolve: (atMs: number) => void;
-  }>();
-  private informer: Informer<KubernetesObject> | undefined;
-  private stopped = false;
 
   constructor(
     readonly cluster: string,
-    private readonly kc: KubeConfig,
-  ) {}
-
-  async start(): Promise<void> {
-    const api = this.kc.makeApiClient(CustomObjectsApi);
-    const informer = makeInformer<KubernetesObject>(
-      this.kc,
-      `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${benchNamespace}/serviceexports`,
-      () =>
-        api.listNamespacedCustomObject({
-          group: 'multicluster.x-k8s.io',
-          version: 'v1alpha1',
-          namespace: benchNamespace,
-          plural: 'serviceexports',
-        }) as never,
+    kc: KubeConfig,
+  ) {
+    const api = kc.makeApiClient(CustomObjectsApi);
+    super(
+      makeInformer<KubernetesObject>(
+        kc,
+        `/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${benchNamespace}/serviceexports`,
+        () =>
+          api.listNamespacedCustomObject({
+            group: 'multicluster.x-k8s.io',
+            version: 'v1alpha1',
+            namespace: benchNamespace,
+            plural: 'serviceexports',
+          }) as never,
+      ),
     );
-    const upsert = (o: KubernetesObject): void => {
-      const name = o.metadata?.name;
-      if (name === undefined) return;
-      this.status.set(name, conflictStatus(o));
-      this.settle(name);
-    };
-    informer.on('add', upsert);
-    informer.on('update', upsert);
-    informer.on('delete', (o) => {
-      if (o.metadata?.name !== undefined) this.status.delete(o.metadata.name);
-    });
-    informer.on('error', () => {
-      if (!this.stopped) setTimeout(() => void informer.start().catch(() => {}), 1_000);
-    });
-    this.informer = informer;
-    await informer.start();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.informer?.stop();
   }
 
   conflictOf(name: string): string | undefined {
@@ -145,17 +116,15 @@ export class ServiceExportObserver {
 
   /** Resolves with the time (Date.now()) `name` first showed Conflict=`want`. */
   whenConflict(name: string, want: string): Promise<number> {
-    if (this.status.get(name) === want) return Promise.resolve(Date.now());
-    return new Promise((resolve) => this.waiters.add({ name, want, resolve }));
+    return this.when(name, () => this.status.get(name) === want);
   }
 
-  private settle(name: string): void {
-    const now = Date.now();
-    for (const w of this.waiters)
-      if (w.name === name && this.status.get(name) === w.want) {
-        this.waiters.delete(w);
-        w.resolve(now);
-      }
+  protected apply(event: 'upsert' | 'delete', o: KubernetesObject): string | undefined {
+    const name = o.metadata?.name;
+    if (name === undefined) return undefined;
+    if (event === 'delete') this.status.delete(name);
+    else this.status.set(name, conflictStatus(o));
+    return name;
   }
 }
 

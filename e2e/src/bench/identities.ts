@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { serviceAccountKubeconfig, statusOf } from '../resources.js';
+import { ignoreAlreadyExists, serviceAccountKubeconfig } from '../resources.js';
 import { ensureNamespace } from './workload.js';
 
 /** Where our agents keep their Leases by default; the identities live there too. */
@@ -15,10 +15,6 @@ export type ProcessKind = 'export-agent' | 'import-agent' | 'aws-controller';
 
 export const usernameOf = (kind: ProcessKind): string =>
   `system:serviceaccount:${systemNamespace}:bench-${kind}`;
-
-const ignoreConflict = (err: unknown): void => {
-  if (statusOf(err) !== 409) throw err;
-};
 
 /** Creates the account and its binding; writes a kubeconfig for it; returns the path. */
 export async function identityKubeconfig(
@@ -31,7 +27,7 @@ export async function identityKubeconfig(
   await kc
     .makeApiClient(CoreV1Api)
     .createNamespacedServiceAccount({ namespace: systemNamespace, body: { metadata: { name } } })
-    .catch(ignoreConflict);
+    .catch(ignoreAlreadyExists);
   await kc
     .makeApiClient(RbacAuthorizationV1Api)
     .createClusterRoleBinding({
@@ -45,7 +41,7 @@ export async function identityKubeconfig(
         subjects: [{ kind: 'ServiceAccount', name, namespace: systemNamespace }],
       },
     })
-    .catch(ignoreConflict);
+    .catch(ignoreAlreadyExists);
   const yaml = await serviceAccountKubeconfig(kc, {
     namespace: systemNamespace,
     serviceAccount: name,

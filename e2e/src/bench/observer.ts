@@ -9,56 +9,84 @@ import {
   makeInformer,
   type Informer,
   type KubeConfig,
+  type KubernetesObject,
   type V1EndpointSlice,
 } from '@kubernetes/client-node';
 
 export const importNameLabel = 'multicluster.kubernetes.io/service-name';
 
-interface Waiter {
-  readonly service: string;
-  readonly want: ReadonlySet<string>;
-  resolve(atMs: number): void;
-}
-
-export class ImportObserver {
-  /** service → slice name → addresses */
-  private readonly slices = new Map<string, Map<string, string[]>>();
-  private readonly waiters = new Set<Waiter>();
-  private informer: Informer<V1EndpointSlice> | undefined;
+/**
+ * An observer of one informer's objects: the subclass folds each event into its own state
+ * (`apply` returns the key the event changed), and waiters ask "since when does key K satisfy
+ * P?". Both observers of a phase are one: ImportObserver here and conflict.ts's
+ * ServiceExportObserver.
+ */
+export abstract class ObservedCollection<T extends KubernetesObject> {
+  private readonly waiters = new Set<{
+    key: string;
+    holds: () => boolean;
+    resolve: (atMs: number) => void;
+  }>();
   private stopped = false;
 
-  constructor(
-    readonly cluster: string,
-    private readonly kc: KubeConfig,
-    private readonly namespace: string,
-  ) {}
-
-  async start(): Promise<void> {
-    const api = this.kc.makeApiClient(DiscoveryV1Api);
-    const informer = makeInformer<V1EndpointSlice>(
-      this.kc,
-      `/apis/discovery.k8s.io/v1/namespaces/${this.namespace}/endpointslices`,
-      () =>
-        api.listNamespacedEndpointSlice({
-          namespace: this.namespace,
-          labelSelector: importNameLabel,
-        }),
-      importNameLabel,
-    );
-    informer.on('add', (s) => this.upsert(s));
-    informer.on('update', (s) => this.upsert(s));
-    informer.on('delete', (s) => this.remove(s));
+  constructor(private readonly informer: Informer<T>) {
+    // Events come only after start(), once the subclass's own fields exist.
+    informer.on('add', (o) => this.settle(this.apply('upsert', o)));
+    informer.on('update', (o) => this.settle(this.apply('upsert', o)));
+    informer.on('delete', (o) => this.settle(this.apply('delete', o)));
     // The informer stops on a watch error; a lost watch must not lose measurements.
     informer.on('error', () => {
       if (!this.stopped) setTimeout(() => void informer.start().catch(() => {}), 1_000);
     });
-    this.informer = informer;
-    await informer.start();
+  }
+
+  /** Folds one event into the subclass's state; returns the key it changed, if any. */
+  protected abstract apply(event: 'upsert' | 'delete', obj: T): string | undefined;
+
+  start(): Promise<void> {
+    return this.informer.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.informer?.stop();
+    await this.informer.stop();
+  }
+
+  /** Resolves with the time (Date.now()) `holds()` was first true, checked at each change of `key`. */
+  protected when(key: string, holds: () => boolean): Promise<number> {
+    if (holds()) return Promise.resolve(Date.now());
+    return new Promise((resolve) => this.waiters.add({ key, holds, resolve }));
+  }
+
+  private settle(key: string | undefined): void {
+    if (key === undefined) return;
+    const now = Date.now();
+    for (const w of this.waiters)
+      if (w.key === key && w.holds()) {
+        this.waiters.delete(w);
+        w.resolve(now);
+      }
+  }
+}
+
+export class ImportObserver extends ObservedCollection<V1EndpointSlice> {
+  /** service → slice name → addresses */
+  private readonly slices = new Map<string, Map<string, string[]>>();
+
+  constructor(
+    readonly cluster: string,
+    kc: KubeConfig,
+    namespace: string,
+  ) {
+    const api = kc.makeApiClient(DiscoveryV1Api);
+    super(
+      makeInformer<V1EndpointSlice>(
+        kc,
+        `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
+        () => api.listNamespacedEndpointSlice({ namespace, labelSelector: importNameLabel }),
+        importNameLabel,
+      ),
+    );
   }
 
   /** Services whose addresses, across all their imported slices, equal `want`. */
@@ -77,36 +105,23 @@ export class ImportObserver {
 
   /** Resolves with the time (Date.now()) the service first showed exactly `want`. */
   whenMatches(service: string, want: ReadonlySet<string>): Promise<number> {
-    if (this.matches(service, want)) return Promise.resolve(Date.now());
-    return new Promise((resolve) => this.waiters.add({ service, want, resolve }));
+    return this.when(service, () => this.matches(service, want));
   }
 
-  private upsert(slice: V1EndpointSlice): void {
+  protected apply(event: 'upsert' | 'delete', slice: V1EndpointSlice): string | undefined {
     const service = slice.metadata?.labels?.[importNameLabel];
     const name = slice.metadata?.name;
-    if (service === undefined || name === undefined) return;
-    const addrs = (slice.endpoints ?? []).flatMap((e) => e.addresses);
+    if (service === undefined || name === undefined) return undefined;
+    if (event === 'delete') {
+      this.slices.get(service)?.delete(name);
+      return service;
+    }
     let bySlice = this.slices.get(service);
     if (bySlice === undefined) this.slices.set(service, (bySlice = new Map()));
-    bySlice.set(name, addrs);
-    this.settle(service);
-  }
-
-  private remove(slice: V1EndpointSlice): void {
-    const service = slice.metadata?.labels?.[importNameLabel];
-    const name = slice.metadata?.name;
-    if (service === undefined || name === undefined) return;
-    this.slices.get(service)?.delete(name);
-    this.settle(service);
-  }
-
-  private settle(service: string): void {
-    const now = Date.now();
-    for (const w of this.waiters) {
-      if (w.service === service && this.matches(service, w.want)) {
-        this.waiters.delete(w);
-        w.resolve(now);
-      }
-    }
+    bySlice.set(
+      name,
+      (slice.endpoints ?? []).flatMap((e) => e.addresses),
+    );
+    return service;
   }
 }

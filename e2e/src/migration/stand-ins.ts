@@ -10,16 +10,13 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  AppsV1Api,
-  CoreV1Api,
-  RbacAuthorizationV1Api,
-  type KubeConfig,
-} from '@kubernetes/client-node';
-import { statusOf } from '../resources.js';
+import { AppsV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { ignoreAlreadyExists, statusOf } from '../resources.js';
 import type { BenchEmulator } from '../bench/gateway-emulator.js';
 import { startSide, stopSide, type BenchProcess, type SideCluster } from '../bench/sides.js';
+import { ensureNamespace } from '../bench/workload.js';
 import { nodeImageRefs } from '../nodes/images.js';
+import { labelledDeployment } from '../nodes/workloads.js';
 
 export const CONTROLLER_NS = 'cloud-map-mcs-system';
 export const CONTROLLER_DEPLOY = 'cloud-map-mcs-controller-manager';
@@ -29,41 +26,29 @@ export async function createControllerDeployment(kc: KubeConfig): Promise<void> 
   await kc
     .makeApiClient(RbacAuthorizationV1Api)
     .createClusterRole({ body: { metadata: { name: 'cloud-map-mcs-manager-role' }, rules: [] } })
-    .catch((e: unknown) => {
-      if (statusOf(e) !== 409) throw e;
-    });
-  await kc
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: CONTROLLER_NS } } })
-    .catch((e: unknown) => {
-      if (statusOf(e) !== 409) throw e;
-    });
-  const labels = { 'control-plane': 'controller-manager' };
+    .catch(ignoreAlreadyExists);
+  await ensureNamespace(kc, CONTROLLER_NS);
   await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
     namespace: CONTROLLER_NS,
-    body: {
-      metadata: { name: CONTROLLER_DEPLOY, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            // Stand-in: the controller runs as a process beside the cluster (see above); the
-            // pod only sleeps, so `kubectl rollout status` works as on the real Deployment.
-            terminationGracePeriodSeconds: 1,
-            containers: [
-              {
-                name: 'manager',
-                image: nodeImageRefs.busybox,
-                imagePullPolicy: 'Never',
-                command: ['sleep', '100000'],
-              },
-            ],
+    body: labelledDeployment({
+      namespace: CONTROLLER_NS,
+      name: CONTROLLER_DEPLOY,
+      labels: { 'control-plane': 'controller-manager' },
+      replicas: 1,
+      pod: {
+        // Stand-in: the controller runs as a process beside the cluster (see above); the
+        // pod only sleeps, so `kubectl rollout status` works as on the real Deployment.
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'manager',
+            image: nodeImageRefs.busybox,
+            imagePullPolicy: 'Never',
+            command: ['sleep', '100000'],
           },
-        },
+        ],
       },
-    },
+    }),
   });
 }
 

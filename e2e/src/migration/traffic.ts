@@ -4,11 +4,11 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { repoRoot } from '../paths.js';
 import { spawnProcess, stopProcesses, type ProcessRecord } from '../processes.js';
 import { nodeImageRefs } from '../nodes/images.js';
-import { waitPodReady } from '../nodes/workloads.js';
+import { startSleepPod } from '../nodes/workloads.js';
 import { waitFor } from '../wait.js';
 import type { ClientFigures } from './client.js';
 
@@ -19,24 +19,7 @@ export async function startMarkedPod(
   name: string,
 ): Promise<number> {
   const marker = String(200_000_000 + Math.floor(Math.random() * 100_000_000));
-  await kc.makeApiClient(CoreV1Api).createNamespacedPod({
-    namespace,
-    body: {
-      metadata: { name },
-      spec: {
-        terminationGracePeriodSeconds: 1,
-        containers: [
-          {
-            name: 'client',
-            image: nodeImageRefs.busybox,
-            imagePullPolicy: 'Never',
-            command: ['sleep', marker],
-          },
-        ],
-      },
-    },
-  });
-  await waitPodReady(kc, namespace, name);
+  await startSleepPod(kc, namespace, name, nodeImageRefs.busybox, marker);
   return waitFor(
     `the process of pod ${name}`,
     async () => {

@@ -10,6 +10,7 @@ import { applyFile } from '../demo/apply.js';
 import { repoRoot } from '../paths.js';
 import { waitFor } from '../wait.js';
 import { nodeImageRefs } from './images.js';
+import { labelledDeployment } from './workloads.js';
 
 const fieldManager = 'cloudmap-mcs-harness';
 
@@ -95,45 +96,39 @@ export async function installCoreDns(kc: KubeConfig, dnsIp: string): Promise<voi
   await applyFile(kc, join(samples, 'coredns-rbac.yaml'));
   await applyFile(kc, join(samples, 'corefile-configmap.yaml'));
   await apply(kc, [
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'coredns', namespace: 'kube-system', labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: 'coredns',
-            dnsPolicy: 'Default',
-            priorityClassName: 'system-cluster-critical',
-            containers: [
-              {
-                name: 'coredns',
-                image: nodeImageRefs.coredns,
-                imagePullPolicy: 'Never',
-                args: ['-conf', '/etc/coredns/Corefile'],
-                ports: [
-                  { name: 'dns', containerPort: 53, protocol: 'UDP' },
-                  { name: 'dns-tcp', containerPort: 53, protocol: 'TCP' },
-                  { name: 'metrics', containerPort: 9153, protocol: 'TCP' },
-                ],
-                readinessProbe: { httpGet: { path: '/ready', port: 8181 }, periodSeconds: 2 },
-                livenessProbe: { httpGet: { path: '/health', port: 8080 }, periodSeconds: 10 },
-                volumeMounts: [{ name: 'config', mountPath: '/etc/coredns', readOnly: true }],
-              },
+    labelledDeployment({
+      namespace: 'kube-system',
+      name: 'coredns',
+      labels,
+      replicas: 1,
+      pod: {
+        serviceAccountName: 'coredns',
+        dnsPolicy: 'Default',
+        priorityClassName: 'system-cluster-critical',
+        containers: [
+          {
+            name: 'coredns',
+            image: nodeImageRefs.coredns,
+            imagePullPolicy: 'Never',
+            args: ['-conf', '/etc/coredns/Corefile'],
+            ports: [
+              { name: 'dns', containerPort: 53, protocol: 'UDP' },
+              { name: 'dns-tcp', containerPort: 53, protocol: 'TCP' },
+              { name: 'metrics', containerPort: 9153, protocol: 'TCP' },
             ],
-            volumes: [
-              {
-                name: 'config',
-                configMap: { name: 'coredns', items: [{ key: 'Corefile', path: 'Corefile' }] },
-              },
-            ],
+            readinessProbe: { httpGet: { path: '/ready', port: 8181 }, periodSeconds: 2 },
+            livenessProbe: { httpGet: { path: '/health', port: 8080 }, periodSeconds: 10 },
+            volumeMounts: [{ name: 'config', mountPath: '/etc/coredns', readOnly: true }],
           },
-        },
+        ],
+        volumes: [
+          {
+            name: 'config',
+            configMap: { name: 'coredns', items: [{ key: 'Corefile', path: 'Corefile' }] },
+          },
+        ],
       },
-    } as KubernetesObject,
+    }) as KubernetesObject,
     {
       apiVersion: 'v1',
       kind: 'Service',

@@ -3,7 +3,9 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
+  type V1Deployment,
   type V1Pod,
+  type V1PodSpec,
 } from '@kubernetes/client-node';
 import { waitFor } from '../wait.js';
 import { nodeImageRefs } from './images.js';
@@ -12,6 +14,29 @@ import { nodeImageRefs } from './images.js';
  * Workloads that run on real nodes (locally built images, never pulled): the echo backend
  * the demo and the tests export, and a client pod to resolve and call from.
  */
+
+/**
+ * A Deployment whose selector and pod template carry `labels` (the shape of every Deployment
+ * the harness makes: the echo backend, CoreDNS, the AWS controller's stand-in).
+ */
+export function labelledDeployment(o: {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  replicas: number;
+  pod: V1PodSpec;
+}): V1Deployment {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: o.name, namespace: o.namespace, labels: o.labels },
+    spec: {
+      replicas: o.replicas,
+      selector: { matchLabels: o.labels },
+      template: { metadata: { labels: o.labels }, spec: o.pod },
+    },
+  };
+}
 
 /** An echo Deployment answering `pod=<name> ip=<ip> cluster=<cluster>` on :8080, + Service. */
 export async function deployEcho(
@@ -25,33 +50,29 @@ export async function deployEcho(
   });
   await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
     namespace: o.namespace,
-    body: {
-      metadata: { name: o.name, labels },
-      spec: {
-        replicas: o.replicas,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            terminationGracePeriodSeconds: 1,
-            containers: [
-              {
-                name: 'echo',
-                image: nodeImageRefs.echo,
-                imagePullPolicy: 'Never',
-                env: [
-                  fieldEnv('POD_NAME', 'metadata.name'),
-                  fieldEnv('POD_IP', 'status.podIP'),
-                  { name: 'CLUSTER', value: o.cluster },
-                ],
-                ports: [{ name: 'http', containerPort: 8080 }],
-                readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
-              },
+    body: labelledDeployment({
+      namespace: o.namespace,
+      name: o.name,
+      labels,
+      replicas: o.replicas,
+      pod: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'echo',
+            image: nodeImageRefs.echo,
+            imagePullPolicy: 'Never',
+            env: [
+              fieldEnv('POD_NAME', 'metadata.name'),
+              fieldEnv('POD_IP', 'status.podIP'),
+              { name: 'CLUSTER', value: o.cluster },
             ],
+            ports: [{ name: 'http', containerPort: 8080 }],
+            readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
           },
-        },
+        ],
       },
-    },
+    }),
   });
   await kc.makeApiClient(CoreV1Api).createNamespacedService({
     namespace: o.namespace,
@@ -65,15 +86,19 @@ export async function deployEcho(
   });
 }
 
+const serviceExports = {
+  group: 'multicluster.x-k8s.io',
+  version: 'v1beta1',
+  plural: 'serviceexports',
+};
+
 export async function exportService(
   kc: KubeConfig,
   namespace: string,
   name: string,
 ): Promise<void> {
   await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-    group: 'multicluster.x-k8s.io',
-    version: 'v1beta1',
-    plural: 'serviceexports',
+    ...serviceExports,
     namespace,
     body: {
       apiVersion: 'multicluster.x-k8s.io/v1beta1',
@@ -89,35 +114,32 @@ export async function unexportService(
   name: string,
 ): Promise<void> {
   await kc.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
-    group: 'multicluster.x-k8s.io',
-    version: 'v1beta1',
-    plural: 'serviceexports',
+    ...serviceExports,
     namespace,
     name,
   });
 }
 
 /** A long-running pod with sh, nslookup, wget and nc (the netshoot stand-in). */
-export async function startClientPod(
+export function startClientPod(kc: KubeConfig, namespace: string, name = 'client'): Promise<V1Pod> {
+  return startSleepPod(kc, namespace, name, nodeImageRefs.netshoot, '100000');
+}
+
+/** A pod whose one container, of `image`, runs `sleep <arg>`; resolves once it is Ready. */
+export async function startSleepPod(
   kc: KubeConfig,
   namespace: string,
-  name = 'client',
+  name: string,
+  image: string,
+  arg: string,
 ): Promise<V1Pod> {
-  const core = kc.makeApiClient(CoreV1Api);
-  await core.createNamespacedPod({
+  await kc.makeApiClient(CoreV1Api).createNamespacedPod({
     namespace,
     body: {
       metadata: { name },
       spec: {
         terminationGracePeriodSeconds: 1,
-        containers: [
-          {
-            name: 'client',
-            image: nodeImageRefs.netshoot,
-            imagePullPolicy: 'Never',
-            command: ['sleep', '100000'],
-          },
-        ],
+        containers: [{ name: 'client', image, imagePullPolicy: 'Never', command: ['sleep', arg] }],
       },
     },
   });

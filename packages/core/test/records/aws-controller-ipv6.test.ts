@@ -7,36 +7,23 @@ import {
   type CloudMapInstance,
   type ClusterExport,
 } from '../../src/index.js';
+import { awsControllerInstance } from './aws-controller-instance.js';
 
 // Issue 33. The AWS Go controller's IPv6 support is on its main branch only (after v0.3.1, no
 // tagged release), and the Go module proxy does not serve that commit, so `make peer` cannot
 // build it. These tests hold the record shape as docs/cloudmap-schema.md ("The AWS Go
 // controller and IPv6") describes it, in both directions.
 
-/** An endpoint instance as the controller writes one for an IPv6 EndpointSlice address. */
-const awsV6 = (ip: string, extra: Record<string, string> = {}): CloudMapInstance => ({
-  // Its ID: lower-case protocol, the address with '.' and ':' turned into '_', the port.
-  id: `tcp-${ip.replace(/[.:]/g, '_')}-8080`,
-  attributes: {
-    AWS_INSTANCE_IPV6: ip,
-    CLUSTER_ID: 'legacy',
-    CLUSTERSET_ID: 'clusterset-1',
-    AWS_INSTANCE_PORT: '8080',
-    ENDPOINT_PROTOCOL: 'TCP',
-    ENDPOINT_PORT_NAME: 'http',
-    SERVICE_PORT_NAME: 'http',
-    SERVICE_PORT: '80',
-    SERVICE_TARGET_PORT: '8080',
-    SERVICE_PROTOCOL: 'TCP',
-    SERVICE_TYPE: 'ClusterSetIP',
-    SERVICE_EXPORT_CREATION_TIMESTAMP: '1700000000000',
-    READY: 'true',
-    HOSTNAME: '',
+/**
+ * An endpoint instance as the controller writes one for an IPv6 EndpointSlice address, by the
+ * main-branch build that has IPv6 support.
+ */
+const awsV6 = (ip: string, extra: Record<string, string> = {}): CloudMapInstance =>
+  awsControllerInstance(ip, {
     NODENAME: 'ip-fd00-0-0-1--11',
     K8S_CONTROLLER: 'aws-cloud-map-mcs-controller-for-k8s v0.3.2-0.20241023224212-57f4231cb57d',
     ...extra,
-  },
-});
+  });
 
 /**
  * What the controller makes of one instance, by the rules in docs/cloudmap-schema.md: the

@@ -1,40 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { decodeServiceInstances, type CloudMapInstance } from '../../src/index.js';
-
-// Instances exactly as the AWS Go controller writes them (GetCloudMapAttributes): no export
-// record, IDs without a cluster prefix, K8S_CONTROLLER with its version.
-const awsInstance = (
-  ip: string,
-  ready: string,
-  extra: Record<string, string> = {},
-): CloudMapInstance => ({
-  id: `tcp-${ip.replace(/[.:]/g, '_')}-8080`,
-  attributes: {
-    ...(ip.includes(':') ? { AWS_INSTANCE_IPV6: ip } : { AWS_INSTANCE_IPV4: ip }),
-    CLUSTER_ID: 'legacy',
-    CLUSTERSET_ID: 'clusterset-1',
-    AWS_INSTANCE_PORT: '8080',
-    ENDPOINT_PROTOCOL: 'TCP',
-    ENDPOINT_PORT_NAME: 'http',
-    SERVICE_PORT_NAME: 'http',
-    SERVICE_PORT: '80',
-    SERVICE_TARGET_PORT: '8080',
-    SERVICE_PROTOCOL: 'TCP',
-    SERVICE_TYPE: 'ClusterSetIP',
-    SERVICE_EXPORT_CREATION_TIMESTAMP: '1700000000000',
-    READY: ready,
-    HOSTNAME: '',
-    NODENAME: 'ip-10-0-0-1',
-    K8S_CONTROLLER: 'aws-cloud-map-mcs-controller-for-k8s v0.3.1 (abc1234)',
-    ...extra,
-  },
-});
+import { awsControllerInstance } from './aws-controller-instance.js';
 
 describe('decoding the AWS Go controller records', () => {
   it('infers the export from endpoint-only records', () => {
     const instances: CloudMapInstance[] = [
-      awsInstance('10.0.0.5', 'true'),
-      awsInstance('10.0.0.6', 'false', { SERVICE_EXPORT_CREATION_TIMESTAMP: '1690000000000' }),
+      awsControllerInstance('10.0.0.5'),
+      awsControllerInstance('10.0.0.6', {
+        READY: 'false',
+        SERVICE_EXPORT_CREATION_TIMESTAMP: '1690000000000',
+      }),
     ];
     const { exports, rejected } = decodeServiceInstances('shop', 'cart', instances);
     expect(rejected).toEqual([]);
@@ -74,7 +49,9 @@ describe('decoding the AWS Go controller records', () => {
   });
 
   it('reads IPv6 records and Go ParseBool spellings', () => {
-    const { exports } = decodeServiceInstances('ns', 'svc', [awsInstance('fd00::5', 'T')]);
+    const { exports } = decodeServiceInstances('ns', 'svc', [
+      awsControllerInstance('fd00::5', { READY: 'T' }),
+    ]);
     expect(exports[0]?.endpoints[0]).toMatchObject({
       address: 'fd00::5',
       addressType: 'IPv6',
@@ -103,12 +80,12 @@ describe('decoding the AWS Go controller records', () => {
     ['newer schema', { MCS_SCHEMA_VERSION: '2' }, 'unsupported schema version 2'],
     ['unknown record', { MCS_RECORD: 'weird' }, 'unknown MCS_RECORD: weird'],
   ])('rejects an instance with %s, keeps the others', (_, change, reason) => {
-    const bad = awsInstance('10.0.0.7', 'true', change);
+    const bad = awsControllerInstance('10.0.0.7', change);
     for (const [k, v] of Object.entries(change)) if (v === undefined) delete bad.attributes[k];
     const { exports, rejected } = decodeServiceInstances(
       'ns',
       'svc',
-      [awsInstance('10.0.0.5', 'true'), bad],
+      [awsControllerInstance('10.0.0.5'), bad],
       { clustersetId: 'clusterset-1' },
     );
     expect(rejected).toEqual([{ instanceId: bad.id, reason }]);
