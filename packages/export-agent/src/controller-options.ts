@@ -1,30 +1,16 @@
 import type { Clock, CloudMapPort, ControllerMetrics, Logger, WorkQueue } from '@cloudmap-mcs/core';
+import type { OperationTracker } from '@cloudmap-mcs/core/cloudmap';
 import type { DnsOptions } from './cloudmap-target.js';
-import type { FeedWriter, FeedWriteResult } from './feed-writer.js';
-import type { Heartbeats } from './heartbeat.js';
-import type { PeerWatch } from './peer-watch.js';
-import type { PendingWrites } from './pending-writes.js';
+import type { FeedWriteResult } from './feed-writer.js';
 import type { ExportReconciler } from './reconciler.js';
 import type { ExportSources, ServiceExportWriter } from './sources.js';
-
-/** A finished Cloud Map operation, as the client's tracker reports it. */
-export interface CompletedOperation {
-  operationId: string;
-  status: string;
-  serviceId?: string;
-  instanceId?: string;
-  errorCode?: string;
-}
-
-export interface OperationEvents {
-  onComplete(listener: (result: CompletedOperation) => void): () => void;
-}
 
 export interface ExportControllerOptions {
   sources: ExportSources;
   writer: ServiceExportWriter;
   cloudMap: CloudMapPort;
-  operations: OperationEvents;
+  /** The client's tracker: a finished operation ends its pending write and requeues its key. */
+  operations: Pick<OperationTracker, 'onComplete'>;
   clock: Clock;
   /** Wall time in ms since the epoch (status timestamps, heartbeats). */
   wallNow: () => number;
@@ -77,10 +63,6 @@ export interface ExportControllerOptions {
 export interface ExportController {
   readonly queue: WorkQueue<string>;
   readonly reconciler: ExportReconciler;
-  readonly pending: PendingWrites;
-  readonly heartbeats: Heartbeats;
-  readonly peers: PeerWatch | undefined;
-  readonly feed: FeedWriter | undefined;
   enqueue(key: string): void;
   /**
    * Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats until `stop`.

@@ -66,7 +66,7 @@ export interface FeedWriterOptions {
   maxBackoffMs?: number;
   /** Defaults to random base-36 text; injected by tests. */
   newEpoch?: () => string;
-  onWrite?: (result: FeedWriteResult) => void;
+  onWrite?: ((result: FeedWriteResult) => void) | undefined;
   /** After the first successful write of an epoch (the heartbeat states it at once). */
   onEpochWritten?: () => void;
 }
