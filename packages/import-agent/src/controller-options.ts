@@ -23,11 +23,10 @@ export interface ImportControllerOptions {
   logger: Logger;
   trust: TrustPolicy;
   periods: PollPeriods;
-  requestBudgetPerSecond?: number;
+  requestBudgetPerSecond?: number | undefined;
   heartbeatTtlMs: number;
   workers: number;
   now: () => number;
-  maxEndpointsPerSlice?: number;
   /** Warning Events (name collisions); none when absent. */
   events?: EventRecorder;
   /** Where imports may be created; default: all but kube-system, kube-public, kube-node-lease, default. */

@@ -38,7 +38,7 @@ export interface PollerOptions {
    */
   heartbeatTtlMs?: number;
   /** Revision calls per second this agent may spend; stretches the per-service period. */
-  requestBudgetPerSecond?: number;
+  requestBudgetPerSecond?: number | undefined;
   /** Parallel Cloud Map calls per round. */
   concurrency?: number;
   random?: () => number;
@@ -48,7 +48,7 @@ export interface PollerOptions {
   onHeartbeatChange(namespace: string): void;
   /** Called each time `synced` or reachability changes. */
   onHealthChange?(health: SnapshotHealth, synced: boolean): void;
-  metrics?: PollerMetrics;
+  metrics?: PollerMetrics | undefined;
 }
 
 export interface Poller extends CloudMapSnapshot {
