@@ -39,8 +39,6 @@ export interface PollerOptions {
   heartbeatTtlMs?: number;
   /** Revision calls per second this agent may spend; stretches the per-service period. */
   requestBudgetPerSecond?: number | undefined;
-  /** Parallel Cloud Map calls per round. */
-  concurrency?: number;
   random?: () => number;
   /** Whether a namespace of that name exists in this cluster. */
   isLocalNamespace(name: string): boolean;
