@@ -1,16 +1,18 @@
 import type { Clock, CloudMapPort, ControllerMetrics, Logger, WorkQueue } from '@cloudmap-mcs/core';
-import type { OperationTracker } from '@cloudmap-mcs/core/cloudmap';
+import type { CloudMapClient } from '@cloudmap-mcs/core/cloudmap';
 import type { DnsOptions } from './cloudmap-target.js';
-import type { FeedWriteResult } from './feed-writer.js';
+import type { ExportMetrics } from './metrics.js';
 import type { ExportReconciler } from './reconciler.js';
 import type { ExportSources, ServiceExportWriter } from './sources.js';
 
 export interface ExportControllerOptions {
   sources: ExportSources;
   writer: ServiceExportWriter;
-  cloudMap: CloudMapPort;
-  /** The client's tracker: a finished operation ends its pending write and requeues its key. */
-  operations: Pick<OperationTracker, 'onComplete'>;
+  /**
+   * The agent's Cloud Map client: a finished operation of its tracker ends its pending write
+   * and requeues its key; the peer watch drops its cached reads of a service that changed.
+   */
+  cloudMap: CloudMapPort & Pick<CloudMapClient, 'operations' | 'invalidateDiscover'>;
   clock: Clock;
   /** Wall time in ms since the epoch (status timestamps, heartbeats). */
   wallNow: () => number;
@@ -31,21 +33,12 @@ export interface ExportControllerOptions {
   peerCheckMs: number;
   /** At most this many per-service revision checks per second; more stretch the period. */
   peerCheckBudgetPerSecond: number;
-  /** A peer watch round ran (metrics). */
-  onPeerRound?: () => void;
-  /** Another cluster changed an exported service (metrics). */
-  onPeerChange?: () => void;
-  /** Drops the client's cached reads of a service (CloudMapClient.invalidateDiscover). */
-  forgetReads?: (namespaceName: string, serviceName: string) => void;
   /**
    * The clusterset change feed (ADR 0018): this cluster's feed instance is written at most
    * once per `minIntervalMs` after its records change. Absent: no feed (importers fall back to
    * per-service revision checks for this cluster's services).
    */
-  feed?: {
-    minIntervalMs: number;
-    onWrite?: (result: FeedWriteResult) => void;
-  };
+  feed?: { minIntervalMs: number };
   tags: Record<string, string>;
   /** DNS namespaces (ADR 0010); absent: HTTP namespaces, services without DnsConfig. */
   dns?: DnsOptions;
@@ -53,11 +46,8 @@ export interface ExportControllerOptions {
   podLabelAttributes?: readonly string[];
   /** The process's controller metrics (`mcs_reconcile_*{controller="serviceexport"}`). */
   metrics?: ControllerMetrics;
-  /** Heartbeat renewals and age (the agent's heartbeat metrics; heartbeat.ts). */
-  onHeartbeatRenewal?: (result: 'success' | 'failure') => void;
-  onHeartbeatCurrent?: (renewedAtMs: number) => void;
-  /** After every reconcile, with the number of exports (the agent's managed-exports gauge). */
-  onReconciled?: (exported: number) => void;
+  /** The agent's own metrics (exports, heartbeats, peer watch, feed writes; metrics.ts). */
+  exportMetrics?: ExportMetrics | undefined;
 }
 
 export interface ExportController {

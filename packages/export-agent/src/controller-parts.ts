@@ -28,8 +28,8 @@ export function heartbeatsFor(
     now: opts.wallNow,
     periodMs: opts.heartbeatPeriodMs,
     logger: opts.logger,
-    onRenewal: opts.onHeartbeatRenewal,
-    onCurrent: opts.onHeartbeatCurrent,
+    onRenewal: opts.exportMetrics?.heartbeatRenewal,
+    onCurrent: opts.exportMetrics?.heartbeatCurrent,
     ...(feed === undefined
       ? {}
       : {
@@ -48,8 +48,8 @@ export function peerWatchFor(opts: ExportControllerOptions, changed: EventHub<st
     budgetPerSecond: opts.peerCheckBudgetPerSecond,
     countBudgetPerMinute: halfOf(opts.backgroundBudgetPerMinute),
     logger: opts.logger.child({ component: 'peer-watch' }),
-    forget: opts.forgetReads,
-    onRound: opts.onPeerRound,
+    forget: (ns, svc) => opts.cloudMap.invalidateDiscover(ns, svc),
+    onRound: opts.exportMetrics?.peerRound,
     onChange: (key) => changed.emit('update', key),
   });
 }
@@ -74,7 +74,7 @@ export function feedWriterFor(
     now: opts.wallNow,
     logger: logger.child({ component: 'feed-writer' }),
     minIntervalMs: feed.minIntervalMs,
-    onWrite: feed.onWrite,
+    onWrite: opts.exportMetrics?.feedWrite,
     onEpochWritten: () => epochWritten.emit('update', undefined),
   });
 }

@@ -71,15 +71,15 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     feedRetired: false,
     firstPass: new Set(),
   };
-  w.unsubscribe = opts.operations.onComplete((r) => operationCompleted(w, r));
+  w.unsubscribe = opts.cloudMap.operations.onComplete((r) => operationCompleted(w, r));
   epochWritten.on(() => beat(w));
   exportsChanged.on(() => w.firstPass === undefined && beat(w));
   reconciled.on((_e, key) => {
     firstPassDone(w, key);
-    opts.onReconciled?.(reconciler.exportedCount());
+    opts.exportMetrics?.exports(reconciler.exportedCount());
   });
   peerChanged.on((_e, key) => {
-    opts.onPeerChange?.();
+    opts.exportMetrics?.peerChange();
     queue.add(key);
   });
   return {
