@@ -1,13 +1,15 @@
-import type { Clock, CloudMapPort, ControllerMetrics, Logger, WorkQueue } from '@cloudmap-mcs/core';
+import type { Clock, CloudMapPort, ControllerMetrics, WorkQueue } from '@cloudmap-mcs/core';
 import type { CloudMapClient } from '@cloudmap-mcs/core/cloudmap';
 import type { DnsOptions } from './cloudmap-target.js';
 import type { ExportMetrics } from './metrics.js';
 import type { ExportReconciler } from './reconciler.js';
-import type { ExportSources, ServiceExportWriter } from './sources.js';
+import type { ExportReconcilerDeps } from './reconciler-state.js';
 
-export interface ExportControllerOptions {
-  sources: ExportSources;
-  writer: ServiceExportWriter;
+/** What the reconciler takes as given is declared (and documented) there. */
+type PassedToReconciler =
+  'sources' | 'writer' | 'logger' | 'resyncMs' | 'pendingRequeueMs' | 'podLabelAttributes';
+
+export interface ExportControllerOptions extends Pick<ExportReconcilerDeps, PassedToReconciler> {
   /**
    * The agent's Cloud Map client: a finished operation of its tracker ends its pending write
    * and requeues its key; the peer watch drops its cached reads of a service that changed.
@@ -16,15 +18,12 @@ export interface ExportControllerOptions {
   clock: Clock;
   /** Wall time in ms since the epoch (status timestamps, heartbeats). */
   wallNow: () => number;
-  logger: Logger;
   workers: number;
-  resyncMs: number;
   /**
    * Cloud Map calls a minute the resync reconciles and the peer watch's instance counts may
    * use (half each); more exports stretch their periods (0/absent: no limit).
    */
   backgroundBudgetPerMinute?: number;
-  pendingRequeueMs: number;
   heartbeatPeriodMs: number;
   /**
    * The peer watch's round (peer-watch.ts): the change feed's revision, plus the revision of
@@ -42,8 +41,6 @@ export interface ExportControllerOptions {
   tags: Record<string, string>;
   /** DNS namespaces (ADR 0010); absent: HTTP namespaces, services without DnsConfig. */
   dns?: DnsOptions;
-  /** `--pod-label-attributes` (default label keys for pod label attributes). */
-  podLabelAttributes?: readonly string[];
   /** The process's controller metrics (`mcs_reconcile_*{controller="serviceexport"}`). */
   metrics?: ControllerMetrics;
   /** The agent's own metrics (exports, heartbeats, peer watch, feed writes; metrics.ts). */
