@@ -42,6 +42,7 @@ export async function checkCrds(kubeConfig: KubeConfig): Promise<void> {
  */
 export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Promise<AgentRun> {
   const { config, logger, shutdown } = ctx;
+  // Registered before the controller's (the order of /metrics).
   const metrics = createExportMetrics(ctx.registry, ctx.leaderRegistry);
   const sources = createKubeSources({
     kubeConfig: ctx.kubeConfig,
@@ -54,7 +55,6 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     // No Kubernetes write once another replica may lead (ADR 0020).
     writer: leaderOnly(createKubeWriter(ctx.kubeConfig, logger, config.identity), ctx.leading),
     cloudMap: ctx.cloudMap,
-    operations: ctx.cloudMap.operations,
     clock: ctx.clock,
     wallNow: Date.now,
     logger: logger.child({ controller: 'serviceexport' }),
@@ -65,25 +65,13 @@ export async function startExportAgent(ctx: AgentContext<ExportAgentConfig>): Pr
     heartbeatPeriodMs: config.heartbeatSeconds * 1000,
     peerCheckMs: config.peerCheckSeconds * 1000,
     peerCheckBudgetPerSecond: config.peerCheckBudget,
-    onPeerChange: () => metrics.peerChange(),
-    onPeerRound: () => metrics.peerRound(),
-    forgetReads: (ns, svc) => ctx.cloudMap.invalidateDiscover(ns, svc),
-    ...(config.changeFeed
-      ? {
-          feed: {
-            minIntervalMs: config.feedIntervalSeconds * 1000,
-            onWrite: (result) => metrics.feedWrite(result),
-          },
-        }
-      : {}),
+    ...(config.changeFeed ? { feed: { minIntervalMs: config.feedIntervalSeconds * 1000 } } : {}),
     // deploy/iam's policies allow writes only to what carries this tag.
     tags: exportAgentTags(),
     ...(config.dns === undefined ? {} : { dns: config.dns }),
     podLabelAttributes: config.podLabelAttributes,
     metrics: createControllerMetrics(ctx.leaderRegistry),
-    onReconciled: (exported) => metrics.exports(exported),
-    onHeartbeatRenewal: (result) => metrics.heartbeatRenewal(result),
-    onHeartbeatCurrent: (ms) => metrics.heartbeatCurrent(ms),
+    exportMetrics: metrics,
   });
   const unwatch = bindWatches(
     exportWatches(sources.watched),

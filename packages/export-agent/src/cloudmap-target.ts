@@ -71,7 +71,7 @@ export interface TargetResolverOptions {
   logger: Logger;
   now: () => number;
   /** Absent: HTTP namespaces and services without DnsConfig (the default). */
-  dns?: DnsOptions;
+  dns?: DnsOptions | undefined;
 }
 
 /** The CreateService spec for an exported Service in a DNS_PRIVATE namespace. */

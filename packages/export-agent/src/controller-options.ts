@@ -1,42 +1,29 @@
-import type { Clock, CloudMapPort, ControllerMetrics, Logger, WorkQueue } from '@cloudmap-mcs/core';
+import type { Clock, CloudMapPort, ControllerMetrics, WorkQueue } from '@cloudmap-mcs/core';
+import type { CloudMapClient } from '@cloudmap-mcs/core/cloudmap';
 import type { DnsOptions } from './cloudmap-target.js';
-import type { FeedWriter, FeedWriteResult } from './feed-writer.js';
-import type { Heartbeats } from './heartbeat.js';
-import type { PeerWatch } from './peer-watch.js';
-import type { PendingWrites } from './pending-writes.js';
+import type { ExportMetrics } from './metrics.js';
 import type { ExportReconciler } from './reconciler.js';
-import type { ExportSources, ServiceExportWriter } from './sources.js';
+import type { ExportReconcilerDeps } from './reconciler-state.js';
 
-/** A finished Cloud Map operation, as the client's tracker reports it. */
-export interface CompletedOperation {
-  operationId: string;
-  status: string;
-  serviceId?: string;
-  instanceId?: string;
-  errorCode?: string;
-}
+/** What the reconciler takes as given is declared (and documented) there. */
+type PassedToReconciler =
+  'sources' | 'writer' | 'logger' | 'resyncMs' | 'pendingRequeueMs' | 'podLabelAttributes';
 
-export interface OperationEvents {
-  onComplete(listener: (result: CompletedOperation) => void): () => void;
-}
-
-export interface ExportControllerOptions {
-  sources: ExportSources;
-  writer: ServiceExportWriter;
-  cloudMap: CloudMapPort;
-  operations: OperationEvents;
+export interface ExportControllerOptions extends Pick<ExportReconcilerDeps, PassedToReconciler> {
+  /**
+   * The agent's Cloud Map client: a finished operation of its tracker ends its pending write
+   * and requeues its key; the peer watch drops its cached reads of a service that changed.
+   */
+  cloudMap: CloudMapPort & Pick<CloudMapClient, 'operations' | 'invalidateDiscover'>;
   clock: Clock;
   /** Wall time in ms since the epoch (status timestamps, heartbeats). */
   wallNow: () => number;
-  logger: Logger;
   workers: number;
-  resyncMs: number;
   /**
    * Cloud Map calls a minute the resync reconciles and the peer watch's instance counts may
    * use (half each); more exports stretch their periods (0/absent: no limit).
    */
   backgroundBudgetPerMinute?: number;
-  pendingRequeueMs: number;
   heartbeatPeriodMs: number;
   /**
    * The peer watch's round (peer-watch.ts): the change feed's revision, plus the revision of
@@ -45,42 +32,24 @@ export interface ExportControllerOptions {
   peerCheckMs: number;
   /** At most this many per-service revision checks per second; more stretch the period. */
   peerCheckBudgetPerSecond: number;
-  /** A peer watch round ran (metrics). */
-  onPeerRound?: () => void;
-  /** Another cluster changed an exported service (metrics). */
-  onPeerChange?: () => void;
-  /** Drops the client's cached reads of a service (CloudMapClient.invalidateDiscover). */
-  forgetReads?: (namespaceName: string, serviceName: string) => void;
   /**
    * The clusterset change feed (ADR 0018): this cluster's feed instance is written at most
    * once per `minIntervalMs` after its records change. Absent: no feed (importers fall back to
    * per-service revision checks for this cluster's services).
    */
-  feed?: {
-    minIntervalMs: number;
-    onWrite?: (result: FeedWriteResult) => void;
-  };
+  feed?: { minIntervalMs: number };
   tags: Record<string, string>;
   /** DNS namespaces (ADR 0010); absent: HTTP namespaces, services without DnsConfig. */
   dns?: DnsOptions;
-  /** `--pod-label-attributes` (default label keys for pod label attributes). */
-  podLabelAttributes?: readonly string[];
   /** The process's controller metrics (`mcs_reconcile_*{controller="serviceexport"}`). */
   metrics?: ControllerMetrics;
-  /** Heartbeat renewals and age (the agent's heartbeat metrics; heartbeat.ts). */
-  onHeartbeatRenewal?: (result: 'success' | 'failure') => void;
-  onHeartbeatCurrent?: (renewedAtMs: number) => void;
-  /** After every reconcile, with the number of exports (the agent's managed-exports gauge). */
-  onReconciled?: (exported: number) => void;
+  /** The agent's own metrics (exports, heartbeats, peer watch, feed writes; metrics.ts). */
+  exportMetrics?: ExportMetrics | undefined;
 }
 
 export interface ExportController {
   readonly queue: WorkQueue<string>;
   readonly reconciler: ExportReconciler;
-  readonly pending: PendingWrites;
-  readonly heartbeats: Heartbeats;
-  readonly peers: PeerWatch | undefined;
-  readonly feed: FeedWriter | undefined;
   enqueue(key: string): void;
   /**
    * Sweeps Cloud Map for orphans, enqueues every key, runs workers and heartbeats until `stop`.

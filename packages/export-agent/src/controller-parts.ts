@@ -10,6 +10,10 @@ import type { ExportReconcilerDeps } from './reconciler-state.js';
 // The export controller's parts, each built from the options and the parts built before it
 // (controller.ts builds them in order).
 
+/** The resync and the peer watch's counts each get half the background budget. */
+const halfOf = (budget: number | undefined): number | undefined =>
+  budget === undefined ? undefined : budget / 2;
+
 export function heartbeatsFor(
   opts: ExportControllerOptions,
   resolver: TargetResolver,
@@ -24,8 +28,8 @@ export function heartbeatsFor(
     now: opts.wallNow,
     periodMs: opts.heartbeatPeriodMs,
     logger: opts.logger,
-    ...(opts.onHeartbeatRenewal === undefined ? {} : { onRenewal: opts.onHeartbeatRenewal }),
-    ...(opts.onHeartbeatCurrent === undefined ? {} : { onCurrent: opts.onHeartbeatCurrent }),
+    onRenewal: opts.exportMetrics?.heartbeatRenewal,
+    onCurrent: opts.exportMetrics?.heartbeatCurrent,
     ...(feed === undefined
       ? {}
       : {
@@ -42,12 +46,10 @@ export function peerWatchFor(opts: ExportControllerOptions, changed: EventHub<st
     identity: () => opts.sources.identity(),
     periodMs: opts.peerCheckMs,
     budgetPerSecond: opts.peerCheckBudgetPerSecond,
-    ...(opts.backgroundBudgetPerMinute === undefined
-      ? {}
-      : { countBudgetPerMinute: opts.backgroundBudgetPerMinute / 2 }),
+    countBudgetPerMinute: halfOf(opts.backgroundBudgetPerMinute),
     logger: opts.logger.child({ component: 'peer-watch' }),
-    ...(opts.forgetReads === undefined ? {} : { forget: opts.forgetReads }),
-    ...(opts.onPeerRound === undefined ? {} : { onRound: opts.onPeerRound }),
+    forget: (ns, svc) => opts.cloudMap.invalidateDiscover(ns, svc),
+    onRound: opts.exportMetrics?.peerRound,
     onChange: (key) => changed.emit('update', key),
   });
 }
@@ -72,7 +74,7 @@ export function feedWriterFor(
     now: opts.wallNow,
     logger: logger.child({ component: 'feed-writer' }),
     minIntervalMs: feed.minIntervalMs,
-    ...(feed.onWrite === undefined ? {} : { onWrite: feed.onWrite }),
+    onWrite: opts.exportMetrics?.feedWrite,
     onEpochWritten: () => epochWritten.emit('update', undefined),
   });
 }
@@ -97,15 +99,11 @@ export function reconcilerDeps(
     logger: opts.logger,
     now: () => new Date(opts.wallNow()),
     resyncMs: opts.resyncMs,
-    ...(opts.backgroundBudgetPerMinute === undefined
-      ? {}
-      : { resyncBudgetPerMinute: opts.backgroundBudgetPerMinute / 2 }),
+    resyncBudgetPerMinute: halfOf(opts.backgroundBudgetPerMinute),
     pendingRequeueMs: opts.pendingRequeueMs,
     onExportsChanged: () => exportsChanged.emit('update', undefined),
     ...(feed === undefined ? {} : { onWritesSubmitted: (ns, name) => feed.hint(ns, name) }),
-    ...(opts.podLabelAttributes === undefined
-      ? {}
-      : { podLabelAttributes: opts.podLabelAttributes }),
+    podLabelAttributes: opts.podLabelAttributes,
     ...(peers === undefined ? {} : { peers }),
   };
 }

@@ -14,11 +14,8 @@ import type { PeerWatch } from './peer-watch.js';
 import { createPendingWrites, type PendingWrites } from './pending-writes.js';
 import { createExportReconciler, type ExportReconciler } from './reconciler.js';
 
-import type {
-  CompletedOperation,
-  ExportController,
-  ExportControllerOptions,
-} from './controller-options.js';
+import type { OperationResult } from '@cloudmap-mcs/core/cloudmap';
+import type { ExportController, ExportControllerOptions } from './controller-options.js';
 
 export type { ExportController, ExportControllerOptions } from './controller-options.js';
 
@@ -40,7 +37,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     tags: opts.tags,
     logger,
     now: () => clock.now(),
-    ...(opts.dns === undefined ? {} : { dns: opts.dns }),
+    dns: opts.dns,
   });
   const peers = opts.peerCheckMs > 0 ? peerWatchFor(opts, peerChanged) : undefined;
   const feed = opts.feed === undefined ? undefined : feedWriterFor(opts, opts.feed, epochWritten);
@@ -54,7 +51,7 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     workers: opts.workers,
     clock,
     logger,
-    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+    metrics: opts.metrics,
     onResult: (key) => reconciled.emit('update', key),
   });
   const { queue } = controller;
@@ -74,24 +71,20 @@ export function createExportController(opts: ExportControllerOptions): ExportCon
     feedRetired: false,
     firstPass: new Set(),
   };
-  w.unsubscribe = opts.operations.onComplete((r) => operationCompleted(w, r));
+  w.unsubscribe = opts.cloudMap.operations.onComplete((r) => operationCompleted(w, r));
   epochWritten.on(() => beat(w));
   exportsChanged.on(() => w.firstPass === undefined && beat(w));
   reconciled.on((_e, key) => {
     firstPassDone(w, key);
-    opts.onReconciled?.(reconciler.exportedCount());
+    opts.exportMetrics?.exports(reconciler.exportedCount());
   });
   peerChanged.on((_e, key) => {
-    opts.onPeerChange?.();
+    opts.exportMetrics?.peerChange();
     queue.add(key);
   });
   return {
     queue,
     reconciler,
-    pending,
-    heartbeats,
-    peers,
-    feed,
     enqueue: (key) => queue.add(key),
     run: (signal) => run(w, signal),
     stop: () => stop(w),
@@ -154,7 +147,7 @@ function firstPassDone(w: ExportWiring, key: string): void {
 }
 
 /** A finished Cloud Map operation: its pending write ends and its key runs again. */
-function operationCompleted(w: ExportWiring, r: CompletedOperation): void {
+function operationCompleted(w: ExportWiring, r: OperationResult): void {
   if (r.serviceId === undefined || r.instanceId === undefined) return;
   w.pending.complete(r.serviceId, r.instanceId, r.operationId);
   if (!w.stopped && w.heartbeats.takeDeferred()) beat(w);

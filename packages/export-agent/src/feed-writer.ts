@@ -62,11 +62,9 @@ export interface FeedWriterOptions {
   logger: Logger;
   /** Default 1,000 ms: at most one RegisterInstance of the feed per second. */
   minIntervalMs?: number;
-  /** Ceiling of the retry backoff after failed writes (default 30 s). */
-  maxBackoffMs?: number;
   /** Defaults to random base-36 text; injected by tests. */
   newEpoch?: () => string;
-  onWrite?: (result: FeedWriteResult) => void;
+  onWrite?: ((result: FeedWriteResult) => void) | undefined;
   /** After the first successful write of an epoch (the heartbeat states it at once). */
   onEpochWritten?: () => void;
 }
@@ -79,7 +77,6 @@ const THROTTLING = new Set(['ThrottlingException', 'RequestLimitExceeded', 'TooM
 interface FeedWriterState {
   readonly opts: FeedWriterOptions;
   readonly minInterval: number;
-  readonly maxBackoff: number;
   readonly newEpoch: () => string;
   epoch: string;
   seq: number;
@@ -106,7 +103,6 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
   const s: FeedWriterState = {
     opts,
     minInterval: opts.minIntervalMs ?? 1000,
-    maxBackoff: opts.maxBackoffMs ?? 30_000,
     newEpoch,
     epoch: newEpoch(),
     seq: 0,
@@ -152,12 +148,15 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
   };
 }
 
+/** Ceiling of the retry backoff after failed writes. */
+const MAX_BACKOFF_MS = 30_000;
+
 function schedule(s: FeedWriterState): void {
   if (!s.running || s.timer !== undefined || s.writing !== undefined) return;
   if (s.dirty.size === 0 && !s.unwritten) return;
   const { clock } = s.opts;
   const backoff =
-    s.failures === 0 ? 0 : Math.min(s.maxBackoff, 500 * 2 ** Math.min(s.failures, 10));
+    s.failures === 0 ? 0 : Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.min(s.failures, 10));
   const delay = Math.max(0, s.lastWriteAt + s.minInterval - clock.now(), backoff);
   s.timer = clock.setTimer(() => {
     s.timer = undefined;

@@ -37,13 +37,13 @@ export interface HeartbeatDeps {
    */
   feedStarting?: () => boolean;
   /** A namespace's heartbeat was written (success), or could not be checked or written. */
-  onRenewal?: (result: 'success' | 'failure') => void;
+  onRenewal?: ((result: 'success' | 'failure') => void) | undefined;
   /**
    * After each sync: the wall time (ms) the oldest heartbeat this process keeps was renewed
    * at, as written or read back; the sync's own time when it keeps none (nothing exported).
    * A namespace whose heartbeat was never known current counts from its first failure.
    */
-  onCurrent?: (renewedAtMs: number) => void;
+  onCurrent?: ((renewedAtMs: number) => void) | undefined;
 }
 
 export interface Heartbeats {

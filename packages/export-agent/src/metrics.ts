@@ -1,17 +1,17 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 export interface ExportMetrics {
-  exports(count: number): void;
+  exports: (count: number) => void;
   /** A revision check found another cluster's change to an exported service. */
-  peerChange(): void;
+  peerChange: () => void;
   /** A change feed write ended (success, duplicate, throttled, error). */
-  feedWrite(result: string): void;
+  feedWrite: (result: string) => void;
   /** A peer watch round ran. */
-  peerRound(): void;
+  peerRound: () => void;
   /** A namespace's heartbeat was written, or could not be checked or written. */
-  heartbeatRenewal(result: 'success' | 'failure'): void;
+  heartbeatRenewal: (result: 'success' | 'failure') => void;
   /** After a heartbeat sync: when the oldest heartbeat this agent keeps was renewed (wall ms). */
-  heartbeatCurrent(renewedAtMs: number): void;
+  heartbeatCurrent: (renewedAtMs: number) => void;
 }
 
 /**

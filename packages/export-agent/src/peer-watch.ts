@@ -48,17 +48,17 @@ export interface PeerWatchOptions {
   /** Every this many rounds, the instance counts of the watched services (default 12). */
   countEveryRounds?: number;
   /** At most this many ListServices pages a minute for the counts (stretches them; 0: none). */
-  countBudgetPerMinute?: number;
+  countBudgetPerMinute?: number | undefined;
   /** Up to this fraction of a period added at random, so clusters spread out. */
   jitter?: number;
   onChange: (key: string) => void;
   /** After every round (metrics). */
-  onRound?: () => void;
+  onRound?: (() => void) | undefined;
   /**
    * Drops cached reads of a service before its key is requeued for a change the feed or an
    * instance count announced (a revision check does it by itself in the Cloud Map client).
    */
-  forget?: (namespaceName: string, serviceName: string) => void;
+  forget?: ((namespaceName: string, serviceName: string) => void) | undefined;
   logger: Logger;
 }
 

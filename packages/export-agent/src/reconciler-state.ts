@@ -25,7 +25,7 @@ export interface ExportReconcilerDeps {
    * At most this many resync reconciles a minute over all exports: more exports stretch the
    * resync period (resyncAfterMs) instead of raising idle Cloud Map calls (absent/0: no limit).
    */
-  resyncBudgetPerMinute?: number;
+  resyncBudgetPerMinute?: number | undefined;
   /** Re-check while Cloud Map operations or a namespace creation are in flight. */
   pendingRequeueMs: number;
   /**
@@ -41,7 +41,7 @@ export interface ExportReconcilerDeps {
   /** Told which Cloud Map service each exported key uses, to requeue it on others' changes. */
   peers?: PeerWatch;
   /** `--pod-label-attributes`: label keys for ServiceExports without the annotation. */
-  podLabelAttributes?: readonly string[];
+  podLabelAttributes?: readonly string[] | undefined;
 }
 
 /**

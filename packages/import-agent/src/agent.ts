@@ -208,9 +208,7 @@ function createController(
     logger: ctx.logger,
     trust,
     periods: pollPeriodsOf(config),
-    ...(config.requestBudgetPerSecond === undefined
-      ? {}
-      : { requestBudgetPerSecond: config.requestBudgetPerSecond }),
+    requestBudgetPerSecond: config.requestBudgetPerSecond,
     heartbeatTtlMs: config.heartbeatTtlMs,
     workers: config.workers,
     now: () => Date.now(),

@@ -3,37 +3,31 @@ import type {
   Clock,
   ClusterExport,
   ControllerMetrics,
-  EventRecorder,
-  Logger,
-  TrustPolicy,
   WorkQueue,
 } from '@cloudmap-mcs/core';
 import type { Poller, PollerMetrics } from './poller/poller.js';
 import type { PollPeriods } from './poller/schedule.js';
 import type { SnapshotHealth } from './poller/snapshot.js';
-import type { ImportSources, ImportWriter } from './reconcile/ports.js';
-import type { ImportMetrics } from './reconcile/reconciler.js';
-import type { ImportCaps, NamespacePolicy } from './reconcile/scope.js';
+import type { ImportMetrics, ImportReconcilerDeps } from './reconcile/reconciler.js';
 
-export interface ImportControllerOptions {
+/** What the reconciler takes as given is declared (and documented) there. */
+type PassedToReconciler =
+  | 'sources'
+  | 'writer'
+  | 'trust'
+  | 'heartbeatTtlMs'
+  | 'now'
+  | 'logger'
+  | 'events'
+  | 'namespaces'
+  | 'caps';
+
+export interface ImportControllerOptions extends Pick<ImportReconcilerDeps, PassedToReconciler> {
   cloudMap: CloudMapPort;
-  sources: ImportSources;
-  writer: ImportWriter;
   clock: Clock;
-  logger: Logger;
-  trust: TrustPolicy;
   periods: PollPeriods;
-  requestBudgetPerSecond?: number;
-  heartbeatTtlMs: number;
+  requestBudgetPerSecond?: number | undefined;
   workers: number;
-  now: () => number;
-  maxEndpointsPerSlice?: number;
-  /** Warning Events (name collisions); none when absent. */
-  events?: EventRecorder;
-  /** Where imports may be created; default: all but kube-system, kube-public, kube-node-lease, default. */
-  namespaces?: NamespacePolicy;
-  /** Caps on imports per namespace and per agent. */
-  caps?: ImportCaps;
   /**
    * User-selected non-Kubernetes Cloud Map services (external/, ADR 0014), made with the
    * controller's snapshot (MCS exports of the clusterset win).

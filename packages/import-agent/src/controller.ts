@@ -55,7 +55,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     logger: opts.logger,
     clock: opts.clock,
     message: 'refused cloud map record',
-    ...(opts.metrics?.refused === undefined ? {} : { count: opts.metrics.refused }),
+    count: opts.metrics?.refused,
   });
   // Built in order; what the poller tells of reaches the parts built after it through these.
   const polled: Polled = {
@@ -71,7 +71,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     workers: opts.workers,
     clock: opts.clock,
     logger: opts.logger,
-    ...(opts.controllerMetrics === undefined ? {} : { metrics: opts.controllerMetrics }),
+    metrics: opts.controllerMetrics,
   });
   const { queue } = controller;
   const w: ImportWiring = {
@@ -147,9 +147,7 @@ function pollerOptions(
     clustersetId: opts.trust.clustersetId,
     periods: opts.periods,
     heartbeatTtlMs: opts.heartbeatTtlMs,
-    ...(opts.requestBudgetPerSecond === undefined
-      ? {}
-      : { requestBudgetPerSecond: opts.requestBudgetPerSecond }),
+    requestBudgetPerSecond: opts.requestBudgetPerSecond,
     isLocalNamespace,
     onServiceChange: (ns, name) => polled.services.emit('update', `${ns}/${name}`),
     onHeartbeatChange: (ns) => polled.heartbeats.emit('update', ns),
@@ -157,7 +155,7 @@ function pollerOptions(
       opts.metrics?.health?.(health, synced);
       polled.health.emit('update', undefined);
     },
-    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+    metrics: opts.metrics,
   };
 }
 
@@ -177,17 +175,12 @@ function reconcilerOptions(
     heartbeatTtlMs: opts.heartbeatTtlMs,
     now: opts.now,
     logger: opts.logger,
-    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
-    ...(opts.events === undefined ? {} : { events: opts.events }),
+    metrics: opts.metrics,
+    events: opts.events,
     namespaces: policy,
     refusals,
-    ...(opts.caps === undefined ? {} : { caps: opts.caps }),
-    ...(external === undefined
-      ? {}
-      : { externalExport: (ns: string, name: string) => external.exportFor(ns, name) }),
-    ...(opts.maxEndpointsPerSlice === undefined
-      ? {}
-      : { maxEndpointsPerSlice: opts.maxEndpointsPerSlice }),
+    caps: opts.caps,
+    externalExport: external === undefined ? undefined : (ns, name) => external.exportFor(ns, name),
   };
 }
 

@@ -280,7 +280,7 @@ describe('poller with the change feed', () => {
     await t.tick(1_000);
     expect(t.changes.sort()).toEqual(['fresh/web', 'shop/new']);
     expect(t.poller.get('fresh', 'web')?.instances.length).toBeGreaterThan(0);
-    expect(t.poller.heartbeats('fresh')).toHaveLength(1);
+    expect(t.poller.heartbeatService('fresh')?.instances).toHaveLength(1);
     expect(t.calls.some((c) => c.includes('elsewhere'))).toBe(false);
     // The next listing keeps them (listed now) and drops nothing.
     await t.tick(60_000);

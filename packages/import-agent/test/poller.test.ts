@@ -158,7 +158,7 @@ describe('poller', () => {
     poller.start();
     await tick(0);
     expect(hbChanges).toEqual(['shop']);
-    expect(poller.heartbeats('shop')).toHaveLength(1);
+    expect(poller.heartbeatService('shop')?.instances).toHaveLength(1);
     expect(poller.services('shop').map((s) => s.name)).toEqual(['cart']);
     await heartbeat(cm, 'shop', 'c1', 31_000);
     await tick(5_000);

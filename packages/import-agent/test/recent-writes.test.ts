@@ -18,7 +18,6 @@ function setup(withOverlay: boolean) {
       ns === 'shop' && name === 'cart' ? { namespace: ns, name, instances } : undefined,
     services: () => [],
     allServices: () => [],
-    heartbeats: () => [],
     heartbeatService: () => undefined,
     health: () => ({ reachable: true, message: 'ok', failingServices: 0 }),
   };

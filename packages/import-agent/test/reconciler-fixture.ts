@@ -42,7 +42,6 @@ export function staticSnapshot(): StaticSnapshot {
     get: (ns, name) => services.get(`${ns}/${name}`),
     services: (ns) => all().filter((s) => s.namespace === ns),
     allServices: all,
-    heartbeats: () => [],
     heartbeatService: () => undefined,
     health: () => ({ reachable: true, message: 'ok', failingServices: 0 }),
   };

@@ -35,22 +35,17 @@ export function agentCloudMapClient(
       { [logFields.address]: endpoint },
     );
   const sdk = createServiceDiscoveryClients({
-    ...(config.region === undefined ? {} : { region: config.region }),
-    ...(endpoint === undefined ? {} : { endpoint }),
-    ...(config.cloudMapDataEndpoint === undefined
-      ? {}
-      : { dataEndpoint: config.cloudMapDataEndpoint }),
-    ...(config.assumeRoleArn === undefined
-      ? {}
-      : {
-          assumeRole: {
+    region: config.region,
+    endpoint,
+    dataEndpoint: config.cloudMapDataEndpoint,
+    assumeRole:
+      config.assumeRoleArn === undefined
+        ? undefined
+        : {
             roleArn: config.assumeRoleArn,
             sessionName: () => roleSessionName(agent, clusterId()),
-            ...(config.assumeRoleExternalId === undefined
-              ? {}
-              : { externalId: config.assumeRoleExternalId }),
+            externalId: config.assumeRoleExternalId,
           },
-        }),
   });
   return createCloudMapClient(leaderOnly(createSdkCloudMapPort(sdk.control, sdk.data), leading), {
     logger: logger.child({ component: 'cloudmap' }),

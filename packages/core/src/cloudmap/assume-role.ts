@@ -14,7 +14,7 @@ export type CredentialsProvider = () => Promise<AwsCredentials>;
 export interface AssumeRoleConfig {
   roleArn: string;
   /** Required by many cross-account trust policies (confused-deputy protection). */
-  externalId?: string;
+  externalId?: string | undefined;
   /**
    * RoleSessionName, read at each AssumeRole (the cluster id may be learnt after start):
    * CloudTrail in the role's account shows it as the caller (`assumed-role/ROLE/SESSION`).
@@ -24,9 +24,9 @@ export interface AssumeRoleConfig {
 }
 
 export interface AssumeRoleOptions extends AssumeRoleConfig {
-  region?: string;
+  region?: string | undefined;
   /** Credentials used to call STS; the default chain when absent. */
-  baseCredentials?: CredentialsProvider;
+  baseCredentials?: CredentialsProvider | undefined;
   /**
    * After a refused AssumeRole (wrong ExternalId, role or account), callers within this long get
    * the same error without asking STS again: every Cloud Map call needs credentials, and a

@@ -21,7 +21,6 @@ export interface ReadCache<V> {
 }
 
 export interface ReadCacheOptions {
-  name: string;
   ttlMs: number;
   clock: Clock;
   onLookup?: (result: 'hit' | 'miss' | 'shared') => void;

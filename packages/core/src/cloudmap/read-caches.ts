@@ -58,7 +58,6 @@ export function createReadCaches(opts: {
 }): ReadCaches {
   const cache = <V>(name: keyof CacheTtls) =>
     createReadCache<V>({
-      name,
       ttlMs: opts.ttl[name],
       clock: opts.clock,
       onLookup: (r) => opts.metrics.cache(name, r),

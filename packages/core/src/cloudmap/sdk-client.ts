@@ -9,24 +9,24 @@ import {
 
 export interface ServiceDiscoveryConfig {
   /** The agents' $AWS_REGION; when absent the SDK's standard chain (profile, IMDS). */
-  region?: string;
+  region?: string | undefined;
   /**
    * An endpoint override ($AWS_ENDPOINT_URL_SERVICEDISCOVERY, read by the agents' config;
    * nothing below it reads env). An `https://` host (FIPS, a VPC endpoint) keeps the SDK's
    * `data-` host prefix for DiscoverInstances*, as AWS serves them; a plain `http://` one is a
    * development endpoint (the emulator, LocalStack) that serves every operation on one host.
    */
-  endpoint?: string;
+  endpoint?: string | undefined;
   /**
    * The host that serves DiscoverInstances* when it is not `data-<endpoint host>`: a VPC
    * interface endpoint without private DNS has one name per service
    * ($AWS_ENDPOINT_URL_SERVICEDISCOVERY_DATA). Sent to as given, no prefix added.
    */
-  dataEndpoint?: string;
+  dataEndpoint?: string | undefined;
   /** Explicit credentials; otherwise the SDK's default chain (optionally assumed into a role). */
   credentials?: CredentialsProvider;
   /** Cross-account access: assume this role with the base credentials. */
-  assumeRole?: AssumeRoleConfig;
+  assumeRole?: AssumeRoleConfig | undefined;
   /**
    * Per-request timeout: a request with no answer within it fails (TimeoutError) and its
    * connection is destroyed. Default 5 s; the caller's deadline (calls.ts) bounds the whole
@@ -68,8 +68,8 @@ export function createServiceDiscoveryClients(
       ? config.credentials
       : createAssumeRoleCredentials({
           ...config.assumeRole,
-          ...(config.region === undefined ? {} : { region: config.region }),
-          ...(config.credentials === undefined ? {} : { baseCredentials: config.credentials }),
+          region: config.region,
+          baseCredentials: config.credentials,
         });
   const control = buildClient(config, credentials, config.endpoint, false);
   const data =

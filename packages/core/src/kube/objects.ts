@@ -48,7 +48,7 @@ export interface KubeServiceSpec {
   sessionAffinity?: string;
   sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
   internalTrafficPolicy?: string;
-  trafficDistribution?: string;
+  trafficDistribution?: string | undefined;
 }
 
 /** A core/v1 Service as read (the import agent narrows it to what it writes). */

@@ -34,7 +34,7 @@ export interface RefusalLogOptions {
   logger: Logger;
   clock: Clock;
   /** Counts every refusal decision (e.g. a `…_refused_total{reason}` counter). */
-  count?: (reason: string) => void;
+  count?: ((reason: string) => void) | undefined;
   /** A refusal is logged again at most this often. Default 10 minutes. */
   intervalMs?: number;
   /** Distinct refusals remembered; the oldest are forgotten beyond it. Default 10,000. */

@@ -115,9 +115,9 @@ export function heartbeatExpiresAtMs(
 
 export interface LivenessTimes {
   /** Per cluster id, when its records were first read (same time base as `asOfMs`). */
-  firstSeenMs?: Readonly<Record<string, number>>;
+  firstSeenMs?: Readonly<Record<string, number>> | undefined;
   /** When reads of the heartbeats resumed after failing; undefined if they never failed. */
-  resumedAtMs?: number;
+  resumedAtMs?: number | undefined;
 }
 
 export function applyHeartbeats(

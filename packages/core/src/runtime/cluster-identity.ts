@@ -46,7 +46,6 @@ export interface ClusterIdentityWatcherOptions {
 export interface ClusterIdentityWatcher {
   start(): Promise<void>;
   current(): ClusterIdentity | undefined;
-  resolution(): IdentityResolution;
   /** Called when the usable identity changes (also to or from undefined); only enqueue here. */
   onChange(
     listener: (next: ClusterIdentity | undefined, previous: ClusterIdentity | undefined) => void,
@@ -156,7 +155,6 @@ export function createClusterIdentityWatcher(
       if (!flagsComplete) await attach();
     },
     current: () => current,
-    resolution: () => resolution,
     onChange(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);

@@ -14,7 +14,6 @@ export interface CheckResult {
 export interface Checks {
   set(name: string, ok: boolean, message?: string): void;
   add(name: string, check: () => CheckResult): void;
-  remove(name: string): void;
   evaluate(): { ok: boolean; results: (CheckResult & { name: string })[] };
 }
 
@@ -26,7 +25,6 @@ export function createChecks(): Checks {
       checks.set(name, () => result);
     },
     add: (name, check) => void checks.set(name, check),
-    remove: (name) => void checks.delete(name),
     evaluate() {
       const results = [...checks].map(([name, check]) => {
         try {

@@ -44,7 +44,6 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
    * Default 5 minutes; 0 disables.
    */
   watchdogMs?: number;
-  onRestart?: (reason: 'error' | 'watchdog') => void;
 }
 
 export interface SupervisedInformer<T extends KubernetesObject> extends EventSource<T> {
@@ -146,7 +145,6 @@ export function superviseInformer<T extends KubernetesObject>(
     restartTimer = clock.setTimer(() => {
       restartTimer = undefined;
       restarts += 1;
-      options.onRestart?.(reason);
       void informer.stop().then(run);
     }, delay);
   }

@@ -25,7 +25,6 @@ export interface KubeInformerOptions<T extends KubernetesObject> {
   list: (page: ListPage) => Promise<KubernetesListObject<T>>;
   /** Must be the one the list call uses too: the watch continues the list. */
   labelSelector?: string;
-  fieldSelector?: string;
   /**
    * What the cache keeps of each listed or watched object, applied before it is cached or
    * delivered (memory is bounded by what the agent reads, issue 14). Default
@@ -38,8 +37,6 @@ export interface KubeInformerOptions<T extends KubernetesObject> {
   onEvent?: (event: InformerEvent, obj: T) => void;
   logger: Logger;
   clock?: Clock;
-  watchdogMs?: number;
-  onRestart?: (reason: 'error' | 'watchdog') => void;
 }
 
 /** The paging parameters of a Kubernetes list call (`limit`, and the token of the next page). */
@@ -246,8 +243,6 @@ export function createKubeInformer<T extends KubernetesObject>(
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     logger: options.logger,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(options.watchdogMs === undefined ? {} : { watchdogMs: options.watchdogMs }),
-    ...(options.onRestart === undefined ? {} : { onRestart: options.onRestart }),
     create: (listed, alive) =>
       new ListWatch<T>(
         options.path,
@@ -259,7 +254,6 @@ export function createKubeInformer<T extends KubernetesObject>(
         },
         false,
         options.labelSelector,
-        options.fieldSelector,
       ),
   });
 }

@@ -41,7 +41,7 @@ export interface ControllerOptions<K> {
   clock: Clock;
   logger: Logger;
   /** Shared by every controller of a process (one registry); labelled by `name`. */
-  metrics?: ControllerMetrics;
+  metrics?: ControllerMetrics | undefined;
   /** Default: client-go's controller limiter (per-key backoff and an overall bucket). */
   rateLimiter?: RateLimiter<K>;
   /** After each reconcile, once it is logged and counted (e.g. "first pass done"). */

@@ -19,7 +19,7 @@ const setup = () => {
 describe('Cloud Map client caches', () => {
   it('drops expired entries once a TTL, not only when their key is read again', async () => {
     const clock = new FakeClock();
-    const cache = createReadCache<number>({ name: 'discover', ttlMs: 5_000, clock });
+    const cache = createReadCache<number>({ ttlMs: 5_000, clock });
     for (let i = 0; i < 100; i++) await cache.get(`svc-${String(i)}`, () => Promise.resolve(i));
     expect(cache.size).toBe(100);
     clock.advance(5_001);
@@ -29,7 +29,7 @@ describe('Cloud Map client caches', () => {
 
   it('sweepExpired drops what expired without a read, at most once a TTL', async () => {
     const clock = new FakeClock();
-    const cache = createReadCache<number>({ name: 'discover', ttlMs: 5_000, clock });
+    const cache = createReadCache<number>({ ttlMs: 5_000, clock });
     for (let i = 0; i < 10; i++) await cache.get(`svc-${String(i)}`, () => Promise.resolve(i));
     clock.advance(2_000);
     await cache.get('late', () => Promise.resolve(-1)); // stored at 2 s, expires at 7 s
@@ -166,7 +166,6 @@ describe('read cache', () => {
     const clock = new FakeClock();
     const lookups: string[] = [];
     const cache = createReadCache<number>({
-      name: 't',
       ttlMs: 0,
       clock,
       onLookup: (r) => lookups.push(r),

@@ -48,7 +48,6 @@ async function main(): Promise<void> {
     sources: k8s,
     writer: k8s,
     cloudMap: client,
-    operations: client.operations,
     clock: realClock,
     wallNow: Date.now,
     logger: noopLogger,

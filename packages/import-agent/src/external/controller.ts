@@ -62,10 +62,9 @@ export interface ExternalImportsOptions {
   exportedByClusterset(namespace: string, name: string): boolean;
   /** The export of `key` changed (appeared, changed or went): reconcile it. */
   onChange(key: string): void;
-  refusals?: RefusalLog;
-  metrics?: { refused?(reason: string): void; externalReads?(outcome: string): void };
+  metrics?: { refused?(reason: string): void; externalReads?(outcome: string): void } | undefined;
   /** The process's controller metrics (`mcs_reconcile_*{controller="cloudmapserviceimport"}`). */
-  controllerMetrics?: ControllerMetrics;
+  controllerMetrics?: ControllerMetrics | undefined;
 }
 
 export interface ExternalImports {
@@ -98,14 +97,12 @@ export function createExternalImports(opts: ExternalImportsOptions): ExternalImp
       namespaces: opts.namespaces ?? defaultNamespacePolicy,
       exportedByClusterset: opts.exportedByClusterset,
     },
-    refusals:
-      opts.refusals ??
-      createRefusalLog({
-        logger: opts.logger,
-        clock: opts.clock,
-        message: 'refused cloud map record',
-        ...(opts.metrics?.refused === undefined ? {} : { count: opts.metrics.refused }),
-      }),
+    refusals: createRefusalLog({
+      logger: opts.logger,
+      clock: opts.clock,
+      message: 'refused cloud map record',
+      count: opts.metrics?.refused,
+    }),
     entries: new Map(),
   };
   const { entries, scope } = x;
@@ -116,7 +113,7 @@ export function createExternalImports(opts: ExternalImportsOptions): ExternalImp
     workers: 1,
     clock: opts.clock,
     logger: opts.logger,
-    ...(opts.controllerMetrics === undefined ? {} : { metrics: opts.controllerMetrics }),
+    metrics: opts.controllerMetrics,
   });
 
   return {

@@ -1,39 +1,33 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  Attr,
-  realClock,
-  type CloudMapPort,
-  type ControllerMetrics,
-  type Logger,
-  type TrustPolicy,
-} from '@cloudmap-mcs/core';
+import { Attr, realClock } from '@cloudmap-mcs/core';
 import { createEventRecorder, kubeEventSink, type Shutdown } from '@cloudmap-mcs/core/runtime';
 import type { Poller } from '../poller/poller.js';
 import type { NamespacePolicy } from '../reconcile/scope.js';
-import { createExternalImports, type ExternalImports } from './controller.js';
+import {
+  createExternalImports,
+  type ExternalImports,
+  type ExternalImportsOptions,
+} from './controller.js';
 import { createExternalStatusWriter, watchExternalImports } from './kube.js';
 
 /**
  * The one hook main.ts calls: CloudMapServiceImports watched, their services read every
  * period, changes handed to the import controller (ADR 0014).
  */
-export function startExternalImports(opts: {
-  kc: KubeConfig;
-  cloudMap: Pick<CloudMapPort, 'discoverInstances'>;
-  trust: TrustPolicy;
-  periodMs: number;
-  /** reportingInstance of its Events (the pod name). */
-  identity: string;
-  namespaces: NamespacePolicy;
-  logger: Logger;
-  /** The import controller's Cloud Map snapshot (MCS exports of the clusterset win). */
-  snapshot: Pick<Poller, 'get'>;
-  /** A selected service changed: its import's key (watches.ts). */
-  onChange: (key: string) => void;
-  shutdown: Pick<Shutdown, 'onShutdown'>;
-  metrics?: { refused?(reason: string): void; externalReads?(outcome: string): void };
-  controllerMetrics?: ControllerMetrics;
-}): ExternalImports {
+export function startExternalImports(
+  opts: Pick<
+    ExternalImportsOptions,
+    'cloudMap' | 'trust' | 'periodMs' | 'logger' | 'onChange' | 'metrics' | 'controllerMetrics'
+  > & {
+    kc: KubeConfig;
+    /** reportingInstance of its Events (the pod name). */
+    identity: string;
+    namespaces: NamespacePolicy;
+    /** The import controller's Cloud Map snapshot (MCS exports of the clusterset win). */
+    snapshot: Pick<Poller, 'get'>;
+    shutdown: Pick<Shutdown, 'onShutdown'>;
+  },
+): ExternalImports {
   const imports = createExternalImports({
     cloudMap: opts.cloudMap,
     trust: opts.trust,
@@ -54,8 +48,8 @@ export function startExternalImports(opts: {
         (i) => i.attributes[Attr.ClustersetId] === opts.trust.clustersetId,
       ),
     onChange: opts.onChange,
-    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
-    ...(opts.controllerMetrics === undefined ? {} : { controllerMetrics: opts.controllerMetrics }),
+    metrics: opts.metrics,
+    controllerMetrics: opts.controllerMetrics,
   });
   const watch = watchExternalImports(opts.kc, imports, opts.logger);
   imports.start();

@@ -38,9 +38,7 @@ export interface PollerOptions {
    */
   heartbeatTtlMs?: number;
   /** Revision calls per second this agent may spend; stretches the per-service period. */
-  requestBudgetPerSecond?: number;
-  /** Parallel Cloud Map calls per round. */
-  concurrency?: number;
+  requestBudgetPerSecond?: number | undefined;
   random?: () => number;
   /** Whether a namespace of that name exists in this cluster. */
   isLocalNamespace(name: string): boolean;
@@ -48,7 +46,7 @@ export interface PollerOptions {
   onHeartbeatChange(namespace: string): void;
   /** Called each time `synced` or reachability changes. */
   onHealthChange?(health: SnapshotHealth, synced: boolean): void;
-  metrics?: PollerMetrics;
+  metrics?: PollerMetrics | undefined;
 }
 
 export interface Poller extends CloudMapSnapshot {

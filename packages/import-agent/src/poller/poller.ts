@@ -3,7 +3,6 @@ import {
   decodeHeartbeats,
   HEARTBEAT_SERVICE_NAME,
   isShardServiceName,
-  type CloudMapInstance,
   type FeedFollower,
 } from '@cloudmap-mcs/core';
 import {
@@ -151,9 +150,6 @@ function pollerApi(
     },
     allServices() {
       return [...services.values()].filter(isImport).map(view);
-    },
-    heartbeats(namespace): readonly CloudMapInstance[] {
-      return services.get(keyOf(namespace, HEARTBEAT_SERVICE_NAME))?.instances ?? [];
     },
     heartbeatService(namespace) {
       return services.get(keyOf(namespace, HEARTBEAT_SERVICE_NAME));

@@ -52,8 +52,6 @@ export interface CloudMapSnapshot {
   services(namespace: string): ServiceSnapshot[];
   /** Every tracked service of every namespace (heartbeat services excluded). */
   allServices(): ServiceSnapshot[];
-  /** Heartbeat instances of a namespace (`_mcs-heartbeat`), last good read. */
-  heartbeats(namespace: string): readonly CloudMapInstance[];
   /** The `_mcs-heartbeat` service of a namespace (instances and when they were confirmed). */
   heartbeatService(namespace: string): ServiceSnapshot | undefined;
   health(): SnapshotHealth;

@@ -135,7 +135,8 @@ function initialState(opts: PollerOptions, log: Logger) {
     clock: opts.clock,
     log,
     now: opts.now ?? Date.now,
-    concurrency: opts.concurrency ?? 8,
+    // Parallel Cloud Map calls per round.
+    concurrency: 8,
     services: new Map<string, ServiceSnapshot>(),
     instanceCounts: new Map<string, number>(),
     namespaceGoodMs: new Map<string, number>(),

@@ -80,14 +80,7 @@ export async function converge(
   const derived = ensured.service;
   if (derived?.metadata.uid !== undefined) {
     const withUid = derived as typeof derived & { metadata: { uid: string } };
-    blocked.push(
-      ...(await ensureSlices(p, merged, withUid, {
-        managedBy: s.managedBy,
-        ...(s.deps.maxEndpointsPerSlice === undefined
-          ? {}
-          : { maxEndpointsPerSlice: s.deps.maxEndpointsPerSlice }),
-      })),
-    );
+    blocked.push(...(await ensureSlices(p, merged, withUid, s.managedBy)));
   }
   return { si, ensured, blocked };
 }

@@ -124,12 +124,8 @@ export function desiredServiceImport(
       ipFamilies: [...families].slice(0, ips.length > 0 ? ips.length : 2),
       sessionAffinity: m.spec.sessionAffinity,
       ...affinityConfig(m),
-      ...(m.spec.internalTrafficPolicy === undefined
-        ? {}
-        : { internalTrafficPolicy: m.spec.internalTrafficPolicy }),
-      ...(m.spec.trafficDistribution === undefined
-        ? {}
-        : { trafficDistribution: m.spec.trafficDistribution }),
+      internalTrafficPolicy: m.spec.internalTrafficPolicy,
+      trafficDistribution: m.spec.trafficDistribution,
     },
   };
   return stamped(obj);
@@ -172,16 +168,7 @@ export function desiredDerivedService(
       name: derivedName,
       namespace: m.namespace,
       labels: { [LABEL_MCS_SERVICE_NAME]: m.name, [LABEL_MANAGED_BY]: MANAGED_BY },
-      ownerReferences: [
-        {
-          apiVersion: ServiceImportApi.apiVersion,
-          kind: 'ServiceImport',
-          name: owner.name,
-          uid: owner.uid,
-          controller: true,
-          blockOwnerDeletion: false,
-        },
-      ],
+      ownerReferences: [controllerRef(ServiceImportApi.apiVersion, 'ServiceImport', owner)],
     },
     spec: {
       type: 'ClusterIP',
@@ -197,12 +184,22 @@ export function desiredDerivedService(
       sessionAffinity: headless ? 'None' : m.spec.sessionAffinity,
       ...(headless ? {} : affinityConfig(m)),
       internalTrafficPolicy: m.spec.internalTrafficPolicy ?? 'Cluster',
-      ...(m.spec.trafficDistribution === undefined
-        ? {}
-        : { trafficDistribution: m.spec.trafficDistribution }),
+      trafficDistribution: m.spec.trafficDistribution,
     },
   };
   return stamped(obj);
+}
+
+/** What we create is owned by (and deleted with) the object it is derived from. */
+function controllerRef(apiVersion: string, kind: string, owner: { name: string; uid: string }) {
+  return {
+    apiVersion,
+    kind,
+    name: owner.name,
+    uid: owner.uid,
+    controller: true,
+    blockOwnerDeletion: false,
+  };
 }
 
 export function sliceObject(
@@ -217,16 +214,7 @@ export function sliceObject(
       name: slice.name,
       namespace,
       labels: { ...slice.labels, [LABEL_MANAGED_BY]: MANAGED_BY },
-      ownerReferences: [
-        {
-          apiVersion: 'v1',
-          kind: 'Service',
-          name: owner.name,
-          uid: owner.uid,
-          controller: true,
-          blockOwnerDeletion: false,
-        },
-      ],
+      ownerReferences: [controllerRef('v1', 'Service', owner)],
     },
     addressType: slice.addressType,
     endpoints: slice.endpoints.map((e) => ({

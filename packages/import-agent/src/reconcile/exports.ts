@@ -54,14 +54,7 @@ export function liveExports(
     heartbeatService?.renewalsSeen,
     asOfMs,
     r.heartbeatTtlMs,
-    {
-      ...(entry?.clustersFirstSeenMs === undefined
-        ? {}
-        : { firstSeenMs: entry.clustersFirstSeenMs }),
-      ...(heartbeatService?.resumedAtMs === undefined
-        ? {}
-        : { resumedAtMs: heartbeatService.resumedAtMs }),
-    },
+    { firstSeenMs: entry?.clustersFirstSeenMs, resumedAtMs: heartbeatService?.resumedAtMs },
   );
   return { ...live, asOfMs };
 }

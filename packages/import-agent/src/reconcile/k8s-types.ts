@@ -32,8 +32,8 @@ interface ServiceImportSpec {
   ipFamilies?: string[];
   sessionAffinity?: string;
   sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
-  internalTrafficPolicy?: string;
-  trafficDistribution?: string;
+  internalTrafficPolicy?: string | undefined;
+  trafficDistribution?: string | undefined;
 }
 
 export interface ServiceImportStatus {

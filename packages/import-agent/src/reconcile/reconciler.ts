@@ -44,8 +44,7 @@ export interface ImportReconcilerDeps {
   /** Wall-clock ms since the epoch (status times; liveness uses the snapshot's read times). */
   now: () => number;
   logger: Logger;
-  metrics?: ImportMetrics;
-  maxEndpointsPerSlice?: number;
+  metrics?: ImportMetrics | undefined;
   /** Value of endpointslice.kubernetes.io/managed-by on our slices. */
   sliceManagedBy?: string;
   /** Our writes laid over the informer cache until it catches up (see recent-writes.ts). */
@@ -58,16 +57,16 @@ export interface ImportReconcilerDeps {
    */
   refusals?: RefusalLog;
   /** Warning Events about name collisions (none recorded when absent). */
-  events?: EventRecorder;
+  events?: EventRecorder | undefined;
   /** Where imports may exist (scope.ts); default: all but the four built-in denied ones. */
   namespaces?: NamespacePolicy;
   /** Caps on imports per namespace and per agent (scope.ts); default DEFAULT_IMPORT_CAPS. */
-  caps?: ImportCaps;
+  caps?: ImportCaps | undefined;
   /**
    * A user-selected non-Kubernetes Cloud Map service to import under a key (external/,
    * ADR 0014), used only while no cluster of the clusterset exports that key.
    */
-  externalExport?(namespace: string, name: string): ClusterExport | undefined;
+  externalExport?: ((namespace: string, name: string) => ClusterExport | undefined) | undefined;
 }
 
 export { SLICE_MANAGED_BY } from './shared.js';

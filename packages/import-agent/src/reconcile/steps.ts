@@ -112,7 +112,7 @@ export async function ensureSlices(
   p: Pass,
   merged: MergedImport,
   derived: ServiceObject & { metadata: { uid: string } },
-  opts: { managedBy: string; maxEndpointsPerSlice?: number },
+  managedBy: string,
 ): Promise<NameCollision[]> {
   const { namespace, name, markers } = p;
   const observedSlices = ownedSlices(p.view, namespace, markers);
@@ -120,12 +120,9 @@ export async function ensureSlices(
     namespace,
     importName: name,
     derivedName: markers.derivedName,
-    managedBy: opts.managedBy,
+    managedBy,
     sources: merged.sources,
     observed: observedSlices.flatMap((s) => observedSlice(s) ?? []),
-    ...(opts.maxEndpointsPerSlice === undefined
-      ? {}
-      : { maxEndpointsPerSlice: opts.maxEndpointsPerSlice }),
   });
   const svcOwner = { name: markers.derivedName, uid: derived.metadata.uid };
   const known = new Set(observedSlices.map((s) => s.metadata.name));
