@@ -4,6 +4,7 @@ import type {
   ClusterExport,
   ControllerMetrics,
   EventRecorder,
+  IPFamily,
   Logger,
   TrustPolicy,
   WorkQueue,
@@ -45,6 +46,8 @@ export interface ImportControllerOptions {
     };
   /** The process's controller metrics (`mcs_reconcile_*{controller="serviceimport"}`). */
   controllerMetrics?: ControllerMetrics;
+  /** This cluster's Service IP families, primary first; undefined while unknown (families.ts). */
+  clusterFamilies?: () => readonly IPFamily[] | undefined;
 }
 
 export interface ExternalExports {

@@ -188,6 +188,7 @@ function reconcilerOptions(
     ...(opts.maxEndpointsPerSlice === undefined
       ? {}
       : { maxEndpointsPerSlice: opts.maxEndpointsPerSlice }),
+    ...(opts.clusterFamilies === undefined ? {} : { clusterFamilies: opts.clusterFamilies }),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   type ClusterExport,
   type Clock,
   type EventRecorder,
+  type IPFamily,
   type Logger,
   type ReconcileResult,
   type Reconciler,
@@ -68,6 +69,8 @@ export interface ImportReconcilerDeps {
    * ADR 0014), used only while no cluster of the clusterset exports that key.
    */
   externalExport?(namespace: string, name: string): ClusterExport | undefined;
+  /** This cluster's Service IP families, primary first; undefined while unknown (families.ts). */
+  clusterFamilies?(): readonly IPFamily[] | undefined;
 }
 
 export { SLICE_MANAGED_BY } from './shared.js';
