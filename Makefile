@@ -21,7 +21,7 @@ CLUSTERS ?= 2
 # cluster. See docs/harness.md.
 NODES ?= fake
 # IP_FAMILY=ipv4 (default) | ipv6 | dual (IPv4 primary): the Service, pod and node ranges of
-# every cluster (fake nodes only; clusterset-up, demo). See docs/harness.md#ip-families.
+# every cluster (fake nodes only; clusterset-up, demo). See docs/harness.md#ip-families-ip_family.
 IP_FAMILY ?= ipv4
 STATE ?= .state/clusterset
 PKG_JSON := package.json pnpm-workspace.yaml $(wildcard packages/*/package.json) e2e/package.json

@@ -301,7 +301,8 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
       [
         `--kubeconfig=${componentConfig('kwok')}`,
         '--manage-all-nodes=true',
-        // kwok takes one range for the Pod IPs it hands out: the primary family's.
+        // kwok gives a Pod one IP per range of its node's spec.podCIDRs (two for dual
+        // stack); --cidr, one range, is only for nodes without podCIDRs: the primary family's.
         `--cidr=${network.podCidr.split(',')[0]!}`,
         `--node-ip=${network.nodeIps[0]!}`,
         '--node-lease-duration-seconds=40',

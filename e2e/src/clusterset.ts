@@ -62,7 +62,7 @@ export interface ClustersetOptions {
   readonly auditWrites?: boolean;
   /**
    * IP families of every cluster: 'ipv4' (default), 'ipv6' or 'dual' (IPv4 primary). Fake
-   * nodes only. docs/harness.md#ip-families.
+   * nodes only. docs/harness.md#ip-families-ip_family.
    */
   readonly ipFamily?: IpFamilyMode;
   readonly progress?: Progress;

@@ -430,7 +430,7 @@ function chooseNodes(
   say: (m: string) => void,
 ): boolean {
   if (mode === 'fake') return false;
-  // Real nodes are planned for IPv4 only (docs/harness.md#ip-families).
+  // Real nodes are planned for IPv4 only (docs/harness.md#ip-families-ip_family).
   if (ipFamily !== 'ipv4') {
     if (mode === 'real')
       throw new DemoFailure(`real nodes are IPv4 only; IP family ${ipFamily} needs fake nodes`);

@@ -4,13 +4,13 @@ import type { IPFamily } from '@cloudmap-mcs/core';
 /**
  * The IP families this cluster gives Services, primary first; undefined while unknown.
  *
- * How the agent learns them (docs/import-agent.md#ip-families): from the ServiceCIDR named
- * `kubernetes` (networking.k8s.io/v1, Kubernetes 1.33+), which the API server keeps equal to
- * its `--service-cluster-ip-range` — the flag that decides which families a Service can get,
- * in the flag's order. Before 1.33 there is no such object; `--local-service-cidrs`, which
- * operators of those clusters set to the same ranges, stands in. With neither the families
- * stay unknown, and the API server's refusal of the derived Service is what the import reports
- * (steps.ts). Not the `kubernetes` Service's `ipFamilies`: it is single-stack in a dual-stack
+ * How the agent learns them (docs/import-agent.md#ip-families-dual-stack-and-ipv6-only-clusters):
+ * from the ServiceCIDR named `kubernetes` (networking.k8s.io/v1, Kubernetes 1.33+), which the
+ * API server keeps equal to its `--service-cluster-ip-range` — the flag that decides which
+ * families a Service can get, in the flag's order. Before 1.33 there is no such object;
+ * `--local-service-cidrs`, which operators of those clusters set to the same ranges, stands
+ * in. With neither the families stay unknown, and the API server's refusal of the derived
+ * Service is what the import reports (steps.ts). Not the `kubernetes` Service's `ipFamilies`: it is single-stack in a dual-stack
  * cluster (the primary family only), so it cannot tell a dual-stack cluster from a single one.
  */
 export interface ClusterFamilies {
