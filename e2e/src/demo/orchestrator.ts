@@ -235,7 +235,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       cm.close();
     }
     say(
-      `verified: ${name} resolves through the emulator's DNS (${dns.a.length} A, ${dns.srv.length} SRV)`,
+      `verified: ${name} resolves through the emulator's DNS (${dns.a.length} A, ${dns.aaaa.length} AAAA, ${dns.srv.length} SRV)`,
     );
     // A non-Kubernetes Cloud Map service imported into both clusters (external.ts).
     const external = await showExternalService({
@@ -245,6 +245,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       deadline,
       signal: stop.signal,
       say,
+      ipv6Only: ipFamily === 'ipv6',
     });
     say('verified: c1 and c2 import the non-Kubernetes service, its unhealthy task not ready');
     let traffic: string[] | undefined;
