@@ -20,6 +20,9 @@ CLUSTERS ?= 2
 # containerd, kube-proxy, CoreDNS; root); clusterset-up also takes a number of fake nodes per
 # cluster. See docs/harness.md.
 NODES ?= fake
+# IP_FAMILY=ipv4 (default) | ipv6 | dual (IPv4 primary): the Service, pod and node ranges of
+# every cluster (fake nodes only; clusterset-up, demo). See docs/harness.md#ip-families-ip_family.
+IP_FAMILY ?= ipv4
 STATE ?= .state/clusterset
 PKG_JSON := package.json pnpm-workspace.yaml $(wildcard packages/*/package.json) e2e/package.json
 
@@ -68,7 +71,7 @@ nodes: ## Build (or reuse) kubelet, kube-proxy, CoreDNS and the node programs; i
 .PHONY: clusterset-up
 clusterset-up: install controlplane ## Start CLUSTERS local clusters + Cloud Map emulator in STATE; returns when ready
 	@pnpm exec tsc --build e2e >/dev/null || echo "clusterset-up: tsc reported type errors (run make build); using the emitted e2e/dist" >&2
-	node e2e/dist/src/cli.js up --clusters $(CLUSTERS) --nodes $(NODES) --state $(STATE)
+	node e2e/dist/src/cli.js up --clusters $(CLUSTERS) --nodes $(NODES) --state $(STATE) --ip-family $(IP_FAMILY)
 
 .PHONY: clusterset-down
 clusterset-down: install ## Stop every process of the clusterset in STATE and free its ports
@@ -158,7 +161,7 @@ DEMO_ARGS ?=
 
 .PHONY: demo
 demo: build controlplane helm prometheus ## Two local clusters + Cloud Map emulator + both agents (on real nodes: helm install, as pods), a service exported from both; Ctrl-C stops (CI=true: exit once verified)
-	@node e2e/dist/src/demo/main.js --state $(DEMO_STATE) $(DEMO_ARGS)
+	@node e2e/dist/src/demo/main.js --state $(DEMO_STATE) --ip-family $(IP_FAMILY) $(DEMO_ARGS)
 
 .PHONY: peer
 peer: ## Build (or reuse) the AWS Cloud Map MCS controller from the Go module proxy (e2e/peer, the benchmark peer)

@@ -35,6 +35,11 @@ await yargs(hideBin(process.argv))
             '`fake` (one kwok node per cluster), a number of fake nodes per cluster, or `real`: one real node per cluster (root)',
         })
         .option('overlap-pod-cidrs', { type: 'boolean', default: false })
+        .option('ip-family', {
+          choices: ['ipv4', 'ipv6', 'dual'] as const,
+          default: 'ipv4' as const,
+          describe: 'IP families of Services, pods and nodes (fake nodes only); dual: IPv4 primary',
+        })
         .option('cluster-properties', { type: 'boolean', default: true })
         .option('clusterset-name', { type: 'string', default: 'e2e-clusterset' })
         .option('emulator', {
@@ -51,6 +56,7 @@ await yargs(hideBin(process.argv))
         clusters: argv.clusters,
         ...nodesOption(argv.nodes),
         overlapPodCidrs: argv['overlap-pod-cidrs'],
+        ipFamily: argv['ip-family'],
         clusterProperties: argv['cluster-properties'],
         clustersetName: argv['clusterset-name'],
         emulator: argv.emulator,

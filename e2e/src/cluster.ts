@@ -5,7 +5,7 @@ import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node
 import { httpGet } from './http.js';
 import { loadKubeconfig, writeKubeconfig } from './kubeconfig.js';
 import type { Progress } from './log.js';
-import { clusterNetwork, type ClusterNetwork } from './network.js';
+import { clusterNetwork, type ClusterNetwork, type IpFamilyMode } from './network.js';
 import { kwokStagesFile } from './paths.js';
 import { allocatePorts, loopback, releasePortClaims } from './ports.js';
 import { spawnProcess, stopProcesses, type ProcessRecord } from './processes.js';
@@ -64,6 +64,8 @@ export interface StartClusterOptions {
   readonly auditWrites?: boolean;
   /** Run one real node (and CoreDNS) instead of kwok's fake nodes. */
   readonly realNode?: RealNodeSetup;
+  /** IP families of Services, pods and nodes (docs/harness.md). Default 'ipv4'. */
+  readonly ipFamily?: IpFamilyMode;
 }
 
 /**
@@ -117,7 +119,13 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
   for (const d of ['pids', 'logs', 'etcd', 'pki', 'auth', 'kubeconfigs', 'kwok']) {
     mkdirSync(sub(d), { recursive: true, mode: 0o700 });
   }
-  const network = clusterNetwork(opts.index, opts.nodes, opts.overlapPodCidrs);
+  const ipFamily = opts.ipFamily ?? 'ipv4';
+  // Real nodes (CNI, kube-proxy, CoreDNS, the fabric) are planned for IPv4 only.
+  if (opts.realNode !== undefined && ipFamily !== 'ipv4')
+    throw new Error(
+      `cluster ${opts.name}: real nodes are IPv4 only; IP family ${ipFamily} needs fake nodes`,
+    );
+  const network = clusterNetwork(opts.index, opts.nodes, opts.overlapPodCidrs, ipFamily);
   const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler] = await allocatePorts(
     5,
     dir,
@@ -293,7 +301,9 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
       [
         `--kubeconfig=${componentConfig('kwok')}`,
         '--manage-all-nodes=true',
-        `--cidr=${network.podCidr}`,
+        // kwok gives a Pod one IP per range of its node's spec.podCIDRs (two for dual
+        // stack); --cidr, one range, is only for nodes without podCIDRs: the primary family's.
+        `--cidr=${network.podCidr.split(',')[0]!}`,
         `--node-ip=${network.nodeIps[0]!}`,
         '--node-lease-duration-seconds=40',
         `--config=${kwokStagesFile()}`,
@@ -409,6 +419,8 @@ async function createNode(
   network: ClusterNetwork,
   k: number,
 ): Promise<void> {
+  // One range per family, primary first (dual stack: IPv4 then IPv6).
+  const podCidrs = network.nodePodCidrs[k]!.split(',');
   const body: V1Node = {
     metadata: {
       name,
@@ -427,7 +439,7 @@ async function createNode(
         'e2e.cloudmap-mcs.io/node-ip': network.nodeIps[k]!,
       },
     },
-    spec: { podCIDR: network.nodePodCidrs[k]!, podCIDRs: [network.nodePodCidrs[k]!] },
+    spec: { podCIDR: podCidrs[0]!, podCIDRs: podCidrs },
   };
   try {
     await core.createNode({ body });

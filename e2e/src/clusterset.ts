@@ -11,7 +11,7 @@ import {
 } from './emulator.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { silentProgress, type Progress } from './log.js';
-import { clusterNetwork, maxClusters } from './network.js';
+import { clusterNetwork, maxClusters, type IpFamilyMode } from './network.js';
 import { isPortFree, releasePortClaims } from './ports.js';
 import {
   findPidFiles,
@@ -60,6 +60,11 @@ export interface ClustersetOptions {
   readonly binDir?: string;
   /** Audit log of every write in each cluster, `<stateDir>/cN/logs/audit.log`. Default false. */
   readonly auditWrites?: boolean;
+  /**
+   * IP families of every cluster: 'ipv4' (default), 'ipv6' or 'dual' (IPv4 primary). Fake
+   * nodes only. docs/harness.md#ip-families-ip_family.
+   */
+  readonly ipFamily?: IpFamilyMode;
   readonly progress?: Progress;
 }
 
@@ -148,7 +153,11 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
   removeOldState(stateDir);
   mkdirSync(stateDir, { recursive: true });
   const real = opts.nodes === 'real';
+  const ipFamily = opts.ipFamily ?? 'ipv4';
   if (real) {
+    if (ipFamily !== 'ipv4') {
+      throw new Error(`real nodes are IPv4 only; IP family ${ipFamily} needs fake nodes`);
+    }
     if (opts.overlapPodCidrs === true) {
       throw new Error(
         'real nodes need distinct pod ranges (a flat pod network); drop overlapPodCidrs',
@@ -199,6 +208,7 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
           detached,
           progress,
           auditWrites: opts.auditWrites ?? false,
+          ...(ipFamily !== 'ipv4' ? { ipFamily } : {}),
           ...(realSetup !== undefined
             ? { realNode: { ...realSetup, plan: realSetup.plans[i]! } }
             : {}),

@@ -22,7 +22,9 @@ import { waitFor } from './wait.js';
 
 export interface EcsTask {
   id: string;
-  ipv4: string;
+  /** The task's address: one of the two (ECS registers AWS_INSTANCE_IPV4 or _IPV6). */
+  ipv4?: string;
+  ipv6?: string;
   port: number;
   healthy: boolean;
   zone?: string;
@@ -106,7 +108,8 @@ export async function ecsLikeService(
           ServiceId: serviceId,
           InstanceId: task.id,
           Attributes: {
-            AWS_INSTANCE_IPV4: task.ipv4,
+            ...(task.ipv4 === undefined ? {} : { AWS_INSTANCE_IPV4: task.ipv4 }),
+            ...(task.ipv6 === undefined ? {} : { AWS_INSTANCE_IPV6: task.ipv6 }),
             AWS_INSTANCE_PORT: String(task.port),
             AWS_INIT_HEALTH_STATUS: task.healthy ? 'HEALTHY' : 'UNHEALTHY',
             ECS_CLUSTER_NAME: 'demo',

@@ -29,7 +29,12 @@ export {
 } from './kubeconfig.js';
 export { silentProgress, stderrProgress, type Progress } from './log.js';
 export { createNamespace, type TestNamespace } from './namespaces.js';
-export { clusterNetwork, type ClusterNetwork } from './network.js';
+export {
+  clusterNetwork,
+  parseIpFamilyMode,
+  type ClusterNetwork,
+  type IpFamilyMode,
+} from './network.js';
 export { isPortFree } from './ports.js';
 export { isRunning, killOnExit, type ProcessRecord } from './processes.js';
 export {

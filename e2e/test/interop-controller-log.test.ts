@@ -65,6 +65,28 @@ describe('the AWS controller error lines the migration doc explains', () => {
     expect(out.unexplained).toEqual([]);
   });
 
+  it("classifies the controller's CreateService race (ServiceAlreadyExists), and only that refusal", () => {
+    const refused = (name: string, code = 'ServiceAlreadyExists') =>
+      `operation error ServiceDiscovery: CreateService, https response error StatusCode: 400, RequestID: b8ec, ${code}: Service with name ${name} already exists`;
+    const log = [
+      line({
+        msg: 'error creating a new Service in Cloud Map',
+        name: 'both',
+        error: refused('both'),
+      }),
+      line({ msg: 'error fetching Service from Cloud Map', name: 'both', error: refused('both') }),
+      line({ msg: 'Reconciler error', name: 'both', error: refused('both') }),
+      line({
+        msg: 'Reconciler error',
+        name: 'both',
+        error: refused('both', 'ResourceLimitExceeded'),
+      }),
+    ].join('\n');
+    const out = classifyControllerLog(log, patterns, [ours]);
+    expect(out.race).toHaveLength(3);
+    expect(out.unexplained).toHaveLength(1);
+  });
+
   it('leaves every other error line unexplained, and ignores lines below error', () => {
     const log = [
       syncing('ServiceImport.multicluster.x-k8s.io "new-7" not found: connection refused'),

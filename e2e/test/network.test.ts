@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clusterNetwork } from '../src/network.js';
+import { clusterNetwork, parseIpFamilyMode } from '../src/network.js';
 
 describe('clusterNetwork', () => {
   it.each([
@@ -40,5 +40,38 @@ describe('clusterNetwork', () => {
     [1, 17],
   ])('rejects cluster %i with %i nodes', (index, nodes) => {
     expect(() => clusterNetwork(index, nodes, false)).toThrow(RangeError);
+  });
+
+  it('ipv4 (the default) is the plan above, with no ipFamily field in the state', () => {
+    expect(clusterNetwork(2, 2, false, 'ipv4')).toEqual(clusterNetwork(2, 2, false));
+    expect(clusterNetwork(2, 2, false)).not.toHaveProperty('ipFamily');
+  });
+
+  it('ipv6: /108 service range, a /64 per node out of the /56 pod range, IPv6 node IPs', () => {
+    expect(clusterNetwork(2, 2, false, 'ipv6')).toEqual({
+      podCidr: 'fd00:10:2::/56',
+      serviceCidr: 'fd00:10:102::/108',
+      nodeIps: ['fd00:172:16:2::1', 'fd00:172:16:2::2'],
+      nodePodCidrs: ['fd00:10:2:0::/64', 'fd00:10:2:1::/64'],
+      ipFamily: 'ipv6',
+    });
+    expect(clusterNetwork(3, 1, true, 'ipv6').podCidr).toBe('fd00:10:1::/56');
+  });
+
+  it('dual: both ranges, IPv4 first, as the Kubernetes flags take them; IPv4 node IPs', () => {
+    expect(clusterNetwork(1, 1, false, 'dual')).toEqual({
+      podCidr: '10.1.0.0/16,fd00:10:1::/56',
+      serviceCidr: '10.101.0.0/16,fd00:10:101::/108',
+      nodeIps: ['172.16.1.1'],
+      nodePodCidrs: ['10.1.0.0/20,fd00:10:1:0::/64'],
+      ipFamily: 'dual',
+    });
+  });
+
+  it('parses IP_FAMILY: empty is ipv4, anything else outside ipv4|ipv6|dual is refused', () => {
+    expect(parseIpFamilyMode(undefined)).toBe('ipv4');
+    expect(parseIpFamilyMode('')).toBe('ipv4');
+    expect(parseIpFamilyMode('dual')).toBe('dual');
+    expect(() => parseIpFamilyMode('IPv6')).toThrow(/ipv4, ipv6, dual/);
   });
 });

@@ -11,6 +11,8 @@ export interface DnsAnswer {
   name: string;
   /** A records, sorted. */
   a: string[];
+  /** AAAA records, sorted (an IPv6 export's DNS service has AAAA instead of A). */
+  aaaa: string[];
   /** SRV records as `target:port`, sorted. */
   srv: string[];
 }
@@ -25,29 +27,37 @@ const orEmpty = async <T>(p: Promise<T[]>): Promise<T[]> =>
 export async function resolveService(server: string, name: string): Promise<DnsAnswer> {
   const resolver = new Resolver({ timeout: 2_000, tries: 2 });
   resolver.setServers([server]);
-  const [a, srv] = await Promise.all([
+  const [a, aaaa, srv] = await Promise.all([
     orEmpty(resolver.resolve4(name)),
+    orEmpty(resolver.resolve6(name)),
     orEmpty(resolver.resolveSrv(name)),
   ]);
   return {
     server,
     name,
     a: [...a].sort(),
+    aaaa: [...aaaa].sort(),
     srv: srv.map((r) => `${r.name}:${r.port}`).sort(),
   };
 }
 
 /**
- * What the DNS answer still lacks against the Cloud Map records, in words: A must list every
- * endpoint address of every cluster, SRV one record per endpoint instance (address, port).
+ * What the DNS answer still lacks against the Cloud Map records, in words: A (AAAA) must list
+ * every IPv4 (IPv6) endpoint address of every cluster, SRV one record per endpoint instance (address, port).
  * Route 53 multivalue answers carry at most 8 records: the demo's 4 pods fit.
  */
 export function dnsGaps(answer: DnsAnswer, records: ServiceRecordsView): string[] {
   const endpoints = records.clusters.flatMap((c) => c.endpoints);
   const addresses = [...new Set(endpoints.map((e) => e.slice(0, e.lastIndexOf(':'))))].sort();
   const gaps: string[] = [];
-  if (JSON.stringify(answer.a) !== JSON.stringify(addresses))
-    gaps.push(`DNS A ${answer.name} is [${answer.a.join(', ')}], want [${addresses.join(', ')}]`);
+  // A for the IPv4 endpoints, AAAA for the IPv6 ones (make demo IP_FAMILY=ipv6).
+  for (const [type, got, want] of [
+    ['A', answer.a, addresses.filter((x) => !x.includes(':'))],
+    ['AAAA', answer.aaaa, addresses.filter((x) => x.includes(':'))],
+  ] as const) {
+    if (JSON.stringify(got) !== JSON.stringify(want))
+      gaps.push(`DNS ${type} ${answer.name} is [${got.join(', ')}], want [${want.join(', ')}]`);
+  }
   const srvPorts = answer.srv.map((s) => s.slice(s.lastIndexOf(':') + 1)).sort();
   const wantPorts = endpoints.map((e) => e.slice(e.lastIndexOf(':') + 1)).sort();
   if (JSON.stringify(srvPorts) !== JSON.stringify(wantPorts))

@@ -12,11 +12,19 @@ import { statusOf } from '../resources.js';
 
 export const EXTERNAL = { cloudMapNamespace: 'ecs-apps', service: 'payments' } as const;
 
-const TASKS: EcsTask[] = [
+const TASKS_V4: EcsTask[] = [
   { id: 'task-1', ipv4: '10.200.0.11', port: 8080, healthy: true, zone: 'us-east-1a' },
   { id: 'task-2', ipv4: '10.200.0.12', port: 8080, healthy: true, zone: 'us-east-1b' },
   { id: 'task-3', ipv4: '10.200.0.13', port: 8080, healthy: false, zone: 'us-east-1c' },
 ];
+// IPv6-only clusters serve no IPv4 Service
+// (docs/import-agent.md#ip-families-dual-stack-and-ipv6-only-clusters): there the tasks are
+// IPv6, as ECS tasks in an IPv6-only subnet are.
+const TASKS_V6: EcsTask[] = TASKS_V4.map(({ ipv4, ...t }) => ({
+  ...t,
+  ipv6: `fd00:200::${(ipv4 ?? '').split('.').pop() ?? ''}`,
+}));
+const addressOf = (t: EcsTask): string => t.ipv4 ?? t.ipv6 ?? '';
 
 export interface ExternalObservation {
   cluster: string;
@@ -80,7 +88,10 @@ export async function showExternalService(opts: {
   deadline: number;
   signal: AbortSignal;
   say: (m: string) => void;
+  /** The clusters' families: IPv6-only clusters get IPv6 tasks. */
+  ipv6Only?: boolean;
 }): Promise<ExternalResult> {
+  const TASKS = opts.ipv6Only === true ? TASKS_V6 : TASKS_V4;
   const ecs = await ecsLikeService(opts.env, EXTERNAL.cloudMapNamespace, EXTERNAL.service);
   try {
     for (const t of TASKS) await ecs.register(t);
@@ -108,10 +119,10 @@ export async function showExternalService(opts: {
     `created CloudMapServiceImport ${opts.namespace}/${EXTERNAL.service} in ${opts.clusters.map((c) => c.name).join(' and ')}`,
   );
   const healthy = TASKS.filter((t) => t.healthy)
-    .map((t) => t.ipv4)
+    .map(addressOf)
     .sort();
   const unhealthy = TASKS.filter((t) => !t.healthy)
-    .map((t) => t.ipv4)
+    .map(addressOf)
     .sort();
   let observations: ExternalObservation[] = [];
   for (;;) {

@@ -28,6 +28,11 @@ const args = await yargs(hideBin(process.argv))
     describe:
       'auto: real nodes where the machine allows (root + packages), else kwok; real: fail without them',
   })
+  .option('ip-family', {
+    choices: ['ipv4', 'ipv6', 'dual'] as const,
+    default: 'ipv4' as const,
+    describe: 'IP families of both clusters (not ipv4: fake nodes only)',
+  })
   .option('timeout-seconds', {
     type: 'number',
     default: 300,
@@ -42,6 +47,7 @@ process.exitCode = await runDemo({
   ci: args.ci,
   timeoutMs: args.timeoutSeconds * 1000,
   nodes: args.nodes,
+  ipFamily: args.ipFamily,
   out: (t) => process.stdout.write(t),
   progress: (l) => process.stderr.write(`${l}\n`),
 });

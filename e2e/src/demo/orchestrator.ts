@@ -10,6 +10,7 @@ import { startClusterset, stopClusterset, type Clusterset } from '../clusterset.
 import { loadKubeconfig } from '../kubeconfig.js';
 import { repoRoot } from '../paths.js';
 import { findPidFiles, isRunning, readPidFile, startTicksOf, stopProcesses } from '../processes.js';
+import type { IpFamilyMode } from '../network.js';
 import { realNodeSupport } from '../nodes/prereqs.js';
 import { startAgent, tail, type RunningAgent } from './agents.js';
 import { installChartAgents, type ChartAgents } from './chart-agents.js';
@@ -35,6 +36,8 @@ export interface DemoOptions {
   progress: (line: string) => void;
   /** auto (default): real nodes where the machine allows, else kwok; real: fail without. */
   nodes?: 'auto' | 'real' | 'fake';
+  /** IP families of both clusters (make demo IP_FAMILY=...); not ipv4: fake nodes only. */
+  ipFamily?: IpFamilyMode;
 }
 
 export const DEMO = { namespace: 'demo', service: 'hello', clusterset: 'demo' } as const;
@@ -100,7 +103,8 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       say(`stopping what a previous demo left running in ${opts.stateDir}`);
       await stopClusterset(opts.stateDir);
     }
-    const real = chooseNodes(opts.nodes ?? 'auto', say);
+    const ipFamily = opts.ipFamily ?? 'ipv4';
+    const real = chooseNodes(opts.nodes ?? 'auto', ipFamily, say);
     say(
       `starting 2 clusters${real ? ' with a real node each' : ''} and the Cloud Map emulator (binaries are built once and cached)`,
     );
@@ -111,6 +115,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       clustersetName: DEMO.clusterset,
       emulator: 'required',
       detached: true,
+      ...(ipFamily !== 'ipv4' ? { ipFamily } : {}),
       progress: (m) => say(m),
     });
     check();
@@ -230,7 +235,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       cm.close();
     }
     say(
-      `verified: ${name} resolves through the emulator's DNS (${dns.a.length} A, ${dns.srv.length} SRV)`,
+      `verified: ${name} resolves through the emulator's DNS (${dns.a.length} A, ${dns.aaaa.length} AAAA, ${dns.srv.length} SRV)`,
     );
     // A non-Kubernetes Cloud Map service imported into both clusters (external.ts).
     const external = await showExternalService({
@@ -240,6 +245,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       deadline,
       signal: stop.signal,
       say,
+      ipv6Only: ipFamily === 'ipv6',
     });
     say('verified: c1 and c2 import the non-Kubernetes service, its unhealthy task not ready');
     let traffic: string[] | undefined;
@@ -419,8 +425,19 @@ async function waitForNoDrift(
 }
 
 /** Real nodes where the machine allows; one line says why not otherwise. */
-function chooseNodes(mode: 'auto' | 'real' | 'fake', say: (m: string) => void): boolean {
+function chooseNodes(
+  mode: 'auto' | 'real' | 'fake',
+  ipFamily: IpFamilyMode,
+  say: (m: string) => void,
+): boolean {
   if (mode === 'fake') return false;
+  // Real nodes are planned for IPv4 only (docs/harness.md#ip-families-ip_family).
+  if (ipFamily !== 'ipv4') {
+    if (mode === 'real')
+      throw new DemoFailure(`real nodes are IPv4 only; IP family ${ipFamily} needs fake nodes`);
+    say(`IP family ${ipFamily}: kwok's fake nodes (real nodes are IPv4 only)`);
+    return false;
+  }
   const support = realNodeSupport(true);
   if (support.ok) return true;
   if (mode === 'real')

@@ -74,6 +74,7 @@ export function renderSummary(s: SummaryInput): string {
     '',
     `DNS        ${s.dns.name} (private DNS namespace ${s.namespace}; the emulator answers at ${s.dns.server}, as Route 53 would in the VPC):`,
     `  A    ${s.dns.a.join(' ') || 'none'}`,
+    ...(s.dns.aaaa.length > 0 ? [`  AAAA ${s.dns.aaaa.join(' ')}`] : []),
     `  SRV  ${s.dns.srv.join(' ') || 'none'}`,
     '',
     ...(s.external === undefined ? [] : [...s.external, '']),

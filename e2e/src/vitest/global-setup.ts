@@ -6,6 +6,8 @@
 //   MCS_E2E_CLUSTERS=N        clusters to start (default 2)
 //   MCS_E2E_NODES=fake|real   kwok fake nodes (default) or one real node per cluster; real
 //                             fails the run when the machine cannot start them
+//   MCS_E2E_IP_FAMILY=ipv4|ipv6|dual   IP families of the started clusters (default ipv4;
+//                             fake nodes only)
 //   MCS_E2E_EMULATOR=auto|required|off   Cloud Map emulator (default: auto for harness
 //                             clusters, off for MCS_E2E_KUBECONFIGS)
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,6 +24,7 @@ import {
 } from '../clusterset.js';
 import { cloudMapEnv, startInProcessEmulator, type EmulatorMode } from '../emulator.js';
 import { stderrProgress } from '../log.js';
+import { parseIpFamilyMode } from '../network.js';
 import type { E2eContext } from './context.js';
 import './context.js';
 
@@ -92,6 +95,7 @@ export async function setupClusterset(
     nodes,
     stateDir,
     clusters: Number(env['MCS_E2E_CLUSTERS'] ?? '2'),
+    ipFamily: parseIpFamilyMode(env['MCS_E2E_IP_FAMILY']),
     emulator: (env['MCS_E2E_EMULATOR'] ?? 'auto') as EmulatorMode,
     detached: false,
     progress: stderrProgress,

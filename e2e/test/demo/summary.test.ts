@@ -32,6 +32,7 @@ const input: SummaryInput = {
     server: '127.0.0.1:40001',
     name: 'hello.demo',
     a: ['10.1.0.2', '10.1.0.3', '10.2.0.2', '10.2.0.3'],
+    aaaa: [],
     srv: ['c1-tcp-10_1_0_2-80.hello.demo:8080'],
   },
   cloudMapUrl: 'http://127.0.0.1:40000',

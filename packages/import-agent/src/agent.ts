@@ -22,6 +22,7 @@ import { createKubeLocalAddressReader, createLocalAddressWatch } from './kube/lo
 import { startExternalImports } from './external/wire.js';
 import { createImportMetrics } from './metrics.js';
 import type { Poller } from './poller/poller.js';
+import { createClusterFamilies, type ClusterFamilies } from './reconcile/families.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from './reconcile/k8s-types.js';
 import { SLICE_MANAGED_BY } from './reconcile/reconciler.js';
 import { importWatches } from './watches.js';
@@ -82,10 +83,12 @@ async function runImport(
   // (watches.ts) that feed it. Events before that are dropped: the controller's start replays.
   const informers = await syncedInformers(ctx);
   const local = createLocalAddresses();
+  const families = createClusterFamilies();
   const localChanges = createEventHub<undefined>();
-  if (!(await readLocalAddresses(ctx, local, () => localChanges.emit('update', undefined)))) return;
+  const onLocalChange = () => localChanges.emit('update', undefined);
+  if (!(await readLocalAddresses(ctx, local, families, onLocalChange))) return;
   const externalChanges = createEventHub<string>();
-  const ctl = createController(ctx, identity, metrics, informers, local, externalChanges);
+  const ctl = createController(ctx, identity, metrics, informers, local, externalChanges, families);
   const unwatch = bindWatches(
     importWatches({ ...informers, localAddresses: localChanges, external: externalChanges }, ctl),
     ctl.enqueue,
@@ -128,17 +131,20 @@ async function syncedInformers(ctx: Ctx): Promise<ImportInformers> {
 }
 
 /**
- * This cluster's Service CIDRs and node addresses are never imported: known before the first
+ * This cluster's Service CIDRs and node addresses are never imported, and its Service IP
+ * families decide the derived Services' (reconcile/families.ts): known before the first
  * reconcile, then kept current. False when shutdown began while retrying.
  */
 async function readLocalAddresses(
   ctx: Ctx,
   local: LocalAddresses,
+  families: ClusterFamilies,
   onChange: () => void,
 ): Promise<boolean> {
   const watch = createLocalAddressWatch({
     reader: createKubeLocalAddressReader(ctx.kubeConfig),
     local,
+    families,
     extraServiceCidrs: ctx.config.localServiceCidrs,
     clock: ctx.clock,
     logger: ctx.logger,
@@ -174,6 +180,7 @@ function createController(
   informers: ImportInformers,
   local: LocalAddresses,
   externalChanges: EventHub<string>,
+  families: ClusterFamilies,
 ): ImportController {
   const { config } = ctx;
   const trust = {
@@ -210,6 +217,7 @@ function createController(
     periods: pollPeriodsOf(config),
     requestBudgetPerSecond: config.requestBudgetPerSecond,
     heartbeatTtlMs: config.heartbeatTtlMs,
+    clusterFamilies: () => families.get(),
     workers: config.workers,
     now: () => Date.now(),
     namespaces: config.namespaces,

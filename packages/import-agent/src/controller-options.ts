@@ -20,7 +20,8 @@ type PassedToReconciler =
   | 'logger'
   | 'events'
   | 'namespaces'
-  | 'caps';
+  | 'caps'
+  | 'clusterFamilies';
 
 export interface ImportControllerOptions extends Pick<ImportReconcilerDeps, PassedToReconciler> {
   cloudMap: CloudMapPort;

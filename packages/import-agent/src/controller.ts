@@ -181,6 +181,7 @@ function reconcilerOptions(
     refusals,
     caps: opts.caps,
     externalExport: external === undefined ? undefined : (ns, name) => external.exportFor(ns, name),
+    clusterFamilies: opts.clusterFamilies,
   };
 }
 

@@ -143,11 +143,23 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
       return clone(old);
     },
     async applyService(obj) {
-      const families = obj.spec.ipFamilies ?? ['IPv4'];
-      const unsupported = families.filter((f) => !cluster.families.includes(f));
-      if (obj.spec.ipFamilyPolicy === 'SingleStack' && unsupported.length > 0) {
+      // As kube-apiserver v1.36 answers (checked on the harness's IP_FAMILY clusters): every
+      // listed family must be configured, whatever the policy (PreferDualStack [IPv6, IPv4]
+      // in an IPv4-only cluster is refused too); unlisted, the cluster's families are given.
+      const families =
+        obj.spec.ipFamilies ??
+        (obj.spec.ipFamilyPolicy === 'SingleStack' || obj.spec.ipFamilyPolicy === undefined
+          ? cluster.families.slice(0, 1)
+          : cluster.families);
+      const unsupported = families.findIndex((f) => !cluster.families.includes(f));
+      if (unsupported >= 0) {
         throw new Error(
-          `Service "x" is invalid: spec.ipFamilies[0]: Invalid value: "${unsupported[0] ?? ''}": not configured on this cluster`,
+          `Service "x" is invalid: spec.ipFamilies[${String(unsupported)}]: Invalid value: "${families[unsupported] ?? ''}": not configured on this cluster`,
+        );
+      }
+      if (obj.spec.ipFamilyPolicy === 'RequireDualStack' && cluster.families.length < 2) {
+        throw new Error(
+          'Service "x" is invalid: spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services',
         );
       }
       write(`apply Service ${obj.metadata.name}`);

@@ -1,15 +1,28 @@
 import { createAddressPolicy, createLocalAddresses } from '@cloudmap-mcs/core';
 import { createMemoryLogger, FakeClock } from '@cloudmap-mcs/core/testing';
 import { describe, expect, it } from 'vitest';
-import { createLocalAddressWatch, type LocalAddressReader } from '../src/kube/local-addresses.js';
+import {
+  clusterFamiliesOf,
+  createLocalAddressWatch,
+  type LocalAddressReader,
+} from '../src/kube/local-addresses.js';
+import { createClusterFamilies } from '../src/reconcile/families.js';
 import { settle } from './cloudmap-fixtures.js';
 
 function setup() {
-  const state = { cidrs: ['10.96.0.0/12'], nodes: ['10.0.0.5'], fail: '' };
+  const state = {
+    cidrs: ['10.96.0.0/12'],
+    defaultCidrs: ['10.96.0.0/12'] as string[] | undefined,
+    nodes: ['10.0.0.5'],
+    fail: '',
+  };
   const reader: LocalAddressReader = {
     serviceCidrs: async () => {
       if (state.fail !== '') throw new Error(state.fail);
-      return [...state.cidrs];
+      return {
+        cidrs: [...state.cidrs],
+        defaultCidrs: state.defaultCidrs === undefined ? undefined : [...state.defaultCidrs],
+      };
     },
     nodeAddresses: async () => [...state.nodes],
   };
@@ -17,9 +30,11 @@ function setup() {
   const clock = new FakeClock();
   const logger = createMemoryLogger();
   let changes = 0;
+  const families = createClusterFamilies();
   const watch = createLocalAddressWatch({
     reader,
     local,
+    families,
     extraServiceCidrs: ['172.20.0.0/16'],
     clock,
     logger,
@@ -27,7 +42,7 @@ function setup() {
     onChange: () => changes++,
   });
   const policy = createAddressPolicy(['10.0.0.0/8', '172.16.0.0/12'], local);
-  return { state, watch, policy, clock, logger, changes: () => changes };
+  return { state, watch, policy, clock, logger, families, changes: () => changes };
 }
 
 describe('local address watch', () => {
@@ -63,5 +78,37 @@ describe('local address watch', () => {
     expect(policy.refuse('10.96.0.1')).toBe('local-service-cidr');
     expect(logger.find('reading local addresses failed; keeping the last ones')).toHaveLength(1);
     watch.stop();
+  });
+
+  it('the families come from the `kubernetes` ServiceCIDR; a cluster made dual-stack re-checks the imports', async () => {
+    const { state, watch, clock, families, changes } = setup();
+    await watch.refresh();
+    expect(families.get()).toEqual(['IPv4']);
+    watch.start();
+    state.defaultCidrs = ['10.96.0.0/12', 'fd00:96::/108'];
+    state.cidrs = [...state.defaultCidrs];
+    clock.advance(60_000);
+    await settle(4);
+    expect(families.get()).toEqual(['IPv4', 'IPv6']);
+    expect(changes()).toBe(2);
+    // Only the families changed (the CIDR is within what is refused anyway): still a re-check.
+    state.defaultCidrs = ['fd00:96::/108', '10.96.0.0/12'];
+    clock.advance(60_000);
+    await settle(4);
+    expect(families.get()).toEqual(['IPv6', 'IPv4']);
+    expect(changes()).toBe(3);
+    watch.stop();
+  });
+});
+
+describe('clusterFamiliesOf', () => {
+  it('the kubernetes ServiceCIDR first, else --local-service-cidrs, else unknown', () => {
+    expect(clusterFamiliesOf(['fd00:10:101::/108'], ['10.0.0.0/16'])).toEqual(['IPv6']);
+    // Before Kubernetes 1.33: no ServiceCIDR API.
+    expect(clusterFamiliesOf(undefined, ['10.96.0.0/12', 'fd00:96::/112'])).toEqual([
+      'IPv4',
+      'IPv6',
+    ]);
+    expect(clusterFamiliesOf(undefined, [])).toBeUndefined();
   });
 });

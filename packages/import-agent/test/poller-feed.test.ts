@@ -499,7 +499,7 @@ describe('poller with the change feed', () => {
     await t.poller.stop();
   });
 
-  it('a service written by a cluster without a feed (the AWS controller) is picked up by its own check', async () => {
+  it('a service written by a cluster without a feed (the AWS controller) is picked up by its own check, and so are the others while it has records', async () => {
     const t = setup();
     await t.started();
     // The Go controller's records in a feed-covered service: nothing announces them, but the
@@ -509,12 +509,19 @@ describe('poller with the change feed', () => {
     expect(t.changes).toEqual([]);
     await t.tick(56_000);
     expect(t.changes).toEqual(['shop/b']);
-    // From then on b has its own revision check at the fast period.
-    expect(t.poller.feedCovered).toBe(3);
+    // From then on, while a writer without a feed has records anywhere, no service counts as
+    // covered: each has its own revision check at the fast period, b and the others alike.
+    expect(t.poller.feedCovered).toBe(0);
     t.changes.length = 0;
     await publish(t.cm, exportOf('go-1', 'shop', 'b', endpoints(2, 7)));
     await t.tick(5_000);
     expect(t.changes).toEqual(['shop/b']);
+    // Its first records in another service the feed covered (the interop suite's service
+    // exported from both sides at once) are read within a fast period, not at the listing.
+    t.changes.length = 0;
+    await publish(t.cm, exportOf('go-1', 'shop', 'c', endpoints(1, 9)));
+    await t.tick(5_000);
+    expect(t.changes).toEqual(['shop/c']);
     await t.poller.stop();
   });
 });

@@ -3,10 +3,12 @@ import { isNotFound } from '@cloudmap-mcs/core/runtime';
 import {
   logFields,
   type Clock,
+  type IPFamily,
   type LocalAddresses,
   type Logger,
   type TimerHandle,
 } from '@cloudmap-mcs/core';
+import { familiesOf, type ClusterFamilies } from '../reconcile/families.js';
 
 /**
  * Keeps `LocalAddresses` (core) current: this cluster's Service CIDRs and node addresses,
@@ -14,9 +16,18 @@ import {
  * listed in pages at a period and only their addresses are kept (no node informer, whose
  * cache would hold every Node object with its image list), and ServiceCIDRs are few.
  */
-export interface LocalAddressReader {
+export interface ServiceRanges {
   /** CIDRs of networking.k8s.io ServiceCIDRs (k8s 1.33+) and the `kubernetes` Service IPs. */
-  serviceCidrs(): Promise<string[]>;
+  cidrs: string[];
+  /**
+   * The ranges of the ServiceCIDR `kubernetes`, the API server's --service-cluster-ip-range
+   * in its order (primary first); undefined without the ServiceCIDR API (before 1.33).
+   */
+  defaultCidrs: string[] | undefined;
+}
+
+export interface LocalAddressReader {
+  serviceCidrs(): Promise<ServiceRanges>;
   /** InternalIP/ExternalIP addresses of every Node. */
   nodeAddresses(): Promise<string[]>;
 }
@@ -27,9 +38,13 @@ export function createKubeLocalAddressReader(kc: KubeConfig): LocalAddressReader
   return {
     async serviceCidrs() {
       const out: string[] = [];
+      let defaultCidrs: string[] | undefined;
       try {
         const list = await networking.listServiceCIDR();
         for (const item of list.items) out.push(...(item.spec?.cidrs ?? []));
+        // The API server creates and keeps this one from its flags (families.ts).
+        const flagged = list.items.find((i) => i.metadata?.name === 'kubernetes');
+        defaultCidrs = flagged?.spec?.cidrs === undefined ? undefined : [...flagged.spec.cidrs];
       } catch (error) {
         // Before k8s 1.33 there is no ServiceCIDR API: the API server's own Service IP and
         // --local-service-cidrs are what we know.
@@ -37,7 +52,7 @@ export function createKubeLocalAddressReader(kc: KubeConfig): LocalAddressReader
       }
       const api = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
       out.push(...(api.spec?.clusterIPs ?? [api.spec?.clusterIP ?? '']).filter((ip) => ip !== ''));
-      return out;
+      return { cidrs: out, defaultCidrs };
     },
     async nodeAddresses() {
       const out: string[] = [];
@@ -58,11 +73,22 @@ export function createKubeLocalAddressReader(kc: KubeConfig): LocalAddressReader
   };
 }
 
+/** The families of the `kubernetes` ServiceCIDR, else of `--local-service-cidrs`, else unknown. */
+export function clusterFamiliesOf(
+  defaultCidrs: readonly string[] | undefined,
+  configured: readonly string[],
+): IPFamily[] | undefined {
+  const families = familiesOf(defaultCidrs ?? configured);
+  return families.length === 0 ? undefined : families;
+}
+
 export interface LocalAddressWatchOptions {
   reader: LocalAddressReader;
   local: LocalAddresses;
   /** Always refused besides what is read (`--local-service-cidrs`). */
   extraServiceCidrs: readonly string[];
+  /** Set from the `kubernetes` ServiceCIDR, else from `--local-service-cidrs` (families.ts). */
+  families?: ClusterFamilies;
   clock: Clock;
   logger: Logger;
   periodMs: number;
@@ -89,15 +115,25 @@ export function createLocalAddressWatch(opts: LocalAddressWatchOptions): LocalAd
       opts.reader.nodeAddresses(),
     ]);
     const before = JSON.stringify(opts.local.snapshot());
-    opts.local.setServiceCidrs([...cidrs, ...opts.extraServiceCidrs]);
+    opts.local.setServiceCidrs([...cidrs.cidrs, ...opts.extraServiceCidrs]);
     opts.local.setNodeAddresses(nodes);
+    const families = clusterFamiliesOf(cidrs.defaultCidrs, opts.extraServiceCidrs);
+    const familiesChanged = opts.families?.set(families) ?? false;
+    if (familiesChanged)
+      log.info(
+        families === undefined
+          ? 'IP families of this cluster unknown (no ServiceCIDR API, no --local-service-cidrs): the API server decides'
+          : 'IP families of this cluster',
+        { families: families?.join(',') ?? '' },
+      );
     const now = opts.local.snapshot();
-    if (JSON.stringify(now) === before) return;
-    log.info('local addresses refused as endpoints', {
-      serviceCidrs: now.serviceCidrs,
-      nodes: now.nodeAddresses.length,
-    });
-    opts.onChange();
+    const addressesChanged = JSON.stringify(now) !== before;
+    if (addressesChanged)
+      log.info('local addresses refused as endpoints', {
+        serviceCidrs: now.serviceCidrs,
+        nodes: now.nodeAddresses.length,
+      });
+    if (addressesChanged || familiesChanged) opts.onChange();
   };
 
   const tick = (): void => {

@@ -17,7 +17,7 @@ import {
 } from './loop.js';
 import type { Poller, PollerOptions } from './options.js';
 import { createServiceReads, type ServiceReads } from './reads.js';
-import { coveredByFeed, pollRounds } from './rounds.js';
+import { coveredByFeed, everyWriterVouched, pollRounds } from './rounds.js';
 import { mergedSnapshot } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
 import { createPollerState, keyOf, type PollerState } from './state.js';
@@ -136,7 +136,8 @@ function pollerApi(
       return services.size;
     },
     get feedCovered() {
-      return [...services.values()].filter((s) => coveredByFeed(feed, reads, s)).length;
+      const allVouched = everyWriterVouched(feed, services.values());
+      return [...services.values()].filter((s) => coveredByFeed(feed, reads, s, allVouched)).length;
     },
     get(namespace, name) {
       if (name === HEARTBEAT_SERVICE_NAME || isShardServiceName(name)) return undefined;

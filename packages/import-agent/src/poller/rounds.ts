@@ -68,8 +68,9 @@ export function coveredByFeed(
   feed: FeedFollower | undefined,
   reads: ServiceReads,
   s: ServiceSnapshot,
+  allVouched = true,
 ): boolean {
-  if (feed === undefined || isHeartbeat(s)) return false;
+  if (feed === undefined || !allVouched || isHeartbeat(s)) return false;
   if (s.error !== undefined || s.fetchedAtMs === undefined || s.instances.length === 0)
     return false;
   const checkedAt = reads.checkedAt(keyOf(s.namespace, s.name)) ?? -Infinity;
@@ -77,6 +78,27 @@ export function coveredByFeed(
     const since = feed.vouchedSince(i.attributes[Attr.ClusterId] ?? '');
     return since !== undefined && checkedAt >= since;
   });
+}
+
+/**
+ * Whether every cluster with records in `services` has a feed its heartbeat vouches for. While
+ * one has not (the AWS controller during a migration, a writer with the feed off or stale),
+ * no service counts as covered: such a writer can add records to any service, including one
+ * the feed covers, and nothing would announce them before the next listing (a minute). It
+ * costs the per-service checks the agents made before the feed, and only while such a writer
+ * has records anywhere; what it first writes while it has none is found by the listing.
+ */
+export function everyWriterVouched(
+  feed: FeedFollower | undefined,
+  services: Iterable<ServiceSnapshot>,
+): boolean {
+  if (feed === undefined) return false;
+  for (const s of services) {
+    if (isHeartbeat(s)) continue;
+    for (const i of s.instances)
+      if (feed.vouchedSince(i.attributes[Attr.ClusterId] ?? '') === undefined) return false;
+  }
+  return true;
 }
 
 /**
@@ -130,7 +152,10 @@ function dueServices(ctx: RoundContext): ServiceSnapshot[] {
   const { state, feed, periods, heartbeatMs } = ctx;
   const all = [...state.services.values()];
   if (feed === undefined) return all;
-  const uncovered = all.filter((s) => !isHeartbeat(s) && !coveredByFeed(feed, ctx.reads, s));
+  const allVouched = everyWriterVouched(feed, all);
+  const uncovered = all.filter(
+    (s) => !isHeartbeat(s) && !coveredByFeed(feed, ctx.reads, s, allVouched),
+  );
   const period = fastPeriodFor(periods, uncovered.length, state.opts.requestBudgetPerSecond);
   // Half a round of slack: a check falls in the round nearest its due time, not the next.
   const slack = ctx.feedPeriod() / 2;

@@ -74,7 +74,10 @@ export async function converge(
   // 2. The derived Service; its ClusterIPs become the clusterset IPs. Not when a user's
   // Service has its name: the import stays without IPs and says why.
   const owner = { name, uid: si?.metadata.uid ?? '' };
-  const ensured = blocked.length > 0 ? {} : await ensureDerived(p, merged, owner, seenDerived);
+  const ensured =
+    blocked.length > 0
+      ? {}
+      : await ensureDerived(p, merged, owner, seenDerived, s.deps.clusterFamilies?.());
   si = await ensureServiceImport(p, merged, si, ensured.service);
   // 3. EndpointSlices, only those that differ; a name taken by someone else's slice is skipped.
   const derived = ensured.service;
@@ -99,6 +102,7 @@ export async function writeStatus(
     stale: live.stale,
     cloudMapReachable: s.deps.snapshot.health().reachable,
     ...(c.ensured.ipFamilyError === undefined ? {} : { ipFamilyError: c.ensured.ipFamilyError }),
+    ...(c.ensured.ipFamilyNote === undefined ? {} : { ipFamilyNote: c.ensured.ipFamilyNote }),
     ...(c.blocked.length === 0 ? {} : { collisions: describeCollisions(c.blocked) }),
   });
   const status = desiredStatus(

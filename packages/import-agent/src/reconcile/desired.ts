@@ -3,6 +3,7 @@ import {
   ServiceImportApi,
   shortHash,
   sortedKeys,
+  type IPFamily,
   type MergedImport,
   type SliceState,
 } from '@cloudmap-mcs/core';
@@ -145,6 +146,8 @@ export function desiredDerivedService(
   derivedName: string,
   owner: { name: string; uid: string },
   observed: ServiceObject | undefined,
+  /** The exported families this cluster serves (families.ts); default: all exported. */
+  serve: readonly IPFamily[] = m.spec.ipFamilies,
 ): ServiceObject {
   const headless = m.spec.type === 'Headless';
   // IP families are chosen once, at creation: changing them later would change (or fail to
@@ -155,11 +158,11 @@ export function desiredDerivedService(
           ipFamilies: observed.spec.ipFamilies,
           ipFamilyPolicy: observed.spec.ipFamilyPolicy ?? 'SingleStack',
         }
-      : m.spec.ipFamilies.length === 0
+      : serve.length === 0
         ? { ipFamilyPolicy: 'PreferDualStack' }
         : {
-            ipFamilies: m.spec.ipFamilies,
-            ipFamilyPolicy: m.spec.ipFamilies.length > 1 ? 'PreferDualStack' : 'SingleStack',
+            ipFamilies: [...serve],
+            ipFamilyPolicy: serve.length > 1 ? 'PreferDualStack' : 'SingleStack',
           };
   const obj: ServiceObject = {
     apiVersion: 'v1',

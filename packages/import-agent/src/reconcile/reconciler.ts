@@ -5,6 +5,7 @@ import {
   type ClusterExport,
   type Clock,
   type EventRecorder,
+  type IPFamily,
   type Logger,
   type ReconcileResult,
   type Reconciler,
@@ -67,6 +68,8 @@ export interface ImportReconcilerDeps {
    * ADR 0014), used only while no cluster of the clusterset exports that key.
    */
   externalExport?: ((namespace: string, name: string) => ClusterExport | undefined) | undefined;
+  /** This cluster's Service IP families, primary first; undefined while unknown (families.ts). */
+  clusterFamilies?: (() => readonly IPFamily[] | undefined) | undefined;
 }
 
 export { SLICE_MANAGED_BY } from './shared.js';

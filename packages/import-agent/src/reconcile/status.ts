@@ -10,6 +10,8 @@ export interface ReadyInput {
   cloudMapReachable: boolean;
   /** Set when the derived Service could not be created for its IP families. */
   ipFamilyError?: string;
+  /** Set when some exported IP families are not served here (Ready stays True). */
+  ipFamilyNote?: string;
   /** Set when someone else's object holds a name the import needs (ownership.ts). */
   collisions?: string;
 }
@@ -24,6 +26,7 @@ export function readyCondition(input: ReadyInput): DesiredCondition {
   }
   if (input.stale.length > 0)
     notes.push(`endpoints of ${input.stale.join(', ')} removed: heartbeat older than the TTL`);
+  if (input.ipFamilyNote !== undefined) notes.push(input.ipFamilyNote);
   if (!input.cloudMapReachable) notes.push('Cloud Map unreachable: serving the last good state');
   const message = notes.join('; ');
   if (input.collisions !== undefined) {

@@ -1,4 +1,4 @@
-import { planSlices, type Logger, type MergedImport } from '@cloudmap-mcs/core';
+import { planSlices, type IPFamily, type Logger, type MergedImport } from '@cloudmap-mcs/core';
 import type { CollisionReporter } from './collisions.js';
 import {
   derivedServiceTypeChanged,
@@ -8,6 +8,7 @@ import {
   observedSlice,
   sliceObject,
 } from './desired.js';
+import { noFamilyMessage, partialFamilyNote, planFamilies } from './families.js';
 import type { ServiceImportObject, ServiceObject } from './k8s-types.js';
 import { missingMarker, type NameCollision } from './ownership.js';
 import type { ImportWriter } from './ports.js';
@@ -66,14 +67,23 @@ export interface EnsuredDerived {
   service?: ServiceObject;
   /** The cluster cannot have the IP families the exports ask for (said in Ready). */
   ipFamilyError?: string;
+  /** Some exported families are served here, others not (a note in Ready's message). */
+  ipFamilyNote?: string;
 }
 
-/** Creates or updates the derived Service; `ours` (when set) is known to be ours. */
+/**
+ * Creates or updates the derived Service; `ours` (when set) is known to be ours.
+ * `clusterFamilies`: this cluster's Service IP families when known (families.ts). The derived
+ * Service gets the exported families the cluster has; when it has none of them there is no
+ * derived Service (and so no slices) and Ready says which family is missing, instead of an
+ * empty Service of the wrong family.
+ */
 export async function ensureDerived(
   p: Pass,
   m: MergedImport,
   owner: { name: string; uid: string },
   ours: ServiceObject | undefined,
+  clusterFamilies?: readonly IPFamily[],
 ): Promise<EnsuredDerived> {
   const derivedName = p.markers.derivedName;
   let observed = ours;
@@ -85,10 +95,18 @@ export async function ensureDerived(
     await p.writer.delete('Service', m.namespace, derivedName, observed.metadata.uid);
     observed = undefined;
   }
-  const desired = desiredDerivedService(m, derivedName, owner, observed);
-  if (!needsApply(desired, observed)) return observed === undefined ? {} : { service: observed };
+  const plan = planFamilies(m.spec.ipFamilies, clusterFamilies);
+  if (observed === undefined && plan.serve.length === 0 && plan.missing.length > 0)
+    return { ipFamilyError: noFamilyMessage(plan, clusterFamilies ?? []) };
+  const note =
+    plan.missing.length > 0 && plan.serve.length > 0
+      ? { ipFamilyNote: partialFamilyNote(plan, clusterFamilies ?? []) }
+      : {};
+  const desired = desiredDerivedService(m, derivedName, owner, observed, plan.serve);
+  if (!needsApply(desired, observed))
+    return observed === undefined ? note : { service: observed, ...note };
   try {
-    return { service: await p.writer.applyService(desired) };
+    return { service: await p.writer.applyService(desired), ...note };
   } catch (error) {
     const ipFamilyError = ipFamilyProblem(m, error);
     if (ipFamilyError === undefined) throw error;
