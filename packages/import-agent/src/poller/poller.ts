@@ -17,7 +17,8 @@ import {
 } from './loop.js';
 import type { Poller, PollerOptions } from './options.js';
 import { createServiceReads, type ServiceReads } from './reads.js';
-import { coveredByFeed, everyWriterVouched, pollRounds } from './rounds.js';
+import { coveredByFeed, everyWriterVouched } from './coverage.js';
+import { pollRounds } from './rounds.js';
 import { mergedSnapshot } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
 import { createPollerState, keyOf, type PollerState } from './state.js';
