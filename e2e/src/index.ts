@@ -6,6 +6,7 @@ export {
   ensureAgentBundle,
   type AgentPackage,
 } from './agent-bundle.js';
+export { createAppDeployment } from './app-deployment.js';
 export { ensureControlPlaneBinaries, controlPlaneBinaries } from './binaries.js';
 export type { ClusterInfo, ClusterPorts } from './cluster.js';
 export {

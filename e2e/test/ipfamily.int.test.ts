@@ -9,7 +9,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   DiscoveryV1Api,
@@ -22,6 +21,7 @@ import { Attr, LABEL_MCS_SERVICE_NAME, type CloudMapInstance } from '@cloudmap-m
 import { createSdkCloudMapPort, createServiceDiscoveryClient } from '@cloudmap-mcs/core/cloudmap';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  createAppDeployment,
   cloudMapEnv,
   describeLeftovers,
   loadKubeconfig,
@@ -126,25 +126,7 @@ async function deployAndExport(
   spec: Pick<V1Service['spec'] & object, 'ipFamilies' | 'ipFamilyPolicy'>,
   replicas: number,
 ): Promise<{ service: V1Service; podIps: Record<string, string[]> }> {
-  const labels = { app: name };
-  await c.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-    namespace,
-    body: {
-      metadata: { name },
-      spec: {
-        replicas,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            containers: [
-              { name: 'app', image: 'example/app', ports: [{ name: 'http', containerPort: 8080 }] },
-            ],
-          },
-        },
-      },
-    },
-  });
+  const labels = await createAppDeployment(c.kc, namespace, name, replicas);
   const service = await c.kc.makeApiClient(CoreV1Api).createNamespacedService({
     namespace,
     body: {

@@ -12,7 +12,7 @@ import {
 } from '@kubernetes/client-node';
 import type { StatsSnapshot } from '@cloudmap-mcs/cloudmap-emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor, type TestNamespace } from '../src/index.js';
+import { createAppDeployment, waitFor, type TestNamespace } from '../src/index.js';
 import { e2eClusters, e2eNamespace, type E2eCluster } from '../src/vitest/index.js';
 import {
   startWirePathAgent,
@@ -36,25 +36,7 @@ let importer: WirePathAgent | undefined;
 const cluster = (c: E2eCluster) => ({ name: c.name, kubeconfig: c.kubeconfigPath });
 
 async function deployAndExport(c: E2eCluster, name: string, replicas: number): Promise<void> {
-  const labels = { app: name };
-  await c.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-    namespace: ns.name,
-    body: {
-      metadata: { name },
-      spec: {
-        replicas,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            containers: [
-              { name: 'app', image: 'example/app', ports: [{ name: 'http', containerPort: 8080 }] },
-            ],
-          },
-        },
-      },
-    },
-  });
+  const labels = await createAppDeployment(c.kc, ns.name, name, replicas);
   await c.kc.makeApiClient(CoreV1Api).createNamespacedService({
     namespace: ns.name,
     body: {

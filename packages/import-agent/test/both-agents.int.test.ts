@@ -10,7 +10,7 @@ import {
   type V1EndpointSlice,
 } from '@kubernetes/client-node';
 import { derivedServiceName } from '@cloudmap-mcs/core';
-import { waitFor, type TestNamespace } from '@cloudmap-mcs/e2e';
+import { createAppDeployment, waitFor, type TestNamespace } from '@cloudmap-mcs/e2e';
 import { e2eClusters, e2eContext, e2eNamespace, type E2eCluster } from '@cloudmap-mcs/e2e/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from './int-helpers.js';
@@ -41,25 +41,7 @@ function exporter(c: E2eCluster): AgentProcess {
 }
 
 async function deploy(c: E2eCluster, name: string, replicas: number): Promise<void> {
-  const labels = { app: name };
-  await c.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-    namespace: ns.name,
-    body: {
-      metadata: { name },
-      spec: {
-        replicas,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            containers: [
-              { name: 'app', image: 'example/app', ports: [{ name: 'http', containerPort: 8080 }] },
-            ],
-          },
-        },
-      },
-    },
-  });
+  const labels = await createAppDeployment(c.kc, ns.name, name, replicas);
   await c.kc.makeApiClient(CoreV1Api).createNamespacedService({
     namespace: ns.name,
     body: {
