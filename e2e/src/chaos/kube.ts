@@ -11,11 +11,14 @@ import {
   type V1EndpointSlice,
 } from '@kubernetes/client-node';
 import { statusOf } from '../resources.js';
+import type { IpFamilyMode } from '../network.js';
 
 export interface ChaosCluster {
   readonly name: string;
   readonly kubeconfigPath: string;
   readonly kc: KubeConfig;
+  /** The cluster's IP families (`make chaos CHAOS_ARGS='--ip-family dual'`); default ipv4. */
+  readonly ipFamily?: IpFamilyMode;
 }
 
 export const SE = { group: 'multicluster.x-k8s.io', version: 'v1beta1', plural: 'serviceexports' };

@@ -42,6 +42,11 @@ const argv = await yargs(hideBin(process.argv))
     choices: ['error', 'warn', 'info', 'debug'] as const,
     describe: "the agents' --log-level (logs under <out>/<profile>/agents/)",
   })
+  .option('ip-family', {
+    choices: ['ipv4', 'ipv6', 'dual'] as const,
+    default: 'ipv4' as const,
+    describe: "the clusters' IP families (fake nodes; issue 33)",
+  })
   .option('docs', { type: 'string', describe: 'regenerate this reliability page from the report' })
   .strict()
   .parse();
@@ -58,6 +63,7 @@ const parts = partsFor(argv.part, chosen, scenarios, tenScenarios).map((p) => ({
 const args = [
   ...(argv.part === 'all' ? [] : [`--part ${argv.part}`]),
   ...(argv.only === undefined ? [] : [`--only ${argv.only}`]),
+  ...(argv.ipFamily === 'ipv4' ? [] : [`--ip-family ${argv.ipFamily}`]),
 ].join(' ');
 const command =
   argv.profile === 'long'
@@ -74,6 +80,7 @@ for (const part of parts) {
     stateDir: resolve(part.state),
     clusters: part.clusters,
     emulator: 'required',
+    ipFamily: argv.ipFamily,
     progress: stderrProgress,
   });
   try {
@@ -84,6 +91,7 @@ for (const part of parts) {
         name: c.name,
         kubeconfigPath: c.kubeconfig,
         kc: loadKubeconfig(c.kubeconfig),
+        ipFamily: argv.ipFamily,
       })),
       emulatorUrl: url,
       workDir: join(resolve(argv.out), argv.profile),

@@ -255,18 +255,31 @@ export const hostileNonCanonical = addressScenario(
   [CONTROL_V6],
 );
 
-/** The harness's layout: cluster i has services in 10.(100+i).0.0/16, nodes at 172.16.i.(k+1). */
+/**
+ * The harness's layout (e2e/src/network.ts): cluster i has services in 10.(100+i).0.0/16 and
+ * nodes at 172.16.i.(k+1); with IPv6, services in fd00:10:(100+i)::/108 and nodes at
+ * fd00:172:16:i::(k+1).
+ */
 const clusterIndex = (c: ChaosCluster): number => Number(c.name.replace(/^c/, ''));
 
 export const hostileLocalAddresses = addressScenario(
   'hostile-local-addresses',
-  "records pointing at the importing cluster's own Service IPs (its API server's 10.(100+i).0.1) and node IPs (172.16.i.1)",
+  "records pointing at the importing cluster's own Service IPs (its API server's 10.(100+i).0.1) and node IPs (172.16.i.1); with IPv6 its IPv6 Service IP (fd00:10:(100+i)::1), and in an IPv6-only cluster its IPv6 node IP (fd00:172:16:i::1) instead of the IPv4 ones",
   [],
-  (c) => [
-    `10.${String(100 + clusterIndex(c))}.0.1`,
-    `10.${String(100 + clusterIndex(c))}.0.10`,
-    `172.16.${String(clusterIndex(c))}.1`,
-  ],
+  (c) => {
+    const i = clusterIndex(c);
+    const v4 = [`10.${String(100 + i)}.0.1`, `10.${String(100 + i)}.0.10`, `172.16.${String(i)}.1`];
+    const v6Service = `fd00:10:${String(100 + i)}::1`;
+    // Dual-stack fake nodes have IPv4 node addresses only (network.ts).
+    switch (c.ipFamily ?? 'ipv4') {
+      case 'ipv4':
+        return v4;
+      case 'dual':
+        return [...v4, v6Service];
+      case 'ipv6':
+        return [v6Service, `fd00:172:16:${String(i)}::1`];
+    }
+  },
   [CONTROL_V4],
 );
 
