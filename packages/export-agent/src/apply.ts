@@ -23,8 +23,13 @@ async function inBatches<T>(
   const errors: unknown[] = [];
   for (let i = 0; i < items.length; i += CONCURRENCY) {
     const results = await Promise.allSettled(items.slice(i, i + CONCURRENCY).map(fn));
-    for (const r of results) if (r.status === 'rejected') errors.push(r.reason);
-    if (errors.some((e) => isCloudMapError(e, 'ResourceLimitExceeded'))) break;
+    let quota = false;
+    for (const r of results) {
+      if (r.status !== 'rejected') continue;
+      errors.push(r.reason);
+      quota ||= isCloudMapError(r.reason, 'ResourceLimitExceeded');
+    }
+    if (quota) break;
   }
   return errors;
 }

@@ -26,7 +26,8 @@ export function coveredByFeed(
   feed: FeedFollower | undefined,
   reads: ServiceReads,
   s: ServiceSnapshot,
-  allVouched = true,
+  /** `everyWriterVouched` of the same snapshot, computed once per round by the caller. */
+  allVouched: boolean,
 ): boolean {
   if (feed === undefined || !allVouched || isHeartbeat(s)) return false;
   if (s.error !== undefined || s.fetchedAtMs === undefined || s.instances.length === 0)
