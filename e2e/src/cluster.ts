@@ -120,11 +120,6 @@ export async function startCluster(opts: StartClusterOptions): Promise<StartedCl
     mkdirSync(sub(d), { recursive: true, mode: 0o700 });
   }
   const ipFamily = opts.ipFamily ?? 'ipv4';
-  // Real nodes (CNI, kube-proxy, CoreDNS, the fabric) are planned for IPv4 only.
-  if (opts.realNode !== undefined && ipFamily !== 'ipv4')
-    throw new Error(
-      `cluster ${opts.name}: real nodes are IPv4 only; IP family ${ipFamily} needs fake nodes`,
-    );
   const network = clusterNetwork(opts.index, opts.nodes, opts.overlapPodCidrs, ipFamily);
   const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler] = await allocatePorts(
     5,

@@ -61,8 +61,8 @@ export interface ClustersetOptions {
   /** Audit log of every write in each cluster, `<stateDir>/cN/logs/audit.log`. Default false. */
   readonly auditWrites?: boolean;
   /**
-   * IP families of every cluster: 'ipv4' (default), 'ipv6' or 'dual' (IPv4 primary). Fake
-   * nodes only. docs/harness.md#ip-families-ip_family.
+   * IP families of every cluster: 'ipv4' (default), 'ipv6' or 'dual' (IPv4 primary), for
+   * fake and real nodes. docs/harness.md#ip-families-ip_family.
    */
   readonly ipFamily?: IpFamilyMode;
   readonly progress?: Progress;
@@ -155,9 +155,6 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
   const real = opts.nodes === 'real';
   const ipFamily = opts.ipFamily ?? 'ipv4';
   if (real) {
-    if (ipFamily !== 'ipv4') {
-      throw new Error(`real nodes are IPv4 only; IP family ${ipFamily} needs fake nodes`);
-    }
     if (opts.overlapPodCidrs === true) {
       throw new Error(
         'real nodes need distinct pod ranges (a flat pod network); drop overlapPodCidrs',
@@ -173,7 +170,7 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
     writeFileSync(ownerFile(stateDir), `${process.pid}\n${startTicksOf(process.pid) ?? ''}\n`);
   }
   const binDir = await ensureControlPlaneBinaries(progress, opts.binDir);
-  const realSetup = real ? await prepareRealNodes(stateDir, count, progress) : undefined;
+  const realSetup = real ? await prepareRealNodes(stateDir, count, ipFamily, progress) : undefined;
 
   const started: StartedCluster[] = [];
   let emulator: RunningEmulator | undefined;
@@ -275,6 +272,7 @@ export async function startClusterset(opts: ClustersetOptions): Promise<Clusters
 async function prepareRealNodes(
   stateDir: string,
   count: number,
+  ipFamily: IpFamilyMode,
   progress: (msg: string) => void,
 ): Promise<{
   bins: Awaited<ReturnType<typeof ensureNodeBinaries>>;
@@ -286,12 +284,17 @@ async function prepareRealNodes(
   const images = buildNodeImages(bins, join(stateDir, 'images')).map((i) => i.archive);
   progress(`real nodes: ${images.length} images built in ${Date.now() - t0} ms`);
   const clusters = Array.from({ length: count }, (_, i) => {
-    const net = clusterNetwork(i + 1, 1, false);
+    const net = clusterNetwork(i + 1, 1, false, ipFamily);
+    // A real dual-stack node has an address of each family (fake ones keep the IPv4 one).
+    const nodeIps =
+      ipFamily === 'dual'
+        ? [net.nodeIps[0]!, clusterNetwork(i + 1, 1, false, 'ipv6').nodeIps[0]!]
+        : [net.nodeIps[0]!];
     return {
       name: `c${i + 1}`,
       index: i + 1,
-      nodeIp: net.nodeIps[0]!,
-      nodePodCidr: net.nodePodCidrs[0]!,
+      nodeIps,
+      nodePodCidrs: net.nodePodCidrs[0]!.split(','),
       serviceCidr: net.serviceCidr,
     };
   });

@@ -1,15 +1,34 @@
 import { describe, expect, it } from 'vitest';
 import { parseNodeBinaries } from '../src/nodes/binaries.js';
-import { cniConflist, egressSelectorConfig, kubeletConfig } from '../src/nodes/configs.js';
+import {
+  cniConflist,
+  egressSelectorConfig,
+  kubeletConfig,
+  kubeProxyConfig,
+} from '../src/nodes/configs.js';
 import { checkSocketPaths } from '../src/nodes/node.js';
 import { addressIn, netnsPrefix, realNodePlan } from '../src/nodes/plan.js';
 
 const clusters = [1, 2].map((i) => ({
   name: `c${i}`,
   index: i,
-  nodeIp: `172.16.${i}.1`,
-  nodePodCidr: `10.${i}.0.0/20`,
+  nodeIps: [`172.16.${i}.1`],
+  nodePodCidrs: [`10.${i}.0.0/20`],
   serviceCidr: `10.${100 + i}.0.0/16`,
+}));
+const dualClusters = [1, 2].map((i) => ({
+  name: `c${i}`,
+  index: i,
+  nodeIps: [`172.16.${i}.1`, `fd00:172:16:${i}::1`],
+  nodePodCidrs: [`10.${i}.0.0/20`, `fd00:10:${i}:0::/64`],
+  serviceCidr: `10.${100 + i}.0.0/16,fd00:10:${100 + i}::/108`,
+}));
+const ipv6Clusters = [1, 2].map((i) => ({
+  name: `c${i}`,
+  index: i,
+  nodeIps: [`fd00:172:16:${i}::1`],
+  nodePodCidrs: [`fd00:10:${i}:0::/64`],
+  serviceCidr: `fd00:10:${100 + i}::/108`,
 }));
 
 describe('realNodePlan', () => {
@@ -23,11 +42,41 @@ describe('realNodePlan', () => {
       fabricNetns: `${prefix}fabric`,
       cgroupRoot: `${prefix}c1`,
       nodeIp: '172.16.1.1',
-      podCidr: '10.1.0.0/20',
-      podGateway: '10.1.0.1',
+      nodeIps: ['172.16.1.1'],
+      fabricAddresses: ['172.16.1.1/16'],
+      podCidrs: ['10.1.0.0/20'],
+      podGateways: ['10.1.0.1'],
       dnsIp: '10.101.0.10',
       routes: [{ dst: '10.2.0.0/20', via: '172.16.2.1' }],
       dir: '/tmp/cs-a/c1/node',
+    });
+  });
+
+  it('dual stack: an address, a pod range and a route per family, IPv4 primary', () => {
+    const plan = realNodePlan('/tmp/cs-a', dualClusters[0]!, dualClusters);
+    expect(plan).toMatchObject({
+      nodeIp: '172.16.1.1',
+      nodeIps: ['172.16.1.1', 'fd00:172:16:1::1'],
+      fabricAddresses: ['172.16.1.1/16', 'fd00:172:16:1::1/48'],
+      podCidrs: ['10.1.0.0/20', 'fd00:10:1:0::/64'],
+      podGateways: ['10.1.0.1', 'fd00:10:1::1'],
+      serviceCidr: '10.101.0.0/16,fd00:10:101::/108',
+      dnsIp: '10.101.0.10',
+      routes: [
+        { dst: '10.2.0.0/20', via: '172.16.2.1' },
+        { dst: 'fd00:10:2:0::/64', via: 'fd00:172:16:2::1' },
+      ],
+    });
+  });
+
+  it('IPv6 only: every address, the gateway and the DNS IP are IPv6', () => {
+    const plan = realNodePlan('/tmp/cs-a', ipv6Clusters[1]!, ipv6Clusters);
+    expect(plan).toMatchObject({
+      nodeIp: 'fd00:172:16:2::1',
+      fabricAddresses: ['fd00:172:16:2::1/48'],
+      podGateways: ['fd00:10:2::1'],
+      dnsIp: 'fd00:10:102::a',
+      routes: [{ dst: 'fd00:10:1:0::/64', via: 'fd00:172:16:1::1' }],
     });
   });
 
@@ -40,6 +89,10 @@ describe('realNodePlan', () => {
   it('computes addresses inside a range', () => {
     expect(addressIn('10.101.0.0/16', 10)).toBe('10.101.0.10');
     expect(addressIn('10.1.240.0/20', 257)).toBe('10.1.241.1');
+    expect(addressIn('fd00:10:101::/108', 10)).toBe('fd00:10:101::a');
+    expect(addressIn('fd00:10:1:0::/64', 1)).toBe('fd00:10:1::1');
+    expect(() => addressIn('fd00:10:1:0:1::/80', 1)).not.toThrow();
+    expect(() => addressIn('fd00::1/64', 1)).toThrow(RangeError);
   });
 });
 
@@ -65,6 +118,23 @@ describe('node configuration files', () => {
       dataDir: '/s/ipam',
       ranges: [[{ subnet: '10.2.0.0/20', gateway: '10.2.0.1' }]],
     });
+  });
+
+  it('CNI and kube-proxy on a dual-stack node: both families', () => {
+    const dual = realNodePlan('/s', dualClusters[1]!, dualClusters);
+    const c = JSON.parse(cniConflist(dual, '/s/ipam')) as {
+      plugins: { ipam?: { ranges: unknown; routes: unknown } }[];
+    };
+    expect(c.plugins[0]!.ipam).toMatchObject({
+      ranges: [
+        [{ subnet: '10.2.0.0/20', gateway: '10.2.0.1' }],
+        [{ subnet: 'fd00:10:2:0::/64', gateway: 'fd00:10:2::1' }],
+      ],
+      routes: [{ dst: '0.0.0.0/0' }, { dst: '::/0' }],
+    });
+    const y = kubeProxyConfig(dual, '/k', '10.2.0.0/16,fd00:10:2::/56');
+    expect(y).toContain('clusterCIDR: 10.2.0.0/16,fd00:10:2::/56');
+    expect(y).toContain('nodePortAddresses: ["172.16.2.1/32", "fd00:172:16:2::1/128"]');
   });
 
   it('egress selector: cluster traffic through the proxy socket', () => {

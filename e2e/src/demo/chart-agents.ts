@@ -59,7 +59,7 @@ export async function installChartAgents(
       region: env['AWS_REGION'] ?? 'us-east-1',
       // The clusters' pod ranges, and the subnet of the demo's ECS-style tasks (external.ts):
       // what a user lists for the clusters and the non-Kubernetes workloads it imports.
-      allowedCidrs: [...cs.clusters.map((x) => x.network.podCidr), '10.200.0.0/16'],
+      allowedCidrs: [...cs.clusters.flatMap((x) => x.network.podCidr.split(',')), '10.200.0.0/16'],
       replicas: 1,
       // The demo's short periods (test-only timings, docs/contributing.md#test-timings).
       testTimings: {

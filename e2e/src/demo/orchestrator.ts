@@ -104,7 +104,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       await stopClusterset(opts.stateDir);
     }
     const ipFamily = opts.ipFamily ?? 'ipv4';
-    const real = chooseNodes(opts.nodes ?? 'auto', ipFamily, say);
+    const real = chooseNodes(opts.nodes ?? 'auto', say);
     say(
       `starting 2 clusters${real ? ' with a real node each' : ''} and the Cloud Map emulator (binaries are built once and cached)`,
     );
@@ -425,19 +425,8 @@ async function waitForNoDrift(
 }
 
 /** Real nodes where the machine allows; one line says why not otherwise. */
-function chooseNodes(
-  mode: 'auto' | 'real' | 'fake',
-  ipFamily: IpFamilyMode,
-  say: (m: string) => void,
-): boolean {
+function chooseNodes(mode: 'auto' | 'real' | 'fake', say: (m: string) => void): boolean {
   if (mode === 'fake') return false;
-  // Real nodes are planned for IPv4 only (docs/harness.md#ip-families-ip_family).
-  if (ipFamily !== 'ipv4') {
-    if (mode === 'real')
-      throw new DemoFailure(`real nodes are IPv4 only; IP family ${ipFamily} needs fake nodes`);
-    say(`IP family ${ipFamily}: kwok's fake nodes (real nodes are IPv4 only)`);
-    return false;
-  }
   const support = realNodeSupport(true);
   if (support.ok) return true;
   if (mode === 'real')

@@ -69,8 +69,9 @@ export function cniConflist(plan: RealNodePlan, ipamDir: string): string {
           ipam: {
             type: 'host-local',
             dataDir: ipamDir,
-            ranges: [[{ subnet: plan.podCidr, gateway: plan.podGateway }]],
-            routes: [{ dst: '0.0.0.0/0' }],
+            // One range per family: a pod gets an address of each (dual stack).
+            ranges: plan.podCidrs.map((subnet, f) => [{ subnet, gateway: plan.podGateways[f] }]),
+            routes: plan.podCidrs.map((c) => ({ dst: c.includes(':') ? '::/0' : '0.0.0.0/0' })),
           },
         },
         { type: 'loopback' },
@@ -141,7 +142,7 @@ clusterCIDR: ${clusterCidr}
 bindAddress: ${plan.nodeIp}
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
-nodePortAddresses: ["${plan.nodeIp}/32"]
+nodePortAddresses: [${plan.nodeIps.map((ip) => `"${ip}/${ip.includes(':') ? 128 : 32}"`).join(', ')}]
 # 0 = leave the (host-wide) conntrack sysctls alone.
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s, udpTimeout: 0s, udpStreamTimeout: 0s}
 `;

@@ -42,7 +42,7 @@ export async function publishApiserverEndpoint(
           'endpointslice.kubernetes.io/managed-by': 'e2e.cloudmap-mcs.io',
         },
       },
-      addressType: 'IPv4',
+      addressType: nodeIp.includes(':') ? 'IPv6' : 'IPv4',
       endpoints: [{ addresses: [nodeIp], conditions: { ready: true } }],
       ports: [{ name: 'https', port, protocol: 'TCP' }],
     } as KubernetesObject,

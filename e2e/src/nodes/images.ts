@@ -90,11 +90,16 @@ function addDash(rootfs: string): void {
  * prints the body; exit 7 when the connection fails, 22 on a status other than 2xx.
  */
 const curlScript = `#!/bin/sh
-# curl stand-in (cloudmap-mcs harness): curl [-s] [-m SECS] http://HOST[:PORT][/PATH]
+# curl stand-in (cloudmap-mcs harness): curl [-s] [-4|-6] [-m SECS] http://HOST[:PORT][/PATH]
+# HOST may be a name, an IPv4 address or an IPv6 address in brackets; -4/-6 pick the family a
+# name resolves to (A or AAAA), as curl's do.
 timeout=5
+tcp=TCP
 while [ $# -gt 1 ]; do
   case "$1" in
     -s|-sS|-f|-fsS) ;;
+    -4) tcp=TCP4 ;;
+    -6) tcp=TCP6 ;;
     -m|--max-time) shift; timeout=$1 ;;
     *) echo "curl: unsupported option $1" >&2; exit 2 ;;
   esac
@@ -104,11 +109,13 @@ url=\${1#http://}
 hostport=\${url%%/*}
 path=/\${url#*/}
 [ "$url" = "$hostport" ] && path=/
-host=\${hostport%%:*}
-port=\${hostport#*:}
-[ "$port" = "$hostport" ] && port=80
+case "$hostport" in
+  '['*) host=\${hostport%%]*}]; port=\${hostport#*]}; port=\${port#:} ;;
+  *) host=\${hostport%%:*}; port=\${hostport#*:}; [ "$port" = "$hostport" ] && port= ;;
+esac
+[ -n "$port" ] || port=80
 resp=$(printf 'GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n' "$path" "$hostport" |
-  socat -T "$timeout" - "TCP:$host:$port,connect-timeout=$timeout" | tr -d '\r') || exit 7
+  socat -T "$timeout" - "$tcp:$host:$port,connect-timeout=$timeout" | tr -d '\r') || exit 7
 [ -n "$resp" ] || exit 7
 status=$(printf '%s\n' "$resp" | head -n 1)
 printf '%s\n' "$resp" | sed '1,/^$/d'

@@ -101,13 +101,20 @@ function setUpNetwork(plan: RealNodePlan): void {
     plan.netns,
   );
   ipIn(plan.fabricNetns, 'link', 'set', plan.fabricLink, 'master', 'fabric0', 'up');
-  ipIn(plan.netns, 'addr', 'add', `${plan.nodeIp}/${plan.fabricPrefix}`, 'dev', 'eth0');
+  const ipv6 = plan.nodeIps.some((ip) => ip.includes(':'));
+  if (ipv6) netnsSysctl(plan.netns, 'net.ipv6.conf.all.disable_ipv6', '0');
+  for (const a of plan.fabricAddresses) {
+    // nodad: no duplicate-address detection on a link the harness alone numbers, so the
+    // address is usable at once (a tentative one cannot be bound for a second or two).
+    ipIn(plan.netns, 'addr', 'add', a, 'dev', 'eth0', ...(a.includes(':') ? ['nodad'] : []));
+  }
   ipIn(plan.netns, 'link', 'set', 'eth0', 'up');
   for (const r of plan.routes) ipIn(plan.netns, 'route', 'add', r.dst, 'via', r.via);
   // The node routes between its pods and the fabric; these are the namespace's own sysctls.
   netnsSysctl(plan.netns, 'net.ipv4.ip_forward', '1');
   netnsSysctl(plan.netns, 'net.ipv4.conf.all.rp_filter', '0');
   netnsSysctl(plan.netns, 'net.ipv4.conf.default.rp_filter', '0');
+  if (ipv6) netnsSysctl(plan.netns, 'net.ipv6.conf.all.forwarding', '1');
 }
 
 /** The clusterset's fabric: one namespace with one bridge, every node's eth0 attached. */
@@ -157,10 +164,14 @@ export async function startRealNode(opts: StartRealNodeOptions): Promise<Process
     ],
     false,
   );
+  // Pods reach it at the node IP (IPv6 on an IPv6-only node: listen on both families there).
+  const listen = plan.nodeIp.includes(':')
+    ? `TCP6-LISTEN:${opts.apiserverPort},ipv6only=0`
+    : `TCP-LISTEN:${opts.apiserverPort}`;
   start(
     'api-relay-node',
     'socat',
-    [`TCP-LISTEN:${opts.apiserverPort},fork,reuseaddr`, `UNIX-CONNECT:${f.apiSocket}`],
+    [`${listen},fork,reuseaddr`, `UNIX-CONNECT:${f.apiSocket}`],
     true,
   );
   start('connect-proxy', bins['connect-proxy'], [f.egressSocket], true);
@@ -219,7 +230,7 @@ export async function startRealNode(opts: StartRealNodeOptions): Promise<Process
       `--kubeconfig=${kubeconfig}`,
       `--root-dir=${join(f.dir, 'kubelet')}`,
       `--hostname-override=${plan.nodeName}`,
-      `--node-ip=${plan.nodeIp}`,
+      `--node-ip=${plan.nodeIps.join(',')}`,
       `--node-labels=type=real,topology.kubernetes.io/region=us-east-1,topology.kubernetes.io/zone=us-east-1a`,
       '--v=1',
     ],

@@ -27,6 +27,9 @@ export async function relayHostPortToNode(opts: {
   const { plan, port, name } = opts;
   const f = nodeFiles(plan.dir);
   const socket = join(f.dir, `${name}.sock`);
+  // socat and URLs write an IPv6 address in brackets, and listen on it with TCP6.
+  const v6 = plan.nodeIp.includes(':');
+  const host = v6 ? `[${plan.nodeIp}]` : plan.nodeIp;
   const spawn = (side: string, command: string, args: string[]): ProcessRecord =>
     spawnProcess({
       name: `${plan.cluster}/${name}-relay-${side}`,
@@ -46,7 +49,7 @@ export async function relayHostPortToNode(opts: {
       `--net=${netnsPath(plan.netns)}`,
       '--',
       'socat',
-      `TCP-LISTEN:${port},bind=${plan.nodeIp},fork,reuseaddr`,
+      `${v6 ? 'TCP6' : 'TCP'}-LISTEN:${port},bind=${host},fork,reuseaddr`,
       `UNIX-CONNECT:${socket}`,
     ]),
   ];
@@ -61,7 +64,7 @@ export async function relayHostPortToNode(opts: {
           'socat',
           '-u',
           'OPEN:/dev/null',
-          `TCP:${plan.nodeIp}:${port},connect-timeout=1`,
+          `TCP:${host}:${port},connect-timeout=1`,
         ]);
         return true;
       } catch {
@@ -70,5 +73,5 @@ export async function relayHostPortToNode(opts: {
     },
     { timeoutMs: 15_000, intervalMs: 200 },
   );
-  return { url: `http://${plan.nodeIp}:${port}`, processes };
+  return { url: `http://${host}:${port}`, processes };
 }

@@ -79,6 +79,8 @@ export async function deployEcho(
     body: {
       metadata: { name: o.name },
       spec: {
+        // Both families on a dual-stack cluster, the one family elsewhere.
+        ipFamilyPolicy: 'PreferDualStack',
         selector: labels,
         ports: [{ name: 'http', protocol: 'TCP', port: o.port ?? 80, targetPort: 'http' }],
       },
@@ -164,14 +166,17 @@ export async function waitPodReady(
   );
 }
 
-/** Waits until `replicas` pods of the Deployment are Ready; returns their names and IPs. */
+/**
+ * Waits until `replicas` pods of the Deployment are Ready; returns their names, primary IPs
+ * and every IP (one per family on a dual-stack node).
+ */
 export async function waitDeploymentPods(
   kc: KubeConfig,
   namespace: string,
   name: string,
   replicas: number,
   timeoutMs = 90_000,
-): Promise<{ name: string; ip: string }[]> {
+): Promise<{ name: string; ip: string; ips: string[] }[]> {
   const core = kc.makeApiClient(CoreV1Api);
   return waitFor(
     `${replicas} ready pods of ${namespace}/${name}`,
@@ -183,7 +188,11 @@ export async function waitDeploymentPods(
           p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
       );
       return ready.length === replicas
-        ? ready.map((p) => ({ name: p.metadata?.name ?? '', ip: p.status?.podIP ?? '' }))
+        ? ready.map((p) => ({
+            name: p.metadata?.name ?? '',
+            ip: p.status?.podIP ?? '',
+            ips: (p.status?.podIPs ?? []).map((x) => x.ip),
+          }))
         : undefined;
     },
     { timeoutMs, intervalMs: 300 },

@@ -95,7 +95,7 @@ beforeAll(async () => {
       importAgent: true,
       cloudMapEndpoint: relay.url,
       region: 'us-east-1',
-      allowedCidrs: state.clusters.map((x) => x.network.podCidr),
+      allowedCidrs: state.clusters.flatMap((x) => x.network.podCidr.split(',')),
       allowedNamespaces: [ns.name],
     });
     const file = writeValues(valuesDir(state.stateDir), `${c.info.name}-alerts`, values);

@@ -84,7 +84,7 @@ function values(
     ...o,
     cloudMapEndpoint: endpoints[cluster.name]!,
     region: 'us-east-1',
-    allowedCidrs: state.clusters.map((c) => c.network.podCidr),
+    allowedCidrs: state.clusters.flatMap((c) => c.network.podCidr.split(',')),
     allowedNamespaces: [ns.name],
   });
 }

@@ -22,13 +22,28 @@ import {
   waitPodReady,
 } from '../../src/nodes/workloads.js';
 
-let state: ClustersetState;
+const ctx = e2eContext();
+const state: ClustersetState = loadClusterset(ctx.stateDir!);
+/** The families the clusters run (make test-realnodes IP_FAMILY=...): each is checked alone. */
+const families: readonly Family[] =
+  state.clusters[0]!.network.ipFamily === 'dual'
+    ? ['ipv4', 'ipv6']
+    : [state.clusters[0]!.network.ipFamily ?? 'ipv4'];
+type Family = 'ipv4' | 'ipv6';
+const isV6 = (ip: string): boolean => ip.includes(':');
+const ofFamily = (ips: readonly string[], f: Family): string[] =>
+  ips.filter((ip) => isV6(ip) === (f === 'ipv6'));
+/** DNS record type and curl flag of a family. */
+const rr = (f: Family): 'A' | 'AAAA' => (f === 'ipv4' ? 'A' : 'AAAA');
+const flag = (f: Family): string => (f === 'ipv4' ? '-4' : '-6');
+const inUrl = (ip: string): string => (isV6(ip) ? `[${ip}]` : ip);
+
 let c1: E2eCluster;
 let c2: E2eCluster;
 let ns: TestNamespace;
 const agents: RunningAgent[] = [];
-let c1Pods: { name: string; ip: string }[];
-let c2Pods: { name: string; ip: string }[];
+let c1Pods: { name: string; ip: string; ips: string[] }[];
+let c2Pods: { name: string; ip: string; ips: string[] }[];
 
 const SI = { group: 'multicluster.x-k8s.io', version: 'v1beta1', plural: 'serviceimports' };
 
@@ -40,18 +55,19 @@ const sh = (script: string) =>
     script,
   ]);
 
-/** The addresses of an A lookup from busybox nslookup's output (the server's excluded). */
+/** The addresses of an A or AAAA lookup from busybox nslookup's output (the server's excluded). */
 function addressesOf(out: string): string[] {
   const answer = out
     .split(/Name:\s/)
     .slice(1)
     .join('\n');
-  return [...answer.matchAll(/Address:\s*([0-9.]+)\s*$/gm)].map((m) => m[1]!);
+  return [...answer.matchAll(/Address:\s*([0-9a-f.:]+)\s*$/gm)].map((m) => m[1]!);
 }
 
-async function clustersetIp(c: E2eCluster, name: string): Promise<string> {
+/** The ServiceImport's clusterset IP of family `f`, once the import has one. */
+async function clustersetIp(c: E2eCluster, name: string, f: Family): Promise<string> {
   return waitFor(
-    `ServiceImport ${name} in ${c.name} with an IP`,
+    `ServiceImport ${name} in ${c.name} with an ${f} IP`,
     async () => {
       try {
         const si = (await c.kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
@@ -59,7 +75,7 @@ async function clustersetIp(c: E2eCluster, name: string): Promise<string> {
           namespace: ns.name,
           name,
         })) as { spec?: { ips?: string[] } };
-        return si.spec?.ips?.[0];
+        return ofFamily(si.spec?.ips ?? [], f)[0];
       } catch {
         return undefined;
       }
@@ -68,10 +84,19 @@ async function clustersetIp(c: E2eCluster, name: string): Promise<string> {
   );
 }
 
+/** The pods that answered `count` requests to the clusterset name over family `f`. */
+async function answers(f: Family, count: number): Promise<{ cluster: string; pod: string }[]> {
+  const r = await sh(
+    `for i in $(seq ${count}); do curl -s ${flag(f)} -m 3 http://hello.${ns.name}.svc.clusterset.local/; done`,
+  );
+  return [...r.stdout.matchAll(/pod=(\S+) ip=\S+ cluster=(c\d)/g)].map((m) => ({
+    pod: m[1]!,
+    cluster: m[2]!,
+  }));
+}
+
 beforeAll(async () => {
-  const ctx = e2eContext();
   expect(ctx.nodes).toBe('real');
-  state = loadClusterset(ctx.stateDir!);
   [c1, c2] = e2eClusters() as [E2eCluster, E2eCluster];
   for (const cluster of state.clusters) {
     for (const kind of ['export', 'import'] as const) {
@@ -96,25 +121,36 @@ afterAll(async () => {
   );
 });
 
-describe('real nodes', () => {
-  it('run pods with addresses from each cluster’s own pod range', () => {
-    for (const p of c1Pods) expect(p.ip).toMatch(/^10\.1\./);
-    for (const p of c2Pods) expect(p.ip).toMatch(/^10\.2\./);
+describe(`real nodes (${families.join(' + ')})`, () => {
+  it('run pods with an address of each family from each cluster’s own pod ranges', () => {
+    // The harness's plan (docs/harness.md): cluster i has pods 10.i.0.0/16 and fd00:10:i::/56.
+    const inRange = (ip: string, i: number): boolean =>
+      ip.startsWith(isV6(ip) ? `fd00:10:${i}:` : `10.${i}.`);
+    for (const [pods, i] of [
+      [c1Pods, 1],
+      [c2Pods, 2],
+    ] as const) {
+      for (const p of pods) {
+        expect(p.ips.map((ip) => (isV6(ip) ? 'ipv6' : 'ipv4'))).toEqual(families);
+        for (const ip of p.ips) expect(inRange(ip, i), `${p.name} ${ip}`).toBe(true);
+      }
+    }
   });
 
-  it('reach a pod of c1 from a pod of c2 on the flat pod network', async () => {
-    const r = await sh(`curl -s -m 5 http://${c1Pods[0]!.ip}:8080/`);
+  it.for(families)('reach a pod of c1 from a pod of c2 on the flat pod network (%s)', async (f) => {
+    const ip = ofFamily(c1Pods[0]!.ips, f)[0]!;
+    const r = await sh(`curl -s -m 5 http://${inUrl(ip)}:8080/`);
     expect(r.stdout).toContain(`pod=${c1Pods[0]!.name}`);
   });
 });
 
 describe('CoreDNS with samples/coredns (multicluster clusterset.local)', () => {
-  it('answers A for a ClusterSetIP import with c2’s clusterset IP', async () => {
-    const ip = await clustersetIp(c2, 'hello');
+  it.for(families)('answers %s with c2’s clusterset IP of that family (A or AAAA)', async (f) => {
+    const ip = await clustersetIp(c2, 'hello', f);
     const r = await waitFor(
-      'A record',
+      `${rr(f)} record`,
       async () => {
-        const out = await sh(`nslookup -type=A hello.${ns.name}.svc.clusterset.local.`);
+        const out = await sh(`nslookup -type=${rr(f)} hello.${ns.name}.svc.clusterset.local.`);
         return addressesOf(out.stdout).includes(ip) ? out : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 1000 },
@@ -140,17 +176,24 @@ describe('CoreDNS with samples/coredns (multicluster clusterset.local)', () => {
     const svc = await c2.kc
       .makeApiClient(CoreV1Api)
       .readNamespacedService({ namespace: ns.name, name: 'hello' });
-    const r = await sh(`nslookup -type=A hello.${ns.name}.svc.cluster.local.`);
-    expect(addressesOf(r.stdout)).toEqual([svc.spec?.clusterIP]);
+    for (const f of families) {
+      const r = await sh(`nslookup -type=${rr(f)} hello.${ns.name}.svc.cluster.local.`);
+      expect(addressesOf(r.stdout)).toEqual(ofFamily(svc.spec?.clusterIPs ?? [], f));
+    }
   });
 
-  it('answers per-pod names of a headless export', async () => {
+  it('answers per-pod names of a headless export (A and AAAA per family)', async () => {
     const core = c1.kc.makeApiClient(CoreV1Api);
     await core.createNamespacedService({
       namespace: ns.name,
       body: {
         metadata: { name: 'db' },
-        spec: { clusterIP: 'None', selector: { app: 'db' }, ports: [{ name: 'tcp', port: 5432 }] },
+        spec: {
+          clusterIP: 'None',
+          ipFamilyPolicy: 'PreferDualStack',
+          selector: { app: 'db' },
+          ports: [{ name: 'tcp', port: 5432 }],
+        },
       },
     });
     await core.createNamespacedPod({
@@ -173,80 +216,85 @@ describe('CoreDNS with samples/coredns (multicluster clusterset.local)', () => {
       },
     });
     const pod = await waitPodReady(c1.kc, ns.name, 'db-0');
+    const podIps = (pod.status?.podIPs ?? []).map((x) => x.ip);
+    expect(podIps).toHaveLength(families.length);
     await exportService(c1.kc, ns.name, 'db');
     const name = `db-0.c1.db.${ns.name}.svc.clusterset.local.`;
-    const out = await waitFor(
-      `A ${name}`,
-      async () => {
-        const r = await sh(`nslookup -type=A ${name}`);
-        return addressesOf(r.stdout).includes(pod.status!.podIP!) ? r.stdout : undefined;
-      },
-      { timeoutMs: 90_000, intervalMs: 1000 },
-    );
-    expect(addressesOf(out)).toEqual([pod.status!.podIP]);
-    const all = await sh(`nslookup -type=A db.${ns.name}.svc.clusterset.local.`);
-    expect(addressesOf(all.stdout)).toEqual([pod.status!.podIP]);
+    for (const f of families) {
+      const want = ofFamily(podIps, f);
+      const out = await waitFor(
+        `${rr(f)} ${name}`,
+        async () => {
+          const r = await sh(`nslookup -type=${rr(f)} ${name}`);
+          return addressesOf(r.stdout).includes(want[0]!) ? r.stdout : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 1000 },
+      );
+      expect(addressesOf(out)).toEqual(want);
+      const all = await sh(`nslookup -type=${rr(f)} db.${ns.name}.svc.clusterset.local.`);
+      expect(addressesOf(all.stdout)).toEqual(want);
+    }
   });
 });
 
 describe('traffic through the clusterset IP', () => {
-  it('reaches pods in c1 and in c2 (kube-proxy in c2)', async () => {
-    const answers = new Set<string>();
+  it.for(families)('reaches pods in c1 and in c2 over %s (kube-proxy in c2)', async (f) => {
+    const seen = new Set<string>();
     await waitFor(
-      'answers from both clusters',
+      `answers from both clusters over ${f}`,
       async () => {
-        const r = await sh(
-          `for i in 1 2 3 4 5 6 7 8 9 10; do curl -s -m 3 http://hello.${ns.name}.svc.clusterset.local/; done`,
-        );
-        for (const m of r.stdout.matchAll(/pod=(\S+) ip=\S+ cluster=(c\d)/g))
-          answers.add(`${m[2]}/${m[1]}`);
+        for (const a of await answers(f, 10)) seen.add(`${a.cluster}/${a.pod}`);
         return (
-          [...answers].some((a) => a.startsWith('c1/')) &&
-          [...answers].some((a) => a.startsWith('c2/'))
+          [...seen].some((a) => a.startsWith('c1/')) && [...seen].some((a) => a.startsWith('c2/'))
         );
       },
       { timeoutMs: 90_000, intervalMs: 1000 },
     );
     const names = [...c1Pods.map((p) => `c1/${p.name}`), ...c2Pods.map((p) => `c2/${p.name}`)];
-    for (const a of answers) expect(names).toContain(a);
+    for (const a of seen) expect(names).toContain(a);
   });
 
-  it('fails over: with c1 scaled to 0, every answer comes from c2', async () => {
+  it('fails over: with c1 scaled to 0, every answer over each family comes from c2', async () => {
     await c1.kc.makeApiClient(AppsV1Api).patchNamespacedDeploymentScale({
       namespace: ns.name,
       name: 'hello',
       body: [{ op: 'replace', path: '/spec/replicas', value: 0 }],
     });
     const local = new Set(c2Pods.map((p) => p.name));
-    const seen = await waitFor(
-      'ten answers in a row from c2',
-      async () => {
-        const r = await sh(
-          `for i in 1 2 3 4 5 6 7 8 9 10; do curl -s -m 3 http://hello.${ns.name}.svc.clusterset.local/; done`,
-        );
-        const pods = [...r.stdout.matchAll(/pod=(\S+) /g)].map((m) => m[1]!);
-        return pods.length === 10 && pods.every((p) => local.has(p)) ? pods : undefined;
-      },
-      { timeoutMs: 90_000, intervalMs: 500 },
-    );
-    expect(new Set(seen)).toEqual(local);
+    for (const f of families) {
+      const seen = await waitFor(
+        `ten answers in a row from c2 over ${f}`,
+        async () => {
+          const pods = (await answers(f, 10)).map((a) => a.pod);
+          return pods.length === 10 && pods.every((p) => local.has(p)) ? pods : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 500 },
+      );
+      expect(new Set(seen)).toEqual(local);
+    }
   });
 
-  it('unexport everywhere: the name is NXDOMAIN and the clusterset IP answers no more', async () => {
-    const ip = await clustersetIp(c2, 'hello');
+  it('unexport everywhere: the name is NXDOMAIN for every family and the clusterset IPs answer no more', async () => {
+    const ips = await Promise.all(families.map((f) => clustersetIp(c2, 'hello', f)));
     await unexportService(c1.kc, ns.name, 'hello');
     await unexportService(c2.kc, ns.name, 'hello');
-    const out = await waitFor(
-      'NXDOMAIN',
-      async () => {
-        const r = await sh(`nslookup -type=A hello.${ns.name}.svc.clusterset.local. 2>&1; true`);
-        return /NXDOMAIN/.test(r.stdout + r.stderr) ? r.stdout + r.stderr : undefined;
-      },
-      { timeoutMs: 90_000, intervalMs: 1000 },
-    );
-    expect(out).toMatch(/NXDOMAIN/);
-    const r = await sh(`curl -s -m 3 http://${ip}/ 2>&1; echo exit=$?`);
-    expect(r.stdout).not.toMatch(/pod=/);
-    expect(r.stdout).toMatch(/exit=[1-9]/);
+    for (const f of families) {
+      const out = await waitFor(
+        `NXDOMAIN for ${rr(f)}`,
+        async () => {
+          const r = await sh(
+            `nslookup -type=${rr(f)} hello.${ns.name}.svc.clusterset.local. 2>&1; true`,
+          );
+          return /NXDOMAIN/.test(r.stdout + r.stderr) ? r.stdout + r.stderr : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 1000 },
+      );
+      expect(out).toMatch(/NXDOMAIN/);
+    }
+    for (const ip of ips) {
+      const r = await sh(`curl -s -m 3 http://${inUrl(ip)}/ 2>&1; echo exit=$?`);
+      expect(r.stdout).not.toMatch(/pod=/);
+      expect(r.stdout).toMatch(/exit=[1-9]/);
+    }
   });
 });

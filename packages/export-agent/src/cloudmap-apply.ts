@@ -34,8 +34,12 @@ export async function exportToCloudMap(
   const { deps } = state;
   const { namespace, name } = se.metadata;
   const key = `${namespace}/${name}`;
-  // The Service's first family picks A or AAAA if the agent creates a DNS service.
-  const family = desiredExport.properties.ipFamilies[0] ?? 'IPv4';
+  // A single-family Service picks A or AAAA if the agent creates a DNS service. A dual-stack
+  // one gets a service without records: A+AAAA would need both addresses in every instance,
+  // and an instance holds one endpoint's one address, so one family would be left out of the
+  // export (docs/dns-namespaces.md).
+  const families = desiredExport.properties.ipFamilies;
+  const family = families.length > 1 ? undefined : (families[0] ?? 'IPv4');
   const ensured = await deps.resolver.ensure(namespace, name, family);
   if (ensured.state !== 'ready') {
     const failed = ensured.state === 'unsupported';

@@ -110,6 +110,23 @@ describe('export agent with --dns-records', () => {
     expect(byRecord(fake, 'endpoint')[0]?.attributes['AWS_INSTANCE_IPV6']).toBe('fd00::5');
   });
 
+  it('a dual-stack Service gets a service without records, and both families export', async () => {
+    const { fake, k8s } = setup();
+    fake.seedNamespace('shop', 'DNS_PRIVATE');
+    k8s.apply('service', service('shop', 'cart', { ipFamilies: ['IPv4', 'IPv6'] }));
+    k8s.apply('slice', slice('shop', 'cart', 'cart-v4', [{ ip: '10.0.0.1' }], undefined, 'IPv4'));
+    k8s.apply('slice', slice('shop', 'cart', 'cart-v6', [{ ip: 'fd00::1' }], undefined, 'IPv6'));
+    k8s.apply('export', serviceExport('shop', 'cart'));
+    await converged(() => expect(k8s.condition(KEY, 'Ready')?.reason).toBe('Exported'));
+    expect(byRecord(fake, 'endpoint')).toHaveLength(2);
+    expect(fake.serviceByName('shop', 'cart')?.dnsConfig).toBeUndefined();
+    const decoded = decodeServiceInstances('shop', 'cart', fake.instancesOf('shop', 'cart'), {
+      clustersetId: clusterA.clustersetId,
+    });
+    expect(decoded.exports[0]?.endpoints.map((e) => e.address)).toEqual(['10.0.0.1', 'fd00::1']);
+    expect(decoded.exports[0]?.properties.ipFamilies).toEqual(['IPv4', 'IPv6']);
+  });
+
   it('creates an absent namespace as DNS_PRIVATE in the configured VPC', async () => {
     const { fake, k8s } = setup({ ttl: 30, namespaceVpc: 'vpc-0abc' });
     exportCart(k8s, [{ ip: '10.0.0.1' }]);
