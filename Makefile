@@ -21,7 +21,8 @@ CLUSTERS ?= 2
 # cluster. See docs/harness.md.
 NODES ?= fake
 # IP_FAMILY=ipv4 (default) | ipv6 | dual (IPv4 primary): the Service, pod and node ranges of
-# every cluster (fake nodes only; clusterset-up, demo). See docs/harness.md#ip-families-ip_family.
+# every cluster, fake or real nodes (clusterset-up, demo, test-realnodes, conformance). See
+# docs/harness.md#ip-families-ip_family.
 IP_FAMILY ?= ipv4
 STATE ?= .state/clusterset
 PKG_JSON := package.json pnpm-workspace.yaml $(wildcard packages/*/package.json) e2e/package.json
@@ -100,8 +101,8 @@ images: ## Build (or reuse) the agent images from Dockerfile.export/.import with
 	@deploy/docker/build-images.sh
 
 .PHONY: test-realnodes
-test-realnodes: build controlplane nodes helm prometheus ## Real-node suites (e2e/test/realnodes: DNS, traffic, images, the chart as pods, teardown; root)
-	pnpm exec vitest run --project realnodes
+test-realnodes: build controlplane nodes helm prometheus ## Real-node suites (e2e/test/realnodes: DNS, traffic, images, the chart as pods, teardown; root; IP_FAMILY, REALNODES_FILES)
+	MCS_E2E_IP_FAMILY=$(IP_FAMILY) pnpm exec vitest run --project realnodes $(REALNODES_FILES)
 
 # Issue 35: two real-node clusters on the AWS controller migrate to our agents with the
 # commands of docs/migrate-from-aws-controller.md (taken from the doc), c1 then c2, then c2
@@ -178,20 +179,24 @@ bench-smoke: build controlplane peer ## A short bench (10 services x 2 endpoints
 	@BENCH_MATRIX=10x2x2 BENCH_IDLE_SECONDS=20 BENCH_SETTLE_SECONDS=5 BENCH_CHANGES=5 BENCH_NEW_SERVICES=1 BENCH_CONFLICTS=2 \
 	  node e2e/dist/src/bench/main.js --state $(BENCH_STATE)-smoke
 
-CONFORMANCE_STATE ?= .state/conformance
+# The dual-stack run keeps its own state and report beside the IPv4 one (conformance-doc joins them).
+CONFORMANCE_STATE ?= .state/conformance$(if $(filter-out ipv4,$(IP_FAMILY)),-$(IP_FAMILY))
 
 .PHONY: conformance-suite
 conformance-suite: ## Build (or reuse) the upstream MCS conformance suite from MCS_API_UPSTREAM (default ../shared/upstream/mcs-api), cached outside the clone
 	@e2e/conformance/build.sh >/dev/null
 
 .PHONY: conformance
-conformance: build controlplane $(if $(filter real,$(NODES)),nodes) ## Upstream MCS conformance suite on 2 local clusters running both agents (NODES=fake|real); report in CONFORMANCE_STATE/report
+conformance: build controlplane $(if $(filter real,$(NODES)),nodes) ## Upstream MCS conformance suite on 2 local clusters running both agents (NODES=fake|real, IP_FAMILY); report in CONFORMANCE_STATE/report
 	@suite=$$(e2e/conformance/build.sh) && \
-	  node e2e/dist/src/conformance/main.js --suite "$$suite" --nodes $(NODES) --state $(CONFORMANCE_STATE)
+	  node e2e/dist/src/conformance/main.js --suite "$$suite" --nodes $(NODES) --ip-family $(IP_FAMILY) --state $(CONFORMANCE_STATE)
 
 .PHONY: conformance-doc
-conformance-doc: build ## Regenerate docs/conformance.md from the last `make conformance` report (runs nothing)
-	@node e2e/dist/src/conformance/doc.js --report-dir $(CONFORMANCE_STATE)/report --out docs/conformance.md
+# The runs docs/conformance.md reports: the IPv4 one and the dual-stack one, in that order.
+CONFORMANCE_DOC_RUNS ?= .state/conformance .state/conformance-dual
+conformance-doc: build ## Regenerate docs/conformance.md from the last `make conformance` reports, IPv4 and IP_FAMILY=dual (runs nothing)
+	@node e2e/dist/src/conformance/doc.js --out docs/conformance.md \
+	  $(foreach d,$(CONFORMANCE_DOC_RUNS),--report-dir $(d)/report)
 
 .PHONY: clean
 clean: ## Remove build output (keeps the toolchain and control-plane caches)

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `make conformance-doc`: docs/conformance.md from the report directory of the last
-// `make conformance` (its Ginkgo report.json and meta.json), without running anything.
+// `make conformance-doc`: docs/conformance.md from the report directories of the last
+// `make conformance` runs (their Ginkgo report.json and meta.json), without running anything.
+// Several directories (the IPv4 and the dual-stack run) make one document, a section each.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import yargs from 'yargs';
@@ -19,15 +20,40 @@ export function renderReportDir(reportDir: string): string {
   return renderMarkdown(meta, testResults(report, suiteSelection(meta.nodes as NodesMode)));
 }
 
+/**
+ * One document from several reports: each report's headings go one level down under a
+ * common title; a single report stays as it is.
+ */
+export function combineReports(reports: readonly string[]): string {
+  if (reports.length === 1) return reports[0]!;
+  const sections = reports.map((r) =>
+    r
+      .replace(/^# MCS API conformance report$/m, (h) => `${h}: ${familyLine(r)}`)
+      .replace(/^#/gm, '##'),
+  );
+  return [
+    '# MCS API conformance reports',
+    '',
+    `One section per run: ${reports.map(familyLine).join('; ')}.`,
+    '',
+    sections.join('\n'),
+  ].join('\n');
+}
+
+/** The IP-family cell of a rendered report (renderMarkdown's metadata table). */
+const familyLine = (report: string): string =>
+  /^\| IP families \| ([^(|]+?) \(/m.exec(report)?.[1] ?? 'IPv4 only';
+
 if (
   process.argv[1] !== undefined &&
   resolve(process.argv[1]).endsWith(join('conformance', 'doc.js'))
 ) {
   const args = await yargs(hideBin(process.argv))
-    .option('report-dir', { type: 'string', default: '.state/conformance/report' })
+    .option('report-dir', { type: 'string', array: true, default: ['.state/conformance/report'] })
     .option('out', { type: 'string', default: 'docs/conformance.md' })
     .strict()
     .parseAsync();
-  writeFileSync(resolve(args.out), renderReportDir(resolve(args.reportDir)));
-  process.stderr.write(`wrote ${args.out} from ${args.reportDir}\n`);
+  const dirs = args.reportDir.map((d) => resolve(d));
+  writeFileSync(resolve(args.out), combineReports(dirs.map(renderReportDir)));
+  process.stderr.write(`wrote ${args.out} from ${args.reportDir.join(', ')}\n`);
 }

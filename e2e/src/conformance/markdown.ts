@@ -18,6 +18,8 @@ export interface RunMeta {
   readonly goVersion: string;
   readonly kubernetesVersion: string;
   readonly nodes: string;
+  /** The clusters' IP families (absent in reports of runs before dual stack: IPv4). */
+  readonly ipFamily?: string;
   readonly labelFilter: string;
   readonly skip: readonly string[];
   readonly exclusions: readonly Exclusion[];
@@ -46,6 +48,9 @@ function row(r: TestResult): string {
   return `| ${VERDICT[r.verdict]} | ${r.labels.join(', ')} | ${test} | ${cell(r.reason)} |`;
 }
 
+const familyText = (f: string | undefined): string =>
+  f === 'dual' ? 'dual stack, IPv4 primary' : f === 'ipv6' ? 'IPv6 only' : 'IPv4 only';
+
 export function renderMarkdown(meta: RunMeta, results: readonly TestResult[]): string {
   const t = tally(results);
   const ran = t.total - t.excluded;
@@ -65,6 +70,7 @@ export function renderMarkdown(meta: RunMeta, results: readonly TestResult[]): s
     `| conformance suite | kubernetes-sigs/mcs-api \`conformance/\` at \`${meta.suiteCommit}\` (built with ${meta.goVersion}) |`,
     `| Kubernetes | ${meta.kubernetesVersion} (the local harness: ${meta.clusters} clusters, real control planes) |`,
     `| nodes | ${meta.nodes} (NODES=${meta.nodes}) |`,
+    `| IP families | ${familyText(meta.ipFamily)} (IP_FAMILY=${meta.ipFamily ?? 'ipv4'}) |`,
     `| label filter | ${meta.labelFilter !== '' ? `\`${meta.labelFilter}\`` : '(none: every label)'} |`,
     `| skipped by name | ${meta.skip.length > 0 ? meta.skip.map((s) => `\`${s}\``).join(', ') : '(none)'} |`,
     `| run | ${meta.startedAt}; suite ${meta.suiteSeconds.toFixed(0)} s, whole target ${meta.totalSeconds.toFixed(0)} s |`,

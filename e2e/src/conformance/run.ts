@@ -18,12 +18,15 @@ import { statusOf } from '../resources.js';
 import { startAgent, type AgentKind, type RunningAgent } from '../demo/agents.js';
 import { renderMarkdown, type RunMeta } from './markdown.js';
 import { tally, testResults, type GinkgoReport, type TestResult } from './results.js';
+import type { IpFamilyMode } from '../network.js';
 import { describeSelection, suiteSelection, type NodesMode } from './selection.js';
 import { readSuiteEnv, runSuite } from './suite.js';
 
 export interface ConformanceOptions {
   readonly suiteBinary: string;
   readonly nodes: NodesMode;
+  /** IP families of the two clusters; default IPv4 only. */
+  readonly ipFamily?: IpFamilyMode;
   readonly stateDir: string;
   /** Also write the report here (docs/conformance.md). */
   readonly docPath?: string;
@@ -117,6 +120,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       stateDir: clustersetDir,
       clusters: 2,
       nodes: opts.nodes,
+      ipFamily: opts.ipFamily ?? 'ipv4',
       emulator: 'required',
       detached: true,
       progress: (m) => say(m),
@@ -213,6 +217,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     goVersion: suiteEnv['MCS_SUITE_GO'] ?? 'unknown',
     kubernetesVersion,
     nodes: opts.nodes,
+    ipFamily: opts.ipFamily ?? 'ipv4',
     labelFilter: selection.labelFilter,
     skip: selection.skip,
     exclusions: selection.exclusions,

@@ -226,7 +226,8 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
           Date.now(),
         );
         dns = await resolveService(dnsServer, name);
-        const dnsMissing = dnsGaps(dns, records);
+        // A dual-stack Service's Cloud Map service has no DNS records (docs/dns-namespaces.md).
+        const dnsMissing = ipFamily === 'dual' ? noDnsRecords(dns) : dnsGaps(dns, records);
         if (dnsMissing.length === 0) break;
         if (Date.now() > deadline) throw new DemoFailure(dnsMissing.join('; '));
         await sleep(500, undefined, { signal: stop.signal }).catch(() => undefined);
@@ -235,7 +236,9 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       cm.close();
     }
     say(
-      `verified: ${name} resolves through the emulator's DNS (${dns.a.length} A, ${dns.aaaa.length} AAAA, ${dns.srv.length} SRV)`,
+      ipFamily === 'dual'
+        ? `verified: ${name} has no records in the emulator's DNS: the Service is dual-stack (docs/dns-namespaces.md); it resolves through clusterset.local`
+        : `verified: ${name} resolves through the emulator's DNS (${dns.a.length} A, ${dns.aaaa.length} AAAA, ${dns.srv.length} SRV)`,
     );
     // A non-Kubernetes Cloud Map service imported into both clusters (external.ts).
     const external = await showExternalService({
@@ -264,9 +267,14 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
         say,
       });
       traffic = renderTraffic(report);
-      const answered = Object.keys(report.answers);
-      if (!answered.includes('c1') || !answered.includes('c2'))
-        throw new DemoFailure(`requests from c2 were answered only by ${answered.join(', ')}:
+      for (const f of report.families) {
+        const answered = Object.keys(f.answers);
+        if (!answered.includes('c1') || !answered.includes('c2'))
+          throw new DemoFailure(`requests from c2 over ${f.family} were answered only by ${answered.join(', ') || 'nobody'}:
+${traffic.join('\n')}`);
+      }
+      if (report.families.length !== (ipFamily === 'dual' ? 2 : 1))
+        throw new DemoFailure(`the ServiceImport in c2 has ${report.families.length} clusterset IPs on ${ipFamily} clusters:
 ${traffic.join('\n')}`);
     }
 
@@ -423,6 +431,14 @@ async function waitForNoDrift(
   } while (Date.now() < deadline);
   return { ok: false, detail };
 }
+
+/** What a dual-stack export's DNS answer holds but should not (it has no records). */
+const noDnsRecords = (dns: DnsAnswer): string[] =>
+  dns.a.length + dns.aaaa.length + dns.srv.length === 0
+    ? []
+    : [
+        `a dual-stack Service's Cloud Map service answered DNS: ${[...dns.a, ...dns.aaaa].join(' ')}`,
+      ];
 
 /** Real nodes where the machine allows; one line says why not otherwise. */
 function chooseNodes(mode: 'auto' | 'real' | 'fake', say: (m: string) => void): boolean {

@@ -73,6 +73,11 @@ export function renderSummary(s: SummaryInput): string {
     `  heartbeats: ${s.records.heartbeats.map((h) => `${h.cluster} (${h.ageSeconds} s ago)`).join(', ') || 'none'}`,
     '',
     `DNS        ${s.dns.name} (private DNS namespace ${s.namespace}; the emulator answers at ${s.dns.server}, as Route 53 would in the VPC):`,
+    ...(s.dns.a.length + s.dns.aaaa.length + s.dns.srv.length === 0
+      ? [
+          '  (no records: a dual-stack Service gets a Cloud Map service without DNS records; docs/dns-namespaces.md)',
+        ]
+      : []),
     `  A    ${s.dns.a.join(' ') || 'none'}`,
     ...(s.dns.aaaa.length > 0 ? [`  AAAA ${s.dns.aaaa.join(' ')}`] : []),
     `  SRV  ${s.dns.srv.join(' ') || 'none'}`,

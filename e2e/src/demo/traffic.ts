@@ -2,16 +2,19 @@
  * On real nodes, the demo shows what users buy the project for: from a pod in c2, the
  * clusterset name resolves (through CoreDNS with the sample Corefile) to c2's clusterset IP,
  * and requests through it are answered by pods in c1 and in c2; then c1 scales to 0 and the
- * answers move to c2. Everything is measured from inside the pod.
+ * answers move to c2. On dual-stack clusters this is shown for each family: A and AAAA, and
+ * requests over IPv4 and over IPv6. Everything is measured from inside the pod.
  */
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { execInPod } from '../nodes/exec.js';
 import { startClientPod } from '../nodes/workloads.js';
 import { waitFor } from '../wait.js';
 
-export interface TrafficReport {
-  readonly fromCluster: string;
-  readonly name: string;
+export type TrafficFamily = 'ipv4' | 'ipv6';
+
+/** What one family showed: the answer to A (AAAA) and the requests over that family. */
+export interface FamilyTraffic {
+  readonly family: TrafficFamily;
   readonly resolvedTo: string[];
   readonly clustersetIp: string;
   /** Median DNS answer time from the pod (ms). */
@@ -21,6 +24,13 @@ export interface TrafficReport {
   readonly requests: number;
   /** Answers per cluster: pod name -> count. */
   readonly answers: Record<string, Record<string, number>>;
+}
+
+export interface TrafficReport {
+  readonly fromCluster: string;
+  readonly name: string;
+  /** One per family the ServiceImport has a clusterset IP of (primary first). */
+  readonly families: readonly FamilyTraffic[];
   /** Seconds from scaling c1 to 0 until every answer came from c2 (undefined: not measured). */
   readonly failoverSeconds?: number;
 }
@@ -43,11 +53,12 @@ async function podClusters(
   return m;
 }
 
+const rrType = (f: TrafficFamily): string => (f === 'ipv4' ? 'A' : 'AAAA');
 // One line per request: "<ms> <hostname>"; date +%s%N is busybox's nanosecond clock.
-const requestLoop = (url: string, n: number): string =>
-  `i=0; while [ $i -lt ${n} ]; do s=$(date +%s%N); h=$(curl -s -m 3 ${url} 2>/dev/null); e=$(date +%s%N); echo "$(( (e - s) / 1000 )) $h"; i=$((i+1)); done`;
-const dnsLoop = (name: string, n: number): string =>
-  `i=0; while [ $i -lt ${n} ]; do s=$(date +%s%N); nslookup -type=A ${name} >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000 )); i=$((i+1)); done`;
+const requestLoop = (url: string, f: TrafficFamily, n: number): string =>
+  `i=0; while [ $i -lt ${n} ]; do s=$(date +%s%N); h=$(curl -s ${f === 'ipv4' ? '-4' : '-6'} -m 3 ${url} 2>/dev/null); e=$(date +%s%N); echo "$(( (e - s) / 1000 )) $h"; i=$((i+1)); done`;
+const dnsLoop = (name: string, f: TrafficFamily, n: number): string =>
+  `i=0; while [ $i -lt ${n} ]; do s=$(date +%s%N); nslookup -type=${rrType(f)} ${name} >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000 )); i=$((i+1)); done`;
 
 export async function probeTraffic(o: {
   clusters: readonly { name: string; kc: KubeConfig }[];
@@ -78,39 +89,50 @@ export async function probeTraffic(o: {
     namespace,
     name: service,
   })) as { spec?: { ips?: string[] } };
-  const clustersetIp = si.spec?.ips?.[0] ?? '';
-  const resolvedTo = await waitFor(
-    `${name} resolving from a pod in ${from.name}`,
-    async () => {
-      const out = await sh(`nslookup -type=A ${name}`);
-      const answer = out
-        .split(/Name:\s/)
-        .slice(1)
-        .join('\n');
-      const ips = [...answer.matchAll(/Address:\s*([0-9.]+)\s*$/gm)].map((m) => m[1]!);
-      return ips.includes(clustersetIp) ? ips : undefined;
-    },
-    { timeoutMs: 60_000, intervalMs: 1000 },
-  );
-  const dnsMs = median(
-    (await sh(dnsLoop(name, 10)))
-      .trim()
-      .split('\n')
-      .map((l) => Number(l) / 1000),
-  );
+  const url = `http://${name.slice(0, -1)}/hostname`;
   const owner = await podClusters(o.clusters, namespace);
-  const answers: Record<string, Record<string, number>> = {};
-  const lines = (await sh(requestLoop(`http://${name.slice(0, -1)}/hostname`, o.requests)))
-    .trim()
-    .split('\n');
-  const times: number[] = [];
-  for (const line of lines) {
-    const [us, host = ''] = line.split(' ');
-    if (host === '') continue;
-    times.push(Number(us) / 1000);
-    const cluster = owner.get(host) ?? 'unknown';
-    answers[cluster] ??= {};
-    answers[cluster][host] = (answers[cluster][host] ?? 0) + 1;
+  const families: FamilyTraffic[] = [];
+  for (const clustersetIp of si.spec?.ips ?? []) {
+    const family: TrafficFamily = clustersetIp.includes(':') ? 'ipv6' : 'ipv4';
+    const resolvedTo = await waitFor(
+      `${name} (${rrType(family)}) resolving from a pod in ${from.name}`,
+      async () => {
+        const out = await sh(`nslookup -type=${rrType(family)} ${name}`);
+        const answer = out
+          .split(/Name:\s/)
+          .slice(1)
+          .join('\n');
+        const ips = [...answer.matchAll(/Address:\s*([0-9a-f.:]+)\s*$/gm)].map((m) => m[1]!);
+        return ips.includes(clustersetIp) ? ips : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 1000 },
+    );
+    const dnsMs = median(
+      (await sh(dnsLoop(name, family, 10)))
+        .trim()
+        .split('\n')
+        .map((l) => Number(l) / 1000),
+    );
+    const answers: Record<string, Record<string, number>> = {};
+    const lines = (await sh(requestLoop(url, family, o.requests))).trim().split('\n');
+    const times: number[] = [];
+    for (const line of lines) {
+      const [us, host = ''] = line.split(' ');
+      if (host === '') continue;
+      times.push(Number(us) / 1000);
+      const cluster = owner.get(host) ?? 'unknown';
+      answers[cluster] ??= {};
+      answers[cluster][host] = (answers[cluster][host] ?? 0) + 1;
+    }
+    families.push({
+      family,
+      resolvedTo,
+      clustersetIp,
+      dnsMs,
+      requestMs: median(times),
+      requests: times.length,
+      answers,
+    });
   }
   let failoverSeconds: number | undefined;
   if (o.failover) {
@@ -131,7 +153,7 @@ export async function probeTraffic(o: {
     await waitFor(
       `all answers from ${from.name}`,
       async () => {
-        const out = await sh(requestLoop(`http://${name.slice(0, -1)}/hostname`, 5));
+        const out = await sh(requestLoop(url, families[0]?.family ?? 'ipv4', 5));
         const hosts = out
           .trim()
           .split('\n')
@@ -151,12 +173,7 @@ export async function probeTraffic(o: {
   return {
     fromCluster: from.name,
     name,
-    resolvedTo,
-    clustersetIp,
-    dnsMs,
-    requestMs: median(times),
-    requests: times.length,
-    answers,
+    families,
     ...(failoverSeconds !== undefined ? { failoverSeconds } : {}),
   };
 }
@@ -165,17 +182,25 @@ export async function probeTraffic(o: {
 export function renderTraffic(t: TrafficReport): string[] {
   const out = [
     `From a pod in ${t.fromCluster} (real nodes: kubelet, containerd, kube-proxy, CoreDNS):`,
-    `  ${t.name} resolves to ${t.resolvedTo.join(', ')} (${t.fromCluster}'s clusterset IP ${t.clustersetIp}); DNS answer ${t.dnsMs.toFixed(1)} ms (median)`,
-    `  ${t.requests} requests through the clusterset IP, ${t.requestMs.toFixed(1)} ms each (median), answered by:`,
   ];
-  for (const [cluster, pods] of Object.entries(t.answers).sort(([a], [b]) => a.localeCompare(b))) {
-    const total = Object.values(pods).reduce((a, b) => a + b, 0);
+  const dual = t.families.length > 1;
+  for (const f of t.families) {
+    const over = dual ? ` over ${f.family === 'ipv4' ? 'IPv4' : 'IPv6'}` : '';
     out.push(
-      `    ${cluster}: ${total}  (${Object.entries(pods)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([p, n]) => `${p} ×${n}`)
-        .join(', ')})`,
+      `  ${t.name} ${dual ? `${rrType(f.family)} ` : ''}resolves to ${f.resolvedTo.join(', ')} (${t.fromCluster}'s clusterset IP ${f.clustersetIp}); DNS answer ${f.dnsMs.toFixed(1)} ms (median)`,
+      `  ${f.requests} requests${over} through the clusterset IP, ${f.requestMs.toFixed(1)} ms each (median), answered by:`,
     );
+    for (const [cluster, pods] of Object.entries(f.answers).sort(([a], [b]) =>
+      a.localeCompare(b),
+    )) {
+      const total = Object.values(pods).reduce((a, b) => a + b, 0);
+      out.push(
+        `    ${cluster}: ${total}  (${Object.entries(pods)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([p, n]) => `${p} ×${n}`)
+          .join(', ')})`,
+      );
+    }
   }
   if (t.failoverSeconds !== undefined)
     out.push(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { combineReports } from '../../src/conformance/doc.js';
 import { renderMarkdown, type RunMeta } from '../../src/conformance/markdown.js';
 import {
   failureSummary,
@@ -197,5 +198,21 @@ describe('renderMarkdown', () => {
       suiteSelection('fake'),
     );
     expect(renderMarkdown(meta, withPipe)).toContain('a \\| b');
+  });
+
+  it('one document from the IPv4 and the dual-stack run: a section each, headings one down', () => {
+    const dual = renderMarkdown(
+      { ...meta, ipFamily: 'dual', command: 'make conformance NODES=fake IP_FAMILY=dual' },
+      testResults(report, suiteSelection('fake')),
+    );
+    expect(md).toContain('| IP families | IPv4 only (IP_FAMILY=ipv4) |');
+    const doc = combineReports([md, dual]);
+    expect(doc.split('\n')[0]).toBe('# MCS API conformance reports');
+    expect(doc).toContain('One section per run: IPv4 only; dual stack, IPv4 primary.');
+    expect(doc).toContain('## MCS API conformance report: IPv4 only');
+    expect(doc).toContain('## MCS API conformance report: dual stack, IPv4 primary');
+    expect(doc.match(/^### Required$/gm)).toHaveLength(2);
+    expect(doc).not.toMatch(/^## Required$/m);
+    expect(combineReports([md])).toBe(md);
   });
 });
