@@ -31,7 +31,7 @@ const args = await yargs(hideBin(process.argv))
   .option('ip-family', {
     choices: ['ipv4', 'ipv6', 'dual'] as const,
     default: 'ipv4' as const,
-    describe: 'IP families of both clusters (not ipv4: fake nodes only)',
+    describe: 'IP families of both clusters (dual: IPv4 primary)',
   })
   .option('timeout-seconds', {
     type: 'number',

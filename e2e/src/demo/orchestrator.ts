@@ -36,7 +36,7 @@ export interface DemoOptions {
   progress: (line: string) => void;
   /** auto (default): real nodes where the machine allows, else kwok; real: fail without. */
   nodes?: 'auto' | 'real' | 'fake';
-  /** IP families of both clusters (make demo IP_FAMILY=...); not ipv4: fake nodes only. */
+  /** IP families of both clusters (make demo IP_FAMILY=...). */
   ipFamily?: IpFamilyMode;
 }
 

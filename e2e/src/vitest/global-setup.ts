@@ -7,7 +7,7 @@
 //   MCS_E2E_NODES=fake|real   kwok fake nodes (default) or one real node per cluster; real
 //                             fails the run when the machine cannot start them
 //   MCS_E2E_IP_FAMILY=ipv4|ipv6|dual   IP families of the started clusters (default ipv4;
-//                             fake nodes only)
+//                             fake and real nodes)
 //   MCS_E2E_EMULATOR=auto|required|off   Cloud Map emulator (default: auto for harness
 //                             clusters, off for MCS_E2E_KUBECONFIGS)
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -69,7 +69,7 @@ let info2: ClusterInfo;
 let ns: TestNamespace;
 let images: AgentImages;
 let endpoints: Record<string, string>;
-let helloPods: { name: string; ip: string }[];
+let helloPods: { name: string; ip: string; ips: string[] }[];
 const relays: ProcessRecord[] = [];
 
 function values(
@@ -390,7 +390,7 @@ describe('helm install on real nodes', () => {
   });
 
   it('export → import → DNS → traffic (c1 exports, c2 imports)', async () => {
-    const want = helloPods.map((p) => p.ip).sort();
+    const want = helloPods.flatMap((p) => p.ips).sort();
     await waitFor(
       'c2 imports hello with c1’s endpoints',
       async () => {
@@ -466,7 +466,7 @@ describe('helm install on real nodes', () => {
     const names = pods.map((p) => p.name);
     expect(names).toContain(leader);
     const standby = names.find((n) => n !== leader)!;
-    const want = helloPods.map((p) => p.ip).sort();
+    const want = helloPods.flatMap((p) => p.ips).sort();
     const watch = watchImportAndLease(c2.kc, want, leader);
     const t0 = Date.now();
     await c2.kc
@@ -512,7 +512,7 @@ describe('helm install on real nodes', () => {
       () => leaseHolder(c2.kc, RELEASE, 'import-agent'),
       { timeoutMs: 30_000 },
     );
-    const want = helloPods.map((p) => p.ip).sort();
+    const want = helloPods.flatMap((p) => p.ips).sort();
     const watch = watchImportAndLease(c2.kc, want, leader);
     let took: number;
     let after: string[];
@@ -603,7 +603,7 @@ describe('helm install on real nodes', () => {
     ).toEqual([]);
     // docs/install.md: the imports stay as last written (and keep serving) until deleted.
     expect(await serviceImport(c2.kc)).toBeDefined();
-    expect(await importedAddresses(c2.kc)).toEqual(helloPods.map((p) => p.ip).sort());
+    expect(await importedAddresses(c2.kc)).toEqual(helloPods.flatMap((p) => p.ips).sort());
     const r = await sh(c2.kc, `curl -s -m 3 http://hello.${ns.name}.svc.clusterset.local/`);
     expect(r.stdout).toMatch(/pod=/);
     // The Lease is the agents' own (created at run time, not by Helm): it stays. Helm deletes
@@ -635,7 +635,7 @@ describe('helm install on real nodes', () => {
     figure(`helm upgrade c1 to both agents until Ready: ${seconds(took)}`);
     podTimes('c1 import-agent pod', await waitAgentPods(c1.kc, RELEASE, 'import-agent', 2));
     await waitAgentPods(c1.kc, RELEASE, 'export-agent', 2);
-    const want = helloPods.map((p) => p.ip).sort();
+    const want = helloPods.flatMap((p) => p.ips).sort();
     await waitFor(
       'c1 imports hello',
       async () => {
