@@ -38,7 +38,8 @@ await yargs(hideBin(process.argv))
         .option('ip-family', {
           choices: ['ipv4', 'ipv6', 'dual'] as const,
           default: 'ipv4' as const,
-          describe: 'IP families of Services, pods and nodes (fake or real nodes); dual: IPv4 primary',
+          describe:
+            'IP families of Services, pods and nodes (fake or real nodes); dual: IPv4 primary',
         })
         .option('cluster-properties', { type: 'boolean', default: true })
         .option('clusterset-name', { type: 'string', default: 'e2e-clusterset' })
