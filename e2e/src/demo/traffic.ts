@@ -7,7 +7,7 @@
  */
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { execInPod } from '../nodes/exec.js';
-import { startClientPod } from '../nodes/workloads.js';
+import { scaleDeployment, startClientPod } from '../nodes/workloads.js';
 import { waitFor } from '../wait.js';
 
 export type TrafficFamily = 'ipv4' | 'ipv6';
@@ -144,11 +144,7 @@ export async function probeTraffic(o: {
     const replicas =
       (await apps.readNamespacedDeployment({ namespace, name: service })).spec?.replicas ?? 1;
     const t0 = Date.now();
-    await first.kc.makeApiClient(AppsV1Api).patchNamespacedDeploymentScale({
-      namespace,
-      name: service,
-      body: [{ op: 'replace', path: '/spec/replicas', value: 0 }],
-    });
+    await scaleDeployment(first.kc, namespace, service, 0);
     const local = new Set([...owner].filter(([, c]) => c === from.name).map(([p]) => p));
     await waitFor(
       `all answers from ${from.name}`,
@@ -164,11 +160,7 @@ export async function probeTraffic(o: {
     );
     failoverSeconds = (Date.now() - t0) / 1000;
     // Back as the sample has it, for whoever explores the running demo.
-    await first.kc.makeApiClient(AppsV1Api).patchNamespacedDeploymentScale({
-      namespace,
-      name: service,
-      body: [{ op: 'replace', path: '/spec/replicas', value: replicas }],
-    });
+    await scaleDeployment(first.kc, namespace, service, replicas);
   }
   return {
     fromCluster: from.name,

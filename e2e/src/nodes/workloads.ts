@@ -166,6 +166,20 @@ export async function waitPodReady(
   );
 }
 
+/** Sets the Deployment's replica count (the scale subresource, as `kubectl scale` does). */
+export async function scaleDeployment(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  replicas: number,
+): Promise<void> {
+  await kc.makeApiClient(AppsV1Api).patchNamespacedDeploymentScale({
+    namespace,
+    name,
+    body: [{ op: 'replace', path: '/spec/replicas', value: replicas }],
+  });
+}
+
 /**
  * Waits until `replicas` pods of the Deployment are Ready; returns their names, primary IPs
  * and every IP (one per family on a dual-stack node).

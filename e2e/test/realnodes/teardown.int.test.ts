@@ -30,6 +30,7 @@ function hostSnapshot(): Record<string, string> {
     links: out('ip', ['-o', 'link', 'show']).replace(/\s+link\/\S+ [0-9a-f:]+ brd [0-9a-f:]+/g, ''),
     addresses: out('ip', ['-o', 'addr', 'show']),
     routes: out('ip', ['route', 'show', 'table', 'all']),
+    routes6: out('ip', ['-6', 'route', 'show', 'table', 'all']),
     nft: out('nft', ['list', 'ruleset']),
     iptables: out('iptables-save', [])
       .replace(/^#.*$/gm, '')
@@ -73,7 +74,15 @@ it('a second real-node clusterset runs side by side and its teardown leaves noth
   const before = hostSnapshot();
   const prefix = netnsPrefix(stateDir);
 
-  const cs = await startClusterset({ stateDir, clusters: 1, nodes: 'real', emulator: 'off' });
+  // In the run's IP families (IP_FAMILY): an IPv6 or dual-stack node leaves no IPv6 address,
+  // route or rule on the host either.
+  const cs = await startClusterset({
+    stateDir,
+    clusters: 1,
+    nodes: 'real',
+    emulator: 'off',
+    ipFamily: other.clusters[0]!.network.ipFamily ?? 'ipv4',
+  });
   expect(listNetns(prefix).sort()).toEqual([`${prefix}c1`, `${prefix}fabric`]);
   expect(processesInNetns(`${prefix}c1`).length).toBeGreaterThan(0);
   expect(mountsUnder(stateDir).length).toBeGreaterThan(0);
