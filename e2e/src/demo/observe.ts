@@ -7,7 +7,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { statusOf } from '../resources.js';
-import type { ClusterObservation, ObservedImport } from './verify.js';
+import type { ClusterObservation, IpFamily, ObservedImport } from './verify.js';
 
 const MCS = { group: 'multicluster.x-k8s.io', version: 'v1beta1' };
 
@@ -63,13 +63,21 @@ export async function observeCluster(
     namespace,
     labelSelector: `multicluster.kubernetes.io/service-name=${service}`,
   });
-  const imported: Record<string, Set<string>> = {};
+  const imported: Record<string, Partial<Record<IpFamily, Set<string>>>> = {};
   for (const s of slices.items) {
+    if (s.addressType !== 'IPv4' && s.addressType !== 'IPv6') continue;
     const source = s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster'] ?? '?';
-    const set = (imported[source] ??= new Set());
+    const set = ((imported[source] ??= {})[s.addressType] ??= new Set());
     for (const e of s.endpoints ?? [])
       if (e.conditions?.ready !== false) for (const a of e.addresses) set.add(a);
   }
+  // The exported Service's families: what each importer must hold from this cluster.
+  const exported = await orUndefined(() =>
+    core.readNamespacedService({ namespace, name: service }),
+  );
+  const exportedFamilies = (exported?.spec?.ipFamilies ?? ['IPv4']).filter(
+    (f): f is IpFamily => f === 'IPv4' || f === 'IPv6',
+  );
   const serviceImport: ObservedImport | undefined =
     si === undefined
       ? undefined
@@ -88,11 +96,17 @@ export async function observeCluster(
   return {
     cluster,
     exportedEndpoints: deployment?.status?.readyReplicas ?? 0,
+    exportedFamilies,
     exportConditions: Object.fromEntries(
       (se?.status?.conditions ?? []).map((c) => [c.type ?? '', c.status ?? '']),
     ),
     serviceImport,
-    importedEndpoints: Object.fromEntries(Object.entries(imported).map(([k, v]) => [k, v.size])),
+    importedEndpoints: Object.fromEntries(
+      Object.entries(imported).map(([source, byFamily]) => [
+        source,
+        Object.fromEntries(Object.entries(byFamily).map(([f, set]) => [f, set.size])),
+      ]),
+    ),
     derivedServiceIp: derived?.spec?.clusterIP,
   };
 }

@@ -55,7 +55,12 @@ export function renderSummary(s: SummaryInput): string {
     const si = o.serviceImport;
     const eps = Object.entries(o.importedEndpoints)
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([c, n]) => `${n} from ${c}`)
+      .map(([c, byFamily]) => {
+        const counts = Object.entries(byFamily).sort(([a], [b]) => a.localeCompare(b));
+        return counts.length === 1
+          ? `${counts[0]![1]} from ${c}`
+          : `${counts.map(([f, n]) => `${n} ${f}`).join(' + ')} from ${c}`;
+      })
       .join(', ');
     out.push(
       `  ${o.cluster}  ServiceImport ${svc}  ${si?.type ?? '?'} ${si?.ips.join(',') || '-'}  clusters [${si?.clusters.join(', ') ?? ''}]  endpoints: ${eps || 'none'}`,

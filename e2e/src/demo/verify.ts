@@ -1,8 +1,11 @@
 /**
  * What the demo waits for, as a pure evaluation of what it observed in each cluster: the
  * ServiceImport exists with a clusterset IP, lists every exporting cluster, and the imported
- * EndpointSlices hold every ready endpoint of every exporting cluster.
+ * EndpointSlices hold every ready endpoint of every exporting cluster, in each IP family the
+ * exported Service has (a dual-stack Service is imported as one slice per family).
  */
+
+export type IpFamily = 'IPv4' | 'IPv6';
 
 export interface ObservedImport {
   type: string;
@@ -14,11 +17,13 @@ export interface ClusterObservation {
   cluster: string;
   /** Ready pods behind the exported Service in this cluster (what it exports). */
   exportedEndpoints: number;
+  /** The IP families of the exported Service here (its spec.ipFamilies). */
+  exportedFamilies: IpFamily[];
   /** ServiceExport conditions of this cluster, type → status. */
   exportConditions: Record<string, string>;
   serviceImport: ObservedImport | undefined;
-  /** Ready endpoint addresses of the imported EndpointSlices, per source cluster. */
-  importedEndpoints: Record<string, number>;
+  /** Ready endpoint addresses of the imported EndpointSlices, per source cluster and family. */
+  importedEndpoints: Record<string, Partial<Record<IpFamily, number>>>;
   /** The derived Service's ClusterIP, when it exists. */
   derivedServiceIp: string | undefined;
 }
@@ -44,11 +49,16 @@ export function missing(observations: readonly ClusterObservation[], service: st
     for (const e of exporters) {
       if (!si.clusters.includes(e.cluster))
         out.push(`${o.cluster}: ServiceImport ${service} does not list ${e.cluster} yet`);
-      const got = o.importedEndpoints[e.cluster] ?? 0;
-      if (got !== e.exportedEndpoints)
-        out.push(
-          `${o.cluster}: ${got}/${e.exportedEndpoints} endpoints imported from ${e.cluster}`,
-        );
+      // Each family separately: on dual stack every pod is one address in each family's
+      // slice, and an importer holding only one of them has not converged.
+      const dual = e.exportedFamilies.length > 1;
+      for (const family of e.exportedFamilies) {
+        const got = o.importedEndpoints[e.cluster]?.[family] ?? 0;
+        if (got !== e.exportedEndpoints)
+          out.push(
+            `${o.cluster}: ${got}/${e.exportedEndpoints} ${dual ? `${family} ` : ''}endpoints imported from ${e.cluster}`,
+          );
+      }
     }
   }
   return out;

@@ -6,9 +6,10 @@ import type { ClusterObservation } from '../../src/demo/verify.js';
 const obs = (cluster: string, ip: string): ClusterObservation => ({
   cluster,
   exportedEndpoints: 2,
+  exportedFamilies: ['IPv4'],
   exportConditions: { Valid: 'True', Ready: 'True', Conflict: 'False' },
   serviceImport: { type: 'ClusterSetIP', ips: [ip], clusters: ['c1', 'c2'] },
-  importedEndpoints: { c2: 2, c1: 2 },
+  importedEndpoints: { c2: { IPv4: 2 }, c1: { IPv4: 2 } },
   derivedServiceIp: ip,
 });
 
@@ -90,6 +91,16 @@ describe('renderSummary', () => {
     expect(text).toContain(
       'ServiceExport c1: Valid=True Ready=True Conflict=False; c2: Valid=True Ready=True Conflict=True',
     );
+  });
+
+  it('counts imported endpoints per family on dual stack', () => {
+    const dual = (o: ClusterObservation): ClusterObservation => ({
+      ...o,
+      exportedFamilies: ['IPv4', 'IPv6'],
+      importedEndpoints: { c1: { IPv6: 2, IPv4: 2 }, c2: { IPv4: 2, IPv6: 1 } },
+    });
+    const text = renderSummary({ ...input, observations: input.observations.map(dual) });
+    expect(text).toContain('endpoints: 2 IPv4 + 2 IPv6 from c1, 2 IPv4 + 1 IPv6 from c2');
   });
 
   it('says where each cluster’s Prometheus is (real nodes)', () => {

@@ -4,9 +4,10 @@ import { missing, type ClusterObservation } from '../../src/demo/verify.js';
 const converged = (cluster: string): ClusterObservation => ({
   cluster,
   exportedEndpoints: 2,
+  exportedFamilies: ['IPv4'],
   exportConditions: { Valid: 'True', Ready: 'True', Conflict: 'False' },
   serviceImport: { type: 'ClusterSetIP', ips: ['10.101.0.9'], clusters: ['c1', 'c2'] },
-  importedEndpoints: { c1: 2, c2: 2 },
+  importedEndpoints: { c1: { IPv4: 2 }, c2: { IPv4: 2 } },
   derivedServiceIp: '10.101.0.9',
 });
 
@@ -18,6 +19,16 @@ const with_ = (cluster: string, patch: Partial<ClusterObservation>): ClusterObse
 describe('missing', () => {
   it('is empty once both clusters import the service with endpoints from both', () => {
     expect(missing([converged('c1'), converged('c2')], 'hello')).toEqual([]);
+  });
+
+  it('is empty on dual stack once every pod is imported in both families', () => {
+    // A pod is one address in each family's slice: 2 pods, 2 addresses per family.
+    const dual = (cluster: string) =>
+      with_(cluster, {
+        exportedFamilies: ['IPv4', 'IPv6'],
+        importedEndpoints: { c1: { IPv4: 2, IPv6: 2 }, c2: { IPv4: 2, IPv6: 2 } },
+      });
+    expect(missing([dual('c1'), dual('c2')], 'hello')).toEqual([]);
   });
 
   it.each<[string, ClusterObservation[], string[]]>([
@@ -49,7 +60,7 @@ describe('missing', () => {
       [
         with_('c1', {
           serviceImport: { type: 'ClusterSetIP', ips: ['10.101.0.9'], clusters: ['c1'] },
-          importedEndpoints: { c1: 2 },
+          importedEndpoints: { c1: { IPv4: 2 } },
         }),
         converged('c2'),
       ],
@@ -57,8 +68,22 @@ describe('missing', () => {
     ],
     [
       'endpoints behind the pods',
-      [converged('c1'), with_('c2', { importedEndpoints: { c1: 1, c2: 2 } })],
+      [converged('c1'), with_('c2', { importedEndpoints: { c1: { IPv4: 1 }, c2: { IPv4: 2 } } })],
       ['c2: 1/2 endpoints imported from c1'],
+    ],
+    [
+      'dual stack: one family not imported yet',
+      [
+        with_('c1', {
+          exportedFamilies: ['IPv4', 'IPv6'],
+          importedEndpoints: { c1: { IPv4: 2, IPv6: 2 }, c2: { IPv4: 2 } },
+        }),
+        with_('c2', {
+          exportedFamilies: ['IPv4', 'IPv6'],
+          importedEndpoints: { c1: { IPv4: 2, IPv6: 2 }, c2: { IPv4: 2, IPv6: 1 } },
+        }),
+      ],
+      ['c1: 0/2 IPv6 endpoints imported from c2', 'c2: 1/2 IPv6 endpoints imported from c2'],
     ],
   ])('%s', (_name, observations, expected) => {
     expect(missing(observations, 'hello')).toEqual(expected);
