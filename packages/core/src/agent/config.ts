@@ -48,7 +48,8 @@ export interface CommonConfig {
   healthPort: number;
   /** /metrics (with the health endpoints); the health port's server when equal. */
   metricsPort: number;
-  bindAddress: string;
+  /** Unset: every address of both families (Node's default; IPv6-only pods need it). */
+  bindAddress: string | undefined;
   logLevel: LogLevel;
   /** JSON, or text when stdout is a terminal (a developer running the agent by hand). */
   logFormat: 'json' | 'text';
@@ -136,9 +137,8 @@ export const commonOptions = (defaults: CommonDefaults) =>
     },
     'bind-address': {
       type: 'string',
-      default: '0.0.0.0',
       describe:
-        'address the health and metrics servers listen on: :: on IPv6-only nodes, 127.0.0.1 to keep them local',
+        'address the health and metrics servers listen on, e.g. 127.0.0.1 to keep them local (default: every address, IPv6 and IPv4)',
     },
     'log-level': {
       choices: logLevels,
@@ -272,7 +272,7 @@ function commonConfig(
     healthPort,
     metricsPort:
       args.metricsPort === undefined ? healthPort : port('metrics-port', args.metricsPort),
-    bindAddress: args.bindAddress,
+    bindAddress: nonEmpty(args.bindAddress),
     logLevel: args.logLevel,
     logFormat: stdoutIsTTY ? 'text' : 'json',
     ignoredEnvironment: ignored,

@@ -40,7 +40,8 @@ export function createChecks(): Checks {
 
 export interface HealthServerOptions {
   port: number;
-  host?: string;
+  /** Unset: every address of both families (see the listen call). */
+  host?: string | undefined;
   /** Served on /metrics in the Prometheus text format (a Registry, or what serves several). */
   registry: Pick<Registry, 'contentType' | 'metrics'>;
   /** /healthz: the process works (e.g. not deadlocked); failing restarts the Pod. */
@@ -106,14 +107,16 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => {
+    // No host: Node listens on :: (IPv6 and IPv4) when the node has IPv6, else on 0.0.0.0, so
+    // kubelet probes and scrapes reach the pod over any family it has.
+    server.listen(options.port, options.host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  const { port, address } = server.address() as AddressInfo;
   options.logger.info('health server listening', {
-    [logFields.address]: `${options.host ?? '0.0.0.0'}:${port}`,
+    [logFields.address]: address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`,
   });
   return {
     port,

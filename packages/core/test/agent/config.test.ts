@@ -33,7 +33,7 @@ describe('agent config', () => {
       identity: `host-1-${String(process.pid)}`,
       healthPort: 8081,
       metricsPort: 8080,
-      bindAddress: '0.0.0.0',
+      bindAddress: undefined,
       logLevel: 'info',
       logFormat: 'json',
       ignoredEnvironment: [],

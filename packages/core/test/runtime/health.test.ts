@@ -9,27 +9,34 @@ afterEach(async () => {
   server = undefined;
 });
 
-const start = async () => {
+const start = async (host = '127.0.0.1') => {
   const registry = new Registry();
   new Counter({ name: 'demo_total', help: 'demo', registers: [registry] }).inc(3);
   const liveness = createChecks();
   const readiness = createChecks();
   server = await startHealthServer({
     port: 0,
-    host: '127.0.0.1',
+    host,
     registry,
     liveness,
     readiness,
     logger: createMemoryLogger(),
   });
   const get = async (path: string) => {
-    const res = await fetch(`http://127.0.0.1:${server?.port ?? 0}${path}`);
+    const res = await fetch(
+      `http://${host.includes(':') ? `[${host}]` : host}:${server?.port ?? 0}${path}`,
+    );
     return { status: res.status, text: await res.text(), type: res.headers.get('content-type') };
   };
   return { liveness, readiness, get };
 };
 
 describe('health server', () => {
+  it('serves over IPv6 (an IPv6-only pod is probed and scraped at its IPv6 address)', async () => {
+    const { get } = await start('::1');
+    expect((await get('/healthz')).status).toBe(200);
+  });
+
   it('readyz fails with each failing check and its message, then passes', async () => {
     const { readiness, get } = await start();
     readiness.set('informers', false, 'waiting for serviceexports');
