@@ -1,3 +1,5 @@
+import { BlockList, isIP } from 'node:net';
+
 /** Address plan of the local clusters (documented in docs/harness.md). */
 export interface ClusterNetwork {
   /**
@@ -23,6 +25,18 @@ export function parseIpFamilyMode(value: string | undefined): IpFamilyMode {
   if (value === undefined || value === '') return 'ipv4';
   if ((ipFamilyModes as readonly string[]).includes(value)) return value as IpFamilyMode;
   throw new Error(`IP family must be one of ${ipFamilyModes.join(', ')}, got ${value}`);
+}
+
+/** An address as the host part of a URL or `host:port` (IPv6 in brackets, RFC 3986). */
+export const urlHost = (ip: string): string => (ip.includes(':') ? `[${ip}]` : ip);
+
+/** Whether `ip` lies in `cidr` (either family), by Node's BlockList. */
+export function inCidr(ip: string, cidr: string): boolean {
+  const [network = '', prefix = ''] = cidr.split('/');
+  const family = network.includes(':') ? 'ipv6' : 'ipv4';
+  const list = new BlockList();
+  list.addSubnet(network, Number(prefix), family);
+  return isIP(ip) !== 0 && list.check(ip, family);
 }
 
 export const maxClusters = 99;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clusterNetwork, parseIpFamilyMode } from '../src/network.js';
+import { clusterNetwork, inCidr, parseIpFamilyMode, urlHost } from '../src/network.js';
 
 describe('clusterNetwork', () => {
   it.each([
@@ -73,5 +73,21 @@ describe('clusterNetwork', () => {
     expect(parseIpFamilyMode('')).toBe('ipv4');
     expect(parseIpFamilyMode('dual')).toBe('dual');
     expect(() => parseIpFamilyMode('IPv6')).toThrow(/ipv4, ipv6, dual/);
+  });
+});
+
+describe('urlHost and inCidr', () => {
+  it('brackets IPv6 only', () => {
+    expect(urlHost('10.1.0.5')).toBe('10.1.0.5');
+    expect(urlHost('fd00:10:1::5')).toBe('[fd00:10:1::5]');
+  });
+
+  it('tells whether an address is in a range of its family', () => {
+    expect(inCidr('10.102.56.139', '10.102.0.0/16')).toBe(true);
+    expect(inCidr('10.101.56.139', '10.102.0.0/16')).toBe(false);
+    expect(inCidr('fd00:10:102::d:d3ab', 'fd00:10:102::/108')).toBe(true);
+    expect(inCidr('fd00:10:101::d:d3ab', 'fd00:10:102::/108')).toBe(false);
+    expect(inCidr('fd00:10:102::d:d3ab', '10.102.0.0/16')).toBe(false);
+    expect(inCidr('', '10.102.0.0/16')).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { spawnProcess, type ProcessRecord } from '../processes.js';
 import { waitFor } from '../wait.js';
+import { urlHost } from '../network.js';
 import { netnsPath, run } from './host.js';
 import { nodeFiles } from './node.js';
 import type { RealNodePlan } from './plan.js';
@@ -29,7 +30,7 @@ export async function relayHostPortToNode(opts: {
   const socket = join(f.dir, `${name}.sock`);
   // socat and URLs write an IPv6 address in brackets, and listen on it with TCP6.
   const v6 = plan.nodeIp.includes(':');
-  const host = v6 ? `[${plan.nodeIp}]` : plan.nodeIp;
+  const host = urlHost(plan.nodeIp);
   const spawn = (side: string, command: string, args: string[]): ProcessRecord =>
     spawnProcess({
       name: `${plan.cluster}/${name}-relay-${side}`,

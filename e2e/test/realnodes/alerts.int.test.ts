@@ -26,6 +26,7 @@ import {
   writeValues,
 } from '../../src/helm/chart.js';
 import { buildAgentImages, importAgentImages } from '../../src/helm/images.js';
+import { urlHost } from '../../src/network.js';
 import { relayHostPortToNode } from '../../src/nodes/relay.js';
 import {
   deployEcho,
@@ -170,7 +171,7 @@ describe('a real Prometheus with the chart’s rules', () => {
           job: `${agentFullname(RELEASE, agent)}-metrics`,
           container: agent,
           endpoint: 'metrics',
-          instance: `${p.ip}:${port}`,
+          instance: `${urlHost(p.ip)}:${port}`,
         });
       }
     }

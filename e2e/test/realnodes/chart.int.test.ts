@@ -42,6 +42,7 @@ import {
   type AgentImages,
   type AgentName,
 } from '../../src/helm/images.js';
+import { inCidr, urlHost } from '../../src/network.js';
 import { execInPod } from '../../src/nodes/exec.js';
 import { relayHostPortToNode } from '../../src/nodes/relay.js';
 import { stopProcesses, type ProcessRecord } from '../../src/processes.js';
@@ -234,7 +235,7 @@ async function leadingAndSynced(previous: string, timeoutMs: number): Promise<st
   await waitFor(
     `the new leader ${holder} passes /readyz (synced)`,
     async () => {
-      const r = await sh(c2.kc, `curl -s -m 3 http://${ip}:8081/readyz`);
+      const r = await sh(c2.kc, `curl -s -m 3 http://${urlHost(ip)}:8081/readyz`);
       return r.stdout.includes('readyz check passed');
     },
     { timeoutMs: 120_000, intervalMs: 500 },
@@ -400,12 +401,18 @@ describe('helm install on real nodes', () => {
       { timeoutMs: 90_000, intervalMs: 500 },
     );
     const si = await serviceImport(c2.kc);
-    const ip = si?.spec?.ips?.[0];
-    expect(ip).toMatch(/^10\.102\./);
+    // The clusterset IP is c2's own, from its Service range (the primary family's).
+    const ip = si?.spec?.ips?.[0] ?? '';
+    const c2Range = info2.network.serviceCidr.split(',')[0]!;
+    expect(inCidr(ip, c2Range), `${ip} in ${c2Range}`).toBe(true);
+    const record = ip.includes(':') ? 'AAAA' : 'A';
     const dns = await waitFor(
-      'clusterset.local A record in c2',
+      `clusterset.local ${record} record in c2`,
       async () => {
-        const r = await sh(c2.kc, `nslookup -type=A hello.${ns.name}.svc.clusterset.local.`);
+        const r = await sh(
+          c2.kc,
+          `nslookup -type=${record} hello.${ns.name}.svc.clusterset.local.`,
+        );
         return r.stdout.includes(`Address: ${ip}`) ? r.stdout : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 1000 },
@@ -644,8 +651,9 @@ describe('helm install on real nodes', () => {
       },
       { timeoutMs: 90_000, intervalMs: 500 },
     );
-    const ip = (await serviceImport(c1.kc))?.spec?.ips?.[0];
-    expect(ip).toMatch(/^10\.101\./);
+    const ip = (await serviceImport(c1.kc))?.spec?.ips?.[0] ?? '';
+    const c1Range = info1.network.serviceCidr.split(',')[0]!;
+    expect(inCidr(ip, c1Range), `${ip} in ${c1Range}`).toBe(true);
     await waitFor(
       'traffic from c1 through its clusterset IP',
       async () => {
