@@ -30,7 +30,7 @@ import {
 import type { ReadyState } from './status.js';
 import type { Problem, Selection } from './selection.js';
 import { translateInstances } from './translate.js';
-import { EXTERNAL_API, EXTERNAL_KIND, type ExternalObject, type ExternalStatus } from './types.js';
+import { ExternalApi, type ExternalObject, type ExternalStatus } from './types.js';
 
 /**
  * Imports of non-Kubernetes Cloud Map services, chosen one by one with CloudMapServiceImport
@@ -209,8 +209,8 @@ function warn(opts: ExternalImportsOptions, e: Entry, ready: ReadyState, log: Lo
   const { namespace, name, uid } = e.obj.metadata;
   opts.events?.record({
     regarding: {
-      apiVersion: EXTERNAL_API,
-      kind: EXTERNAL_KIND,
+      apiVersion: ExternalApi.apiVersion,
+      kind: ExternalApi.kind,
       namespace,
       name,
       ...(uid === undefined ? {} : { uid }),
