@@ -1,5 +1,6 @@
 import {
   createController,
+  eventObjectRef,
   createRefusalLog,
   isCloudMapNotFound,
   type CloudMapPort,
@@ -206,15 +207,8 @@ async function writeStatus(x: External, e: Entry, log: Logger): Promise<void> {
 
 function warn(opts: ExternalImportsOptions, e: Entry, ready: ReadyState, log: Logger): void {
   log.warn('cloud map service not imported', { reason: ready.reason, detail: ready.message });
-  const { namespace, name, uid } = e.obj.metadata;
   opts.events?.record({
-    regarding: {
-      apiVersion: ExternalApi.apiVersion,
-      kind: ExternalApi.kind,
-      namespace,
-      name,
-      ...(uid === undefined ? {} : { uid }),
-    },
+    regarding: eventObjectRef(ExternalApi, e.obj.metadata),
     type: 'Warning',
     reason: ready.reason,
     action: 'Import',
