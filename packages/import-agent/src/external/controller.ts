@@ -1,7 +1,6 @@
 import {
   createController,
   eventObjectRef,
-  createRefusalLog,
   isCloudMapNotFound,
   type CloudMapPort,
   type Clock,
@@ -15,7 +14,11 @@ import {
   type WorkQueue,
 } from '@cloudmap-mcs/core';
 import { contentHash } from '../reconcile/desired.js';
-import { defaultNamespacePolicy, type NamespacePolicy } from '../reconcile/scope.js';
+import {
+  defaultNamespacePolicy,
+  recordRefusals,
+  type NamespacePolicy,
+} from '../reconcile/scope.js';
 import {
   NOTHING_ANSWERED,
   blocker,
@@ -98,12 +101,7 @@ export function createExternalImports(opts: ExternalImportsOptions): ExternalImp
       namespaces: opts.namespaces ?? defaultNamespacePolicy,
       exportedByClusterset: opts.exportedByClusterset,
     },
-    refusals: createRefusalLog({
-      logger: opts.logger,
-      clock: opts.clock,
-      message: 'refused cloud map record',
-      count: opts.metrics?.refused,
-    }),
+    refusals: recordRefusals(opts.logger, opts.clock, opts.metrics?.refused),
     entries: new Map(),
   };
   const { entries, scope } = x;

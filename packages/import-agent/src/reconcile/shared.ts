@@ -1,4 +1,4 @@
-import { createRefusalLog, realClock, type Clock, type RefusalLog } from '@cloudmap-mcs/core';
+import { realClock, type Clock, type RefusalLog } from '@cloudmap-mcs/core';
 import { createCollisionReporter, type CollisionReporter } from './collisions.js';
 import { createImportEvents, type ImportEvents } from './import-events.js';
 import type { ImportWriter } from './ports.js';
@@ -8,6 +8,7 @@ import {
   createImportAdmission,
   DEFAULT_IMPORT_CAPS,
   defaultNamespacePolicy,
+  recordRefusals,
   type ImportAdmission,
   type NamespacePolicy,
 } from './scope.js';
@@ -39,14 +40,7 @@ export function sharedParts(deps: ImportReconcilerDeps): Shared {
     clock,
     recent,
     writer: createRecordingWriter(deps.writer, recent, deps.metrics),
-    refusals:
-      deps.refusals ??
-      createRefusalLog({
-        logger: deps.logger,
-        clock,
-        message: 'refused cloud map record',
-        ...(deps.metrics?.refused === undefined ? {} : { count: deps.metrics.refused }),
-      }),
+    refusals: deps.refusals ?? recordRefusals(deps.logger, clock, deps.metrics?.refused),
     policy: deps.namespaces ?? defaultNamespacePolicy,
     admission: createImportAdmission(deps.caps ?? DEFAULT_IMPORT_CAPS, () =>
       deps.sources.managedImportKeys(),
