@@ -14,9 +14,6 @@ import {
 } from './scope.js';
 import { createRecordingWriter } from './view.js';
 
-/** A label value: no '/' allowed, so not a domain-prefixed controller name. */
-export const SLICE_MANAGED_BY = 'cloudmap-mcs-import-agent';
-
 /** What every reconcile of this reconciler shares: the writer, caches' overlay, policies. */
 export interface Shared {
   deps: ImportReconcilerDeps;
@@ -29,7 +26,6 @@ export interface Shared {
   collisions: CollisionReporter;
   /** Warning Events on ServiceImports: refused records, stale clusters, caps. */
   events: ImportEvents;
-  managedBy: string;
 }
 
 export function sharedParts(deps: ImportReconcilerDeps): Shared {
@@ -50,6 +46,5 @@ export function sharedParts(deps: ImportReconcilerDeps): Shared {
       ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
     }),
     events: createImportEvents(deps.events),
-    managedBy: deps.sliceManagedBy ?? SLICE_MANAGED_BY,
   };
 }
