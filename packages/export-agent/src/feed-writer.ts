@@ -72,7 +72,6 @@ export interface FeedWriterOptions {
 
 const randomEpoch = (): string => BigInt(`0x${randomBytes(8).toString('hex')}`).toString(36);
 
-/** The writer's state between writes. */
 interface FeedWriterState {
   readonly opts: FeedWriterOptions;
   readonly minInterval: number;
