@@ -84,8 +84,7 @@ export function createKubeWriter(kc: KubeConfig): ImportWriter {
   return {
     applyServiceImport: (obj) => apply<ServiceImportObject>(obj as KubernetesObject),
     applyService: (obj) => apply<ServiceObject>(obj as KubernetesObject),
-    applyEndpointSlice: (obj: EndpointSliceObject) =>
-      apply<EndpointSliceObject>(obj as KubernetesObject),
+    applyEndpointSlice: (obj) => apply<EndpointSliceObject>(obj as KubernetesObject),
     applyServiceImportStatus: async (namespace, name, status: ServiceImportStatus) =>
       plain<ServiceImportObject>(
         await applyStatus(custom, ServiceImportApi, namespace, name, status),
