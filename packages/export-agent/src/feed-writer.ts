@@ -4,6 +4,7 @@ import {
   FEED_NAMESPACE_NAME,
   feedServiceName,
   isCloudMapError,
+  isThrottlingCode,
   logFields,
   MAX_FEED_SEQ,
   splitKey,
@@ -71,9 +72,6 @@ export interface FeedWriterOptions {
 
 const randomEpoch = (): string => BigInt(`0x${randomBytes(8).toString('hex')}`).toString(36);
 
-const THROTTLING = new Set(['ThrottlingException', 'RequestLimitExceeded', 'TooManyRequests']);
-
-/** The writer's state between writes. */
 interface FeedWriterState {
   readonly opts: FeedWriterOptions;
   readonly minInterval: number;
@@ -257,7 +255,7 @@ function failed(s: FeedWriterState, error: unknown): void {
   const result: FeedWriteResult =
     code === 'DuplicateRequest'
       ? 'duplicate' // our previous feed write is still being applied: try again shortly
-      : code !== undefined && THROTTLING.has(code)
+      : code !== undefined && isThrottlingCode(code)
         ? 'throttled'
         : 'error';
   s.opts.onWrite?.(result);

@@ -6,7 +6,6 @@ export interface ExportMetrics {
   peerChange: () => void;
   /** A change feed write ended (success, duplicate, throttled, error). */
   feedWrite: (result: string) => void;
-  /** A peer watch round ran. */
   peerRound: () => void;
   /** A namespace's heartbeat was written, or could not be checked or written. */
   heartbeatRenewal: (result: 'success' | 'failure') => void;

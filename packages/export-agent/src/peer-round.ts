@@ -2,6 +2,7 @@ import {
   createFeedFollower,
   decodeHeartbeats,
   HEARTBEAT_SERVICE_NAME,
+  inPool,
   isCloudMapNotFound,
   listServicesPages,
   logFields,
@@ -241,11 +242,7 @@ export async function peerRound(s: PeerState): Promise<void> {
     await attempt(() => checkCounts(s));
   }
   const work = [...s.entries].filter(([, e]) => foreign(s, e));
-  const next = async (): Promise<void> => {
-    for (let item = work.shift(); item !== undefined; item = work.shift())
-      await attempt(() => check(s, item[0], item[1]));
-  };
-  await Promise.all(Array.from({ length: Math.min(PEER_CHECK_CONCURRENCY, work.length) }, next));
+  await inPool(work, PEER_CHECK_CONCURRENCY, ([key, e]) => attempt(() => check(s, key, e)));
   // One line per outage, not one per service and round.
   if (failed > 0 && !s.failing) {
     logger.warn('peer revision checks failing; conflicts follow other clusters on resync', {

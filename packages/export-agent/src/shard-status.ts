@@ -28,30 +28,25 @@ export function shardingCondition(
   current: readonly Condition[] | undefined,
 ): { sharding?: DesiredCondition } {
   if (plan === undefined) return {};
-  const had = findCondition(current, SHARDED_CONDITION) !== undefined;
+  const sharding = (status: 'True' | 'False', reason: string, message: string) => ({
+    sharding: { type: SHARDED_CONDITION, status, reason, message },
+  });
   if (plan.shardCount > 1) {
     const base = plan.services.find((s) => s.index === 0)?.desired.length ?? 1;
-    return {
-      sharding: {
-        type: SHARDED_CONDITION,
-        status: 'True',
-        reason: 'InstancesPerService',
-        message:
-          `More endpoint instances than one Cloud Map service holds (1000): ${plan.shardCount} ` +
-          `services are used. Readers without shard support (the AWS Cloud Map MCS controller) ` +
-          `see the ${base - 1} in the base service.`,
-      },
-    };
+    return sharding(
+      'True',
+      'InstancesPerService',
+      `More endpoint instances than one Cloud Map service holds (1000): ${plan.shardCount} ` +
+        `services are used. Readers without shard support (the AWS Cloud Map MCS controller) ` +
+        `see the ${base - 1} in the base service.`,
+    );
   }
-  if (!had) return {};
-  return {
-    sharding: {
-      type: SHARDED_CONDITION,
-      status: 'False',
-      reason: 'FitsOneService',
-      message: 'Every endpoint instance is in the base Cloud Map service.',
-    },
-  };
+  if (findCondition(current, SHARDED_CONDITION) === undefined) return {};
+  return sharding(
+    'False',
+    'FitsOneService',
+    'Every endpoint instance is in the base Cloud Map service.',
+  );
 }
 
 /**

@@ -1,7 +1,6 @@
 import {
   createController,
   createEventHub,
-  createRefusalLog,
   logFields,
   type Clock,
   type Controller,
@@ -21,6 +20,7 @@ import { createImportReconciler, type ImportReconcilerDeps } from './reconcile/r
 import {
   defaultNamespacePolicy,
   namespaceDecision,
+  recordRefusals,
   type NamespacePolicy,
 } from './reconcile/scope.js';
 
@@ -51,12 +51,7 @@ interface ImportWiring {
 export function createImportController(opts: ImportControllerOptions): ImportController {
   const policy = opts.namespaces ?? defaultNamespacePolicy;
   // One refusal log for the poller's scope and the reconciler: one metric, one rate limit.
-  const refusals = createRefusalLog({
-    logger: opts.logger,
-    clock: opts.clock,
-    message: 'refused cloud map record',
-    count: opts.metrics?.refused,
-  });
+  const refusals = recordRefusals(opts.logger, opts.clock, opts.metrics?.refused);
   // Built in order; what the poller tells of reaches the parts built after it through these.
   const polled: Polled = {
     services: createEventHub(),

@@ -139,12 +139,8 @@ export function createFeedFollower(opts: FeedFollowerOptions): FeedFollower {
   return {
     round: () => round(f),
     observeHeartbeats: (namespace, heartbeats) => observe(f, namespace, heartbeats),
-    forgetNamespace: (namespace) => {
-      for (const [clusterId, byNamespace] of f.heartbeats) {
-        byNamespace.delete(namespace);
-        if (byNamespace.size === 0) f.heartbeats.delete(clusterId);
-      }
-    },
+    // No heartbeat present: the namespace is dropped from every cluster.
+    forgetNamespace: (namespace) => observe(f, namespace, []),
     vouchedSince: (clusterId) => f.vouchedSince.get(clusterId),
     get baselined() {
       return f.baselined;

@@ -59,7 +59,6 @@ export interface ServiceObject {
   spec?: KubeServiceSpec;
 }
 
-/** One endpoint of an EndpointSlice. */
 export interface KubeSliceEndpoint {
   addresses: string[];
   conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
@@ -70,7 +69,6 @@ export interface KubeSliceEndpoint {
   targetRef?: { kind?: string; namespace?: string; name?: string };
 }
 
-/** A port of an EndpointSlice. */
 export interface KubeSlicePort {
   name?: string;
   protocol?: string;

@@ -31,7 +31,6 @@ export function oldestPerCluster(exports: readonly ClusterExport[]): ClusterExpo
   });
 }
 
-/** Same keys with the same values. */
 export function sameStringMap(
   a: Readonly<Record<string, string>>,
   b: Readonly<Record<string, string>>,

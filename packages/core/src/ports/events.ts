@@ -13,6 +13,18 @@ export interface EventObjectRef {
   resourceVersion?: string;
 }
 
+/** The `regarding` of an Event about the object `o` of kind `api` (its uid when known). */
+export const eventObjectRef = (
+  api: { apiVersion: string; kind: string },
+  o: { namespace: string; name: string; uid?: string | undefined },
+): EventObjectRef => ({
+  apiVersion: api.apiVersion,
+  kind: api.kind,
+  namespace: o.namespace,
+  name: o.name,
+  ...(o.uid === undefined ? {} : { uid: o.uid }),
+});
+
 export type EventType = 'Normal' | 'Warning';
 
 export interface RecordedEvent {

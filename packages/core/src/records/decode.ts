@@ -75,7 +75,6 @@ function checkVersionAndIdentity(attrs: Attrs, opts: DecodeOptions): ClusterIden
   return cluster;
 }
 
-/** Reads an export record's service-level properties. */
 export function decodeExportProperties(attrs: Attrs): ServiceProperties {
   const props: ServiceProperties = {
     type: p.parseServiceType(p.required(attrs, Attr.ServiceType)),

@@ -85,16 +85,12 @@ export function createClusterIdentityWatcher(
   let recheck: TimerHandle | undefined;
   let stopped = false;
   let crdMissing = false;
-  let resolution: IdentityResolution = resolveClusterIdentity({
-    flags: options.flags,
-    properties: {},
-  });
   let current: ClusterIdentity | undefined;
   let lastWarnings = '';
 
   const value = (name: string): string | undefined => informer?.get(name)?.spec?.value;
   const recompute = (): void => {
-    resolution = resolveClusterIdentity({
+    let resolution: IdentityResolution = resolveClusterIdentity({
       flags: options.flags,
       properties: {
         clusterId: value(clusterIdProperty),

@@ -102,9 +102,7 @@ export function superviseInformer<T extends KubernetesObject>(
       }
     }
   };
-  informer.on('add', deliver('add'));
-  informer.on('update', deliver('update'));
-  informer.on('delete', deliver('delete'));
+  for (const event of ['add', 'update', 'delete'] as const) informer.on(event, deliver(event));
   informer.on('connect', activity);
   informer.on('error', (err) => {
     // Our own stop() aborts the watch; that AbortError is not a failure.

@@ -197,34 +197,28 @@ export function transformingWatch<T extends KubernetesObject>(
   alive: () => void,
   timeouts: () => WatchTimeouts = watchTimeouts,
 ): Watch {
-  return {
-    watch: (
-      path: string,
-      params: Record<string, string | number | boolean | undefined>,
-      callback: WatchCallback,
-      done: (err: unknown) => void,
-    ) => {
-      const { serverTimeoutSeconds, clientIdleTimeoutMs } = timeouts();
-      // ListWatch runs one watch at a time on this Watch: setting it per call is safe.
-      inner.requestTimeoutMs = clientIdleTimeoutMs;
-      return inner.watch(
-        path,
-        { ...params, allowWatchBookmarks: true, timeoutSeconds: serverTimeoutSeconds },
-        (phase, obj, raw) => {
-          alive();
-          // BOOKMARK and ERROR carry no object to cache; pass them as they are.
-          callback(
-            phase,
-            phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED'
-              ? transform(obj as T)
-              : obj,
-            raw,
-          );
-        },
-        done,
-      );
-    },
-  } as unknown as Watch;
+  const watch: WatchLike['watch'] = (path, params, callback, done) => {
+    const { serverTimeoutSeconds, clientIdleTimeoutMs } = timeouts();
+    // ListWatch runs one watch at a time on this Watch: setting it per call is safe.
+    inner.requestTimeoutMs = clientIdleTimeoutMs;
+    return inner.watch(
+      path,
+      { ...params, allowWatchBookmarks: true, timeoutSeconds: serverTimeoutSeconds },
+      (phase, obj, raw) => {
+        alive();
+        // BOOKMARK and ERROR carry no object to cache; pass them as they are.
+        callback(
+          phase,
+          phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED'
+            ? transform(obj as T)
+            : obj,
+          raw,
+        );
+      },
+      done,
+    );
+  };
+  return { watch } as unknown as Watch;
 }
 
 /**

@@ -24,7 +24,6 @@ export class FakeClock implements Clock {
     this.#timers.delete(handle.id);
   }
 
-  /** Number of timers not yet fired. */
   get pendingTimers(): number {
     return this.#timers.size;
   }

@@ -119,45 +119,37 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
   const invalid = (op: CloudMapOperationName, problem: string | undefined): void => {
     if (problem !== undefined) err('InvalidInput', op, problem);
   };
+  /** The idempotency token an "already exists" error names. */
+  const tokenOf = (r: { creatorRequestId?: string }): Record<string, string> =>
+    r.creatorRequestId === undefined ? {} : { CreatorRequestId: r.creatorRequestId };
+  const createNamespace = (
+    op: 'createHttpNamespace' | 'createPrivateDnsNamespace',
+    name: string,
+    tags: Tags,
+    creatorRequestId: string | undefined,
+    vpc?: string,
+  ): Promise<OperationRef> =>
+    call(op, () => {
+      const type = op === 'createHttpNamespace' ? 'HTTP' : 'DNS_PRIVATE';
+      invalid(op, checkHttpNamespaceName(name));
+      if (vpc === '') err('InvalidInput', op, 'Vpc is required');
+      const existing = store.namespaceByName(name);
+      if (existing !== undefined)
+        err('NamespaceAlreadyExists', op, `Namespace ${name} already exists`, {
+          NamespaceId: existing.id,
+          ...tokenOf(existing),
+        });
+      return startOperation(() => ({
+        NAMESPACE: store.addNamespace(name, type, tags, creatorRequestId).id,
+      }));
+    });
 
   const port: CloudMapPort = {
     listNamespaces: () => call('listNamespaces', () => store.namespaces()),
     createHttpNamespace: (name, tags, creatorRequestId) =>
-      call('createHttpNamespace', () => {
-        invalid('createHttpNamespace', checkHttpNamespaceName(name));
-        const existing = store.namespaceByName(name);
-        if (existing !== undefined)
-          err('NamespaceAlreadyExists', 'createHttpNamespace', `Namespace ${name} already exists`, {
-            NamespaceId: existing.id,
-            ...(existing.creatorRequestId === undefined
-              ? {}
-              : { CreatorRequestId: existing.creatorRequestId }),
-          });
-        return startOperation(() => ({
-          NAMESPACE: store.addNamespace(name, 'HTTP', tags, creatorRequestId).id,
-        }));
-      }),
+      createNamespace('createHttpNamespace', name, tags, creatorRequestId),
     createPrivateDnsNamespace: (name, vpc, tags, creatorRequestId) =>
-      call('createPrivateDnsNamespace', () => {
-        invalid('createPrivateDnsNamespace', checkHttpNamespaceName(name));
-        if (vpc === '') err('InvalidInput', 'createPrivateDnsNamespace', 'Vpc is required');
-        const existing = store.namespaceByName(name);
-        if (existing !== undefined)
-          err(
-            'NamespaceAlreadyExists',
-            'createPrivateDnsNamespace',
-            `Namespace ${name} already exists`,
-            {
-              NamespaceId: existing.id,
-              ...(existing.creatorRequestId === undefined
-                ? {}
-                : { CreatorRequestId: existing.creatorRequestId }),
-            },
-          );
-        return startOperation(() => ({
-          NAMESPACE: store.addNamespace(name, 'DNS_PRIVATE', tags, creatorRequestId).id,
-        }));
-      }),
+      createNamespace('createPrivateDnsNamespace', name, tags, creatorRequestId, vpc),
     listServices: (namespaceId) => call('listServices', () => store.services(namespaceId)),
     createService: (namespaceId, name, tags, creatorRequestId, spec) =>
       call('createService', () => {
@@ -175,9 +167,7 @@ export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloud
           err('ServiceAlreadyExists', 'createService', `Service ${name} already exists`, {
             ServiceId: existing.id,
             ServiceArn: existing.arn,
-            ...(existing.creatorRequestId === undefined
-              ? {}
-              : { CreatorRequestId: existing.creatorRequestId }),
+            ...tokenOf(existing),
           });
         }
         return store.summary(store.addService(namespaceId, name, tags, creatorRequestId, spec));

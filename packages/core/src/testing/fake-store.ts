@@ -70,10 +70,6 @@ export function createFakeStore(region: string, accountId: string): FakeStore {
   const nextId = (prefix: string): string => `${prefix}-${String(++seq).padStart(16, '0')}`;
   const arn = (kind: string, id: string): string =>
     `arn:aws:servicediscovery:${region}:${accountId}:${kind}/${id}`;
-  const copyInstance = (id: string, attributes: Record<string, string>): CloudMapInstance => ({
-    id,
-    attributes: { ...attributes },
-  });
 
   return {
     namespaces: () =>
@@ -118,8 +114,8 @@ export function createFakeStore(region: string, accountId: string): FakeStore {
       return rec;
     },
     deleteService: (id) => void services.delete(id),
-    summary: (svc) => summaryOf(svc),
-    instances: (svc) => [...svc.instances].map(([id, attrs]) => copyInstance(id, attrs)),
+    summary: summaryOf,
+    instances: (svc) => [...svc.instances].map(([id, attrs]) => ({ id, attributes: { ...attrs } })),
     putInstance(svc, id, attributes) {
       svc.instances.set(id, { ...attributes });
       svc.revision = ++revision;

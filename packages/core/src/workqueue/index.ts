@@ -6,3 +6,4 @@ export * from './metrics.js';
 export * from './backoff.js';
 export * from './watches.js';
 export * from './queue-metrics.js';
+export * from './pool.js';

@@ -6,7 +6,7 @@ import {
 } from '@kubernetes/client-node';
 import type { Logger } from '@cloudmap-mcs/core';
 import { createEventRecorder, kubeEventSink } from '@cloudmap-mcs/core/runtime';
-import { ServiceExportApi, type Condition } from '@cloudmap-mcs/core';
+import { eventObjectRef, ServiceExportApi, type Condition } from '@cloudmap-mcs/core';
 import type { ServiceExportObject } from '../k8s-types.js';
 import type { EventType, ServiceExportWriter } from '../sources.js';
 
@@ -76,15 +76,8 @@ export function createKubeWriter(
       await custom.patchNamespacedCustomObjectStatus({ ...target(se), body }, mergePatch);
     },
     event(se, type: EventType, reason, message) {
-      const { namespace, name, uid } = se.metadata;
       events.record({
-        regarding: {
-          apiVersion: ServiceExportApi.apiVersion,
-          kind: ServiceExportApi.kind,
-          namespace,
-          name,
-          ...(uid === undefined ? {} : { uid }),
-        },
+        regarding: eventObjectRef(ServiceExportApi, se.metadata),
         type,
         reason,
         action: 'Export',

@@ -1,6 +1,6 @@
 import {
   createController,
-  createRefusalLog,
+  eventObjectRef,
   isCloudMapNotFound,
   type CloudMapPort,
   type Clock,
@@ -14,7 +14,11 @@ import {
   type WorkQueue,
 } from '@cloudmap-mcs/core';
 import { contentHash } from '../reconcile/desired.js';
-import { defaultNamespacePolicy, type NamespacePolicy } from '../reconcile/scope.js';
+import {
+  defaultNamespacePolicy,
+  recordRefusals,
+  type NamespacePolicy,
+} from '../reconcile/scope.js';
 import {
   NOTHING_ANSWERED,
   blocker,
@@ -30,7 +34,7 @@ import {
 import type { ReadyState } from './status.js';
 import type { Problem, Selection } from './selection.js';
 import { translateInstances } from './translate.js';
-import { EXTERNAL_API, EXTERNAL_KIND, type ExternalObject, type ExternalStatus } from './types.js';
+import { ExternalApi, type ExternalObject, type ExternalStatus } from './types.js';
 
 /**
  * Imports of non-Kubernetes Cloud Map services, chosen one by one with CloudMapServiceImport
@@ -97,12 +101,7 @@ export function createExternalImports(opts: ExternalImportsOptions): ExternalImp
       namespaces: opts.namespaces ?? defaultNamespacePolicy,
       exportedByClusterset: opts.exportedByClusterset,
     },
-    refusals: createRefusalLog({
-      logger: opts.logger,
-      clock: opts.clock,
-      message: 'refused cloud map record',
-      count: opts.metrics?.refused,
-    }),
+    refusals: recordRefusals(opts.logger, opts.clock, opts.metrics?.refused),
     entries: new Map(),
   };
   const { entries, scope } = x;
@@ -206,15 +205,8 @@ async function writeStatus(x: External, e: Entry, log: Logger): Promise<void> {
 
 function warn(opts: ExternalImportsOptions, e: Entry, ready: ReadyState, log: Logger): void {
   log.warn('cloud map service not imported', { reason: ready.reason, detail: ready.message });
-  const { namespace, name, uid } = e.obj.metadata;
   opts.events?.record({
-    regarding: {
-      apiVersion: EXTERNAL_API,
-      kind: EXTERNAL_KIND,
-      namespace,
-      name,
-      ...(uid === undefined ? {} : { uid }),
-    },
+    regarding: eventObjectRef(ExternalApi, e.obj.metadata),
     type: 'Warning',
     reason: ready.reason,
     action: 'Import',

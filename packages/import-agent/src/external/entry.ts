@@ -77,9 +77,7 @@ function goodRead(e: Entry): Entry['good'] {
 /** What is imported under the entry's key now. */
 export function currentExport(e: Entry, scope: EntryScope): ClusterExport | undefined {
   if (e.selection === undefined || blocker(e, scope) !== undefined) return undefined;
-  const good = e.good;
-  if (good === undefined || good.generation !== e.selection.generation) return undefined;
-  return good.read.export;
+  return goodRead(e)?.read.export;
 }
 
 export function readyOf(e: Entry, scope: EntryScope): ReadyState {

@@ -1,8 +1,6 @@
 import {
   ApiException,
   CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
@@ -13,39 +11,15 @@ import {
   isNotFound,
   type SupervisedInformer,
 } from '@cloudmap-mcs/core/runtime';
-import { FIELD_MANAGER, plain } from '../kube/kube-writer.js';
+import { applyStatus, plain } from '../kube/kube-writer.js';
 import type { ExternalImports, ExternalStatusWriter } from './controller.js';
-import {
-  EXTERNAL_API,
-  EXTERNAL_GROUP,
-  EXTERNAL_KIND,
-  EXTERNAL_PLURAL,
-  EXTERNAL_VERSION,
-  type ExternalObject,
-} from './types.js';
+import { ExternalApi, type ExternalObject } from './types.js';
 
 export function createExternalStatusWriter(kc: KubeConfig): ExternalStatusWriter {
   const custom = kc.makeApiClient(CustomObjectsApi);
   return {
     async writeStatus(namespace, name, status) {
-      await custom.patchNamespacedCustomObjectStatus(
-        {
-          group: EXTERNAL_GROUP,
-          version: EXTERNAL_VERSION,
-          namespace,
-          plural: EXTERNAL_PLURAL,
-          name,
-          body: {
-            apiVersion: EXTERNAL_API,
-            kind: EXTERNAL_KIND,
-            metadata: { name, namespace },
-            status,
-          },
-          fieldManager: FIELD_MANAGER,
-          force: true,
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-      );
+      await applyStatus(custom, ExternalApi, namespace, name, status);
     },
   };
 }
@@ -70,9 +44,9 @@ export function watchExternalImports(
   const custom = kc.makeApiClient(CustomObjectsApi);
   const list = async (): Promise<KubernetesListObject<KubernetesObject>> =>
     (await custom.listClusterCustomObject({
-      group: EXTERNAL_GROUP,
-      version: EXTERNAL_VERSION,
-      plural: EXTERNAL_PLURAL,
+      group: ExternalApi.group,
+      version: ExternalApi.version,
+      plural: ExternalApi.plural,
     })) as KubernetesListObject<KubernetesObject>;
   let informer: SupervisedInformer<KubernetesObject> | undefined;
   let probe: ReturnType<typeof setTimeout> | undefined;
@@ -100,9 +74,9 @@ export function watchExternalImports(
     if (told)
       logger.info('CloudMapServiceImports can be listed now; external service import is on');
     informer = createKubeInformer<KubernetesObject>({
-      name: EXTERNAL_PLURAL,
+      name: ExternalApi.plural,
       kubeConfig: kc,
-      path: `/apis/${EXTERNAL_GROUP}/${EXTERNAL_VERSION}/${EXTERNAL_PLURAL}`,
+      path: `/apis/${ExternalApi.apiVersion}/${ExternalApi.plural}`,
       list,
       onEvent: (event, obj) => {
         const o = plain<ExternalObject>(obj);

@@ -1,5 +1,6 @@
 import {
   Attr,
+  cloudMapLimits,
   trustExport,
   trustInstances,
   type CloudMapInstance,
@@ -29,8 +30,6 @@ import { ANNOTATION_CLOUD_MAP_SERVICE, LABEL_EXTERNAL } from './types.js';
  */
 
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-/** DiscoverInstances returns at most this many instances and has no pagination. */
-const DISCOVER_LIMIT = 1000;
 /** The zone ECS writes on the instances it registers. */
 const ZONE_ATTRIBUTE = 'AVAILABILITY_ZONE';
 /** Attributes only MCS exporters write (ours and the AWS controller's): such services are exported, not external. */
@@ -85,9 +84,10 @@ export function translateInstances(
   const trusted = trustExport(trust, clusterExport(sel, cluster, trust, servicePorts, read));
   refusals.push(...trusted.refusals);
   const notes: string[] = [];
-  if (instances.length >= DISCOVER_LIMIT)
+  // DiscoverInstances has no pagination.
+  if (instances.length >= cloudMapLimits.discoverMaxResults)
     notes.push(
-      `DiscoverInstances returned its limit of ${DISCOVER_LIMIT} instances; more may exist and are not imported`,
+      `DiscoverInstances returned its limit of ${cloudMapLimits.discoverMaxResults} instances; more may exist and are not imported`,
     );
   const value =
     trusted.value === undefined ? undefined : withTrustedPorts(sel, trusted.value, previousPorts);

@@ -1,4 +1,4 @@
-import type { Condition, ObjectMeta } from '@cloudmap-mcs/core';
+import type { Condition, CustomResourceApi, ObjectMeta } from '@cloudmap-mcs/core';
 
 /**
  * CloudMapServiceImport (multicluster.cloudmap-mcs.io/v1alpha1): the user's explicit choice of
@@ -7,11 +7,13 @@ import type { Condition, ObjectMeta } from '@cloudmap-mcs/core';
  * docs/external-services.md). Only the fields the agent reads, as JSON.
  */
 
-export const EXTERNAL_GROUP = 'multicluster.cloudmap-mcs.io';
-export const EXTERNAL_VERSION = 'v1alpha1';
-export const EXTERNAL_PLURAL = 'cloudmapserviceimports';
-export const EXTERNAL_KIND = 'CloudMapServiceImport';
-export const EXTERNAL_API = `${EXTERNAL_GROUP}/${EXTERNAL_VERSION}`;
+export const ExternalApi = {
+  group: 'multicluster.cloudmap-mcs.io',
+  version: 'v1alpha1',
+  plural: 'cloudmapserviceimports',
+  kind: 'CloudMapServiceImport',
+  apiVersion: 'multicluster.cloudmap-mcs.io/v1alpha1',
+} as const satisfies CustomResourceApi;
 
 /** On the ServiceImport: which Cloud Map service it was read from (`<namespace>/<service>`). */
 export const ANNOTATION_CLOUD_MAP_SERVICE = 'multicluster.cloudmap-mcs.io/cloud-map-service';

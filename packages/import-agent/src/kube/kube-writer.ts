@@ -6,7 +6,7 @@ import {
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { ServiceImportApi } from '@cloudmap-mcs/core';
+import { ServiceImportApi, type CustomResourceApi } from '@cloudmap-mcs/core';
 import { isNamespaceTerminating, isNotFound } from '@cloudmap-mcs/core/runtime';
 import type {
   EndpointSliceObject,
@@ -35,6 +35,29 @@ function translateWriteError(error: unknown, what: string): never {
 const named = (obj: KubernetesObject): string =>
   `${obj.kind ?? ''} ${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
 
+/** Server-side apply of the status subresource of a custom resource, with our field manager. */
+export function applyStatus(
+  custom: CustomObjectsApi,
+  api: CustomResourceApi,
+  namespace: string,
+  name: string,
+  status: unknown,
+): Promise<unknown> {
+  return custom.patchNamespacedCustomObjectStatus(
+    {
+      group: api.group,
+      version: api.version,
+      namespace,
+      plural: api.plural,
+      name,
+      body: { apiVersion: api.apiVersion, kind: api.kind, metadata: { name, namespace }, status },
+      fieldManager: FIELD_MANAGER,
+      force: true,
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+  );
+}
+
 /**
  * Server-side apply with our field manager (force: we are the only writer of these objects),
  * so repeated applies of the same content are no-ops and "already exists" never happens.
@@ -61,29 +84,11 @@ export function createKubeWriter(kc: KubeConfig): ImportWriter {
   return {
     applyServiceImport: (obj) => apply<ServiceImportObject>(obj as KubernetesObject),
     applyService: (obj) => apply<ServiceObject>(obj as KubernetesObject),
-    applyEndpointSlice: (obj: EndpointSliceObject) =>
-      apply<EndpointSliceObject>(obj as KubernetesObject),
-    async applyServiceImportStatus(namespace: string, name: string, status: ServiceImportStatus) {
-      const stored: unknown = await custom.patchNamespacedCustomObjectStatus(
-        {
-          group: ServiceImportApi.group,
-          version: ServiceImportApi.version,
-          namespace,
-          plural: ServiceImportApi.plural,
-          name,
-          body: {
-            apiVersion: API_VERSION_OF.ServiceImport,
-            kind: 'ServiceImport',
-            metadata: { name, namespace },
-            status,
-          },
-          fieldManager: FIELD_MANAGER,
-          force: true,
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-      );
-      return plain<ServiceImportObject>(stored);
-    },
+    applyEndpointSlice: (obj) => apply<EndpointSliceObject>(obj as KubernetesObject),
+    applyServiceImportStatus: async (namespace, name, status: ServiceImportStatus) =>
+      plain<ServiceImportObject>(
+        await applyStatus(custom, ServiceImportApi, namespace, name, status),
+      ),
     async getLive(kind, namespace, name) {
       try {
         // One object, read when about to create it: no cache of every Service in the cluster.

@@ -1,6 +1,7 @@
 import {
   Attr,
   HEARTBEAT_SERVICE_NAME,
+  inPool,
   isShardServiceName,
   listServicesPages,
   logFields,
@@ -9,7 +10,7 @@ import {
 import type { ServiceReads } from './reads.js';
 import type { RoundContext } from './rounds.js';
 import type { ServiceSnapshot } from './snapshot.js';
-import { describe, inPool, keyOf, type PollerState } from './state.js';
+import { describe, keyOf, type PollerState } from './state.js';
 
 /**
  * Listings of the namespaces that hold records of a writer without a change feed (ADR 0018,

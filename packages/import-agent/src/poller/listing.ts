@@ -1,8 +1,8 @@
-import { listServicesPages, logFields, splitKey } from '@cloudmap-mcs/core';
+import { inPool, listServicesPages, logFields, splitKey } from '@cloudmap-mcs/core';
 import { referencedShards } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
 import type { ServiceReads } from './reads.js';
-import { describe, inPool, keyOf, markNamespacesGood, type PollerState } from './state.js';
+import { describe, keyOf, markNamespacesGood, type PollerState } from './state.js';
 
 /**
  * The slow round: ListNamespaces, then ListServices of each Cloud Map namespace that exists

@@ -36,6 +36,7 @@ export interface RoundLoop {
 }
 
 const noRound = (): Promise<boolean> => Promise.resolve(false);
+const ROUND_KINDS = ['slow', 'fast', 'refresh', 'resync'] as const satisfies readonly RoundKind[];
 
 export function createRoundLoop(state: PollerState): RoundLoop {
   const { periods } = state.opts;
@@ -88,10 +89,7 @@ export function requestSweep(loop: RoundLoop): void {
 export function recovered(loop: RoundLoop): void {
   const { failures, timers } = loop;
   const slowFailed = failures.slow > 0;
-  failures.slow = 0;
-  failures.fast = 0;
-  failures.refresh = 0;
-  failures.resync = 0;
+  for (const kind of ROUND_KINDS) failures[kind] = 0;
   const waiting = timers.slow;
   if (slowFailed && waiting !== undefined) {
     loop.state.clock.clearTimer(waiting);
@@ -206,7 +204,7 @@ export function startLoop(loop: RoundLoop): void {
 /** Stops scheduling and waits for every round in flight. */
 export async function stopLoop(loop: RoundLoop): Promise<void> {
   loop.stopped = true;
-  for (const kind of ['slow', 'fast', 'refresh', 'resync'] as const) {
+  for (const kind of ROUND_KINDS) {
     const t = loop.timers[kind];
     if (t !== undefined) loop.state.clock.clearTimer(t);
     delete loop.timers[kind];

@@ -50,8 +50,7 @@ export function createPoller(opts: PollerOptions): Poller {
   const { periods } = opts;
   const reads = createServiceReads(state);
   const loop = createRoundLoop(state);
-  const { feedMs } = loop;
-  const feed = feedMs > 0 ? createPollerFeed(state) : undefined;
+  const feed = loop.feedMs > 0 ? createPollerFeed(state) : undefined;
   if (feed !== undefined)
     state.onHeartbeats = (namespace, instances) =>
       feed.observeHeartbeats(
@@ -59,17 +58,14 @@ export function createPoller(opts: PollerOptions): Poller {
         decodeHeartbeats(instances, { clustersetId: opts.clustersetId }).heartbeats,
       );
   state.onRecovered = () => recovered(loop);
-  const heartbeatMs = periods.heartbeatMs ?? periods.fastMs;
-  const feedPeriod = (): number => loop.feedPeriod();
-  const sweep = (): void => requestSweep(loop);
   loop.rounds = pollRounds({
     state,
     reads,
     feed,
     periods,
-    feedPeriod,
-    heartbeatMs,
-    sweep,
+    feedPeriod: () => loop.feedPeriod(),
+    heartbeatMs: periods.heartbeatMs ?? periods.fastMs,
+    sweep: () => requestSweep(loop),
     knownHeartbeatNamespaces: new Set(),
     recheck: { askedAt: undefined },
     background: (work) => background(loop, work),

@@ -163,9 +163,7 @@ async function readShards(ctx: ReadContext, base: ServiceSnapshot): Promise<bool
     const key = keyOf(base.namespace, name);
     const shard = services.get(key);
     if (shard === undefined) {
-      const fresh = { namespace: base.namespace, name, instances: [] };
-      services.set(key, fresh);
-      if (!(await fetch(ctx, fresh))) ok = false;
+      if (!(await fetch(ctx, track(ctx, base.namespace, name)))) ok = false;
     } else if (shard.revision !== undefined && shard.error === undefined) {
       if (!(await check(ctx, shard))) ok = false;
     } else if (!(await fetch(ctx, shard))) ok = false;

@@ -3,6 +3,7 @@ import {
   FEED_NAMESPACE_NAME,
   feedServiceName,
   HEARTBEAT_SERVICE_NAME,
+  inPool,
   isCloudMapNotFound,
   logFields,
   type TimerHandle,
@@ -15,7 +16,7 @@ import type { RoundKind } from './options.js';
 import type { ServiceReads } from './reads.js';
 import { fastPeriodFor, type PollPeriods } from './schedule.js';
 import type { ServiceSnapshot } from './snapshot.js';
-import { describe, inPool, keyOf, markNamespacesGood, type PollerState } from './state.js';
+import { describe, keyOf, markNamespacesGood, type PollerState } from './state.js';
 
 /** What the three rounds read from: the shared state, the reads and the feed (when on). */
 export interface RoundContext {

@@ -87,21 +87,6 @@ export const keyOf = (namespace: string, name: string): string => `${namespace}/
 export const describe = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
-export async function inPool<T>(
-  items: readonly T[],
-  size: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(size, items.length)) }, worker));
-}
-
 /**
  * First-seen time per cluster id of a service's instances: kept for clusters still present,
  * `readAt` for new ones; clusters gone are forgotten (memory follows the data).

@@ -1,4 +1,10 @@
-import { logFields, ServiceImportApi, type EventRecorder, type Logger } from '@cloudmap-mcs/core';
+import {
+  eventObjectRef,
+  logFields,
+  ServiceImportApi,
+  type EventRecorder,
+  type Logger,
+} from '@cloudmap-mcs/core';
 import type { ObjectMeta } from './k8s-types.js';
 import {
   API_VERSION_OF,
@@ -48,13 +54,10 @@ export function createCollisionReporter(deps: {
       }
       for (const c of collisions) {
         deps.events?.record({
-          regarding: {
-            apiVersion: API_VERSION_OF[c.kind],
-            kind: c.kind,
-            namespace,
-            name: c.name,
-            ...(c.uid === undefined ? {} : { uid: c.uid }),
-          },
+          regarding: eventObjectRef(
+            { apiVersion: API_VERSION_OF[c.kind], kind: c.kind },
+            { namespace, name: c.name, uid: c.uid },
+          ),
           type: 'Warning',
           reason: REASON_NAME_COLLISION,
           action: 'Import',
@@ -63,13 +66,7 @@ export function createCollisionReporter(deps: {
       }
       if (ourImport !== undefined) {
         deps.events?.record({
-          regarding: {
-            apiVersion: ServiceImportApi.apiVersion,
-            kind: 'ServiceImport',
-            namespace,
-            name,
-            ...(ourImport.uid === undefined ? {} : { uid: ourImport.uid }),
-          },
+          regarding: eventObjectRef(ServiceImportApi, { namespace, name, uid: ourImport.uid }),
           type: 'Warning',
           reason: REASON_NAME_COLLISION,
           action: 'Import',

@@ -83,7 +83,7 @@ export async function converge(
   const derived = ensured.service;
   if (derived?.metadata.uid !== undefined) {
     const withUid = derived as typeof derived & { metadata: { uid: string } };
-    blocked.push(...(await ensureSlices(p, merged, withUid, s.managedBy)));
+    blocked.push(...(await ensureSlices(p, merged, withUid)));
   }
   return { si, ensured, blocked };
 }

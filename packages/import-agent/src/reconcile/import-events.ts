@@ -1,4 +1,5 @@
 import {
+  eventObjectRef,
   ServiceImportApi,
   type EventRecorder,
   type Refused,
@@ -59,13 +60,7 @@ export interface ImportEvents {
 export function createImportEvents(events: EventRecorder | undefined): ImportEvents {
   const record = (ref: ImportRef, reason: string, note: string): void =>
     events?.record({
-      regarding: {
-        apiVersion: ServiceImportApi.apiVersion,
-        kind: 'ServiceImport',
-        namespace: ref.namespace,
-        name: ref.name,
-        ...(ref.uid === undefined ? {} : { uid: ref.uid }),
-      },
+      regarding: eventObjectRef(ServiceImportApi, ref),
       type: 'Warning',
       reason,
       action: 'Import',

@@ -46,8 +46,6 @@ export interface ImportReconcilerDeps {
   now: () => number;
   logger: Logger;
   metrics?: ImportMetrics | undefined;
-  /** Value of endpointslice.kubernetes.io/managed-by on our slices. */
-  sliceManagedBy?: string;
   /** Our writes laid over the informer cache until it catches up (see recent-writes.ts). */
   recent?: RecentWrites;
   /** Monotonic time for `recent` and the refusal log (defaults to the real clock). */
@@ -72,7 +70,7 @@ export interface ImportReconcilerDeps {
   clusterFamilies?: (() => readonly IPFamily[] | undefined) | undefined;
 }
 
-export { SLICE_MANAGED_BY } from './shared.js';
+export { SLICE_MANAGED_BY } from './steps.js';
 
 /** Re-check an import refused by a cap this often, to take a slot freed meanwhile. */
 const CAP_RECHECK_MS = 60_000;

@@ -1,3 +1,5 @@
+import { createRefusalLog, type Clock, type Logger, type RefusalLog } from '@cloudmap-mcs/core';
+
 /**
  * What Cloud Map may make this cluster create (issue 11 item 3). Anyone who can write Cloud Map
  * can publish a service in any namespace; without scoping, every importing cluster would create
@@ -8,6 +10,13 @@
  * - a namespace policy (`namespace-denied`), pure: `namespaceDecision`;
  * - caps on imports per namespace and per agent (`import-cap`): `createImportAdmission`.
  */
+
+/** The refusal log of the import agent's Cloud Map records (`count`: the refused metric). */
+export const recordRefusals = (
+  logger: Logger,
+  clock: Clock,
+  count: ((reason: string) => void) | undefined,
+): RefusalLog => createRefusalLog({ logger, clock, message: 'refused cloud map record', count });
 
 /**
  * A Cloud Map service name we can import under: it becomes the ServiceImport's name and, in

@@ -1,4 +1,4 @@
-import { createRefusalLog, realClock, type Clock, type RefusalLog } from '@cloudmap-mcs/core';
+import { realClock, type Clock, type RefusalLog } from '@cloudmap-mcs/core';
 import { createCollisionReporter, type CollisionReporter } from './collisions.js';
 import { createImportEvents, type ImportEvents } from './import-events.js';
 import type { ImportWriter } from './ports.js';
@@ -8,13 +8,11 @@ import {
   createImportAdmission,
   DEFAULT_IMPORT_CAPS,
   defaultNamespacePolicy,
+  recordRefusals,
   type ImportAdmission,
   type NamespacePolicy,
 } from './scope.js';
 import { createRecordingWriter } from './view.js';
-
-/** A label value: no '/' allowed, so not a domain-prefixed controller name. */
-export const SLICE_MANAGED_BY = 'cloudmap-mcs-import-agent';
 
 /** What every reconcile of this reconciler shares: the writer, caches' overlay, policies. */
 export interface Shared {
@@ -28,7 +26,6 @@ export interface Shared {
   collisions: CollisionReporter;
   /** Warning Events on ServiceImports: refused records, stale clusters, caps. */
   events: ImportEvents;
-  managedBy: string;
 }
 
 export function sharedParts(deps: ImportReconcilerDeps): Shared {
@@ -39,14 +36,7 @@ export function sharedParts(deps: ImportReconcilerDeps): Shared {
     clock,
     recent,
     writer: createRecordingWriter(deps.writer, recent, deps.metrics),
-    refusals:
-      deps.refusals ??
-      createRefusalLog({
-        logger: deps.logger,
-        clock,
-        message: 'refused cloud map record',
-        ...(deps.metrics?.refused === undefined ? {} : { count: deps.metrics.refused }),
-      }),
+    refusals: deps.refusals ?? recordRefusals(deps.logger, clock, deps.metrics?.refused),
     policy: deps.namespaces ?? defaultNamespacePolicy,
     admission: createImportAdmission(deps.caps ?? DEFAULT_IMPORT_CAPS, () =>
       deps.sources.managedImportKeys(),
@@ -56,6 +46,5 @@ export function sharedParts(deps: ImportReconcilerDeps): Shared {
       ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
     }),
     events: createImportEvents(deps.events),
-    managedBy: deps.sliceManagedBy ?? SLICE_MANAGED_BY,
   };
 }

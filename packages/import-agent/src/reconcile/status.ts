@@ -29,30 +29,18 @@ export function readyCondition(input: ReadyInput): DesiredCondition {
   if (input.ipFamilyNote !== undefined) notes.push(input.ipFamilyNote);
   if (!input.cloudMapReachable) notes.push('Cloud Map unreachable: serving the last good state');
   const message = notes.join('; ');
-  if (input.collisions !== undefined) {
-    return {
-      type: 'Ready',
-      status: 'False',
-      reason: REASON_NAME_COLLISION,
-      message: `${input.collisions}; ${message}`,
-    };
-  }
-  if (input.ipFamilyError !== undefined) {
-    return {
-      type: 'Ready',
-      status: 'False',
-      reason: 'IPFamilyNotSupported',
-      message: input.ipFamilyError,
-    };
-  }
-  if (merged.spec.type === 'ClusterSetIP' && input.ips.length === 0) {
-    return {
-      type: 'Ready',
-      status: 'False',
-      reason: 'Pending',
-      message: `waiting for the clusterset IP; ${message}`,
-    };
-  }
+  const notReady = (reason: string, why: string): DesiredCondition => ({
+    type: 'Ready',
+    status: 'False',
+    reason,
+    message: why,
+  });
+  if (input.collisions !== undefined)
+    return notReady(REASON_NAME_COLLISION, `${input.collisions}; ${message}`);
+  if (input.ipFamilyError !== undefined)
+    return notReady('IPFamilyNotSupported', input.ipFamilyError);
+  if (merged.spec.type === 'ClusterSetIP' && input.ips.length === 0)
+    return notReady('Pending', `waiting for the clusterset IP; ${message}`);
   return { type: 'Ready', status: 'True', reason: 'Ready', message };
 }
 

@@ -122,6 +122,9 @@ function ipFamilyProblem(m: MergedImport, error: unknown): string | undefined {
   return `the derived Service cannot have IP families ${m.spec.ipFamilies.join(',')}: ${text.slice(0, 300)}`;
 }
 
+/** endpointslice.kubernetes.io/managed-by of our slices: a label value, so no '/'. */
+export const SLICE_MANAGED_BY = 'cloudmap-mcs-import-agent';
+
 /**
  * Applies the slices that differ from the plan and deletes the extra ones. A name taken by
  * someone else's slice is skipped and returned as a collision.
@@ -130,7 +133,6 @@ export async function ensureSlices(
   p: Pass,
   merged: MergedImport,
   derived: ServiceObject & { metadata: { uid: string } },
-  managedBy: string,
 ): Promise<NameCollision[]> {
   const { namespace, name, markers } = p;
   const observedSlices = ownedSlices(p.view, namespace, markers);
@@ -138,7 +140,7 @@ export async function ensureSlices(
     namespace,
     importName: name,
     derivedName: markers.derivedName,
-    managedBy,
+    managedBy: SLICE_MANAGED_BY,
     sources: merged.sources,
     observed: observedSlices.flatMap((s) => observedSlice(s) ?? []),
   });
