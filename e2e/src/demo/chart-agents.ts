@@ -20,6 +20,7 @@ import {
 } from '../helm/chart.js';
 import { buildAgentImages, importAgentImages } from '../helm/images.js';
 import { relayHostPortToNode } from '../nodes/relay.js';
+import { EXTERNAL_TASK_CIDRS } from './external.js';
 import { chartRuleGroups, startPrometheus } from '../prometheus.js';
 
 export const DEMO_RELEASE = 'cloudmap-mcs';
@@ -59,7 +60,10 @@ export async function installChartAgents(
       region: env['AWS_REGION'] ?? 'us-east-1',
       // The clusters' pod ranges, and the subnet of the demo's ECS-style tasks (external.ts):
       // what a user lists for the clusters and the non-Kubernetes workloads it imports.
-      allowedCidrs: [...cs.clusters.flatMap((x) => x.network.podCidr.split(',')), '10.200.0.0/16'],
+      allowedCidrs: [
+        ...cs.clusters.flatMap((x) => x.network.podCidr.split(',')),
+        ...EXTERNAL_TASK_CIDRS,
+      ],
       replicas: 1,
       // The demo's short periods (test-only timings, docs/contributing.md#test-timings).
       testTimings: {

@@ -12,7 +12,7 @@ import { statusOf } from '../resources.js';
 
 export const EXTERNAL = { cloudMapNamespace: 'ecs-apps', service: 'payments' } as const;
 
-const TASKS_V4: EcsTask[] = [
+export const TASKS_V4: EcsTask[] = [
   { id: 'task-1', ipv4: '10.200.0.11', port: 8080, healthy: true, zone: 'us-east-1a' },
   { id: 'task-2', ipv4: '10.200.0.12', port: 8080, healthy: true, zone: 'us-east-1b' },
   { id: 'task-3', ipv4: '10.200.0.13', port: 8080, healthy: false, zone: 'us-east-1c' },
@@ -20,11 +20,13 @@ const TASKS_V4: EcsTask[] = [
 // IPv6-only clusters serve no IPv4 Service
 // (docs/import-agent.md#ip-families-dual-stack-and-ipv6-only-clusters): there the tasks are
 // IPv6, as ECS tasks in an IPv6-only subnet are.
-const TASKS_V6: EcsTask[] = TASKS_V4.map(({ ipv4, ...t }) => ({
+export const TASKS_V6: EcsTask[] = TASKS_V4.map(({ ipv4, ...t }) => ({
   ...t,
   ipv6: `fd00:200::${(ipv4 ?? '').split('.').pop() ?? ''}`,
 }));
 const addressOf = (t: EcsTask): string => t.ipv4 ?? t.ipv6 ?? '';
+/** The tasks' subnets, which the import agents must allow (`importAgent.allowedCidrs`). */
+export const EXTERNAL_TASK_CIDRS = ['10.200.0.0/16', 'fd00:200::/64'] as const;
 
 export interface ExternalObservation {
   cluster: string;

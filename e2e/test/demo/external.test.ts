@@ -1,5 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { renderExternal } from '../../src/demo/external.js';
+import {
+  EXTERNAL_TASK_CIDRS,
+  TASKS_V4,
+  TASKS_V6,
+  renderExternal,
+} from '../../src/demo/external.js';
+import { inCidr } from '../../src/network.js';
+
+describe('the ECS-style tasks', () => {
+  // The chart's import agents allow only these ranges (and the pod ranges): a task outside
+  // them is refused, and the demo waits for it in vain (it did on IPv6-only real nodes).
+  it('have addresses the import agents are told to allow, in each family', () => {
+    for (const t of [...TASKS_V4, ...TASKS_V6]) {
+      const address = t.ipv4 ?? t.ipv6 ?? '';
+      expect(
+        EXTERNAL_TASK_CIDRS.some((c) => inCidr(address, c)),
+        address,
+      ).toBe(true);
+    }
+    expect(TASKS_V6.every((t) => t.ipv6 !== undefined && t.ipv4 === undefined)).toBe(true);
+  });
+});
 
 describe('renderExternal', () => {
   it('prints what each cluster holds, not what was registered', () => {
