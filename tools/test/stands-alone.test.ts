@@ -165,8 +165,9 @@ describe('the repository stands alone', () => {
     `\${MCS_API_UPSTREAM:-${cut('..', '/', 'x')}}`,
     ['cached in /ro', 'ot/.cache/cloudmap-mcs/controlplane'].join(''),
     'under ~/.cache/cloudmap-mcs',
-    'https://github.com/kubernetes-sigs/mcs-api/work/x',
-    'packages/core/src/work/queue.ts',
+    // A folder named like a machine's top folder, inside a URL or a repository path.
+    cut('https://github.com/kubernetes-sigs/mcs-api', '/wo', 'rk/x'),
+    cut('packages/core/src', '/wo', 'rk/queue.ts'),
   ])('allows %s', (line) => {
     expect(
       outsideCitations('f', line, new Set(['migrate-from-aws-controller.md', 'architecture.md'])),
