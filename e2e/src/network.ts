@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { parseCidr } from '@cloudmap-mcs/core';
 
 /** Address plan of the local clusters (documented in docs/harness.md). */
 export interface ClusterNetwork {
@@ -30,13 +31,13 @@ export function parseIpFamilyMode(value: string | undefined): IpFamilyMode {
 /** An address as the host part of a URL or `host:port` (IPv6 in brackets, RFC 3986). */
 export const urlHost = (ip: string): string => (ip.includes(':') ? `[${ip}]` : ip);
 
-/** Whether `ip` lies in `cidr` (either family), by Node's BlockList. */
+/** Whether `ip` lies in `cidr` (either family; the CIDR parsed as the agents parse it). */
 export function inCidr(ip: string, cidr: string): boolean {
-  const [network = '', prefix = ''] = cidr.split('/');
-  const family = network.includes(':') ? 'ipv6' : 'ipv4';
+  const { network, prefix, family } = parseCidr(cidr);
+  const type = family === 4 ? 'ipv4' : 'ipv6';
   const list = new BlockList();
-  list.addSubnet(network, Number(prefix), family);
-  return isIP(ip) !== 0 && list.check(ip, family);
+  list.addSubnet(network, prefix, type);
+  return isIP(ip) !== 0 && list.check(ip, type);
 }
 
 export const maxClusters = 99;

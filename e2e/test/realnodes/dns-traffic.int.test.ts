@@ -12,6 +12,7 @@ import { e2eClusters, e2eContext, e2eNamespace, type E2eCluster } from '@cloudma
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../../src/demo/agents.js';
 import { stopProcesses } from '../../src/processes.js';
+import { urlHost } from '../../src/network.js';
 import { execInPod } from '../../src/nodes/exec.js';
 import {
   deployEcho,
@@ -36,7 +37,6 @@ const ofFamily = (ips: readonly string[], f: Family): string[] =>
 /** DNS record type and curl flag of a family. */
 const rr = (f: Family): 'A' | 'AAAA' => (f === 'ipv4' ? 'A' : 'AAAA');
 const flag = (f: Family): string => (f === 'ipv4' ? '-4' : '-6');
-const inUrl = (ip: string): string => (isV6(ip) ? `[${ip}]` : ip);
 
 let c1: E2eCluster;
 let c2: E2eCluster;
@@ -139,7 +139,7 @@ describe(`real nodes (${families.join(' + ')})`, () => {
 
   it.for(families)('reach a pod of c1 from a pod of c2 on the flat pod network (%s)', async (f) => {
     const ip = ofFamily(c1Pods[0]!.ips, f)[0]!;
-    const r = await sh(`curl -s -m 5 http://${inUrl(ip)}:8080/`);
+    const r = await sh(`curl -s -m 5 http://${urlHost(ip)}:8080/`);
     expect(r.stdout).toContain(`pod=${c1Pods[0]!.name}`);
   });
 });
@@ -292,7 +292,7 @@ describe('traffic through the clusterset IP', () => {
       expect(out).toMatch(/NXDOMAIN/);
     }
     for (const ip of ips) {
-      const r = await sh(`curl -s -m 3 http://${inUrl(ip)}/ 2>&1; echo exit=$?`);
+      const r = await sh(`curl -s -m 3 http://${urlHost(ip)}/ 2>&1; echo exit=$?`);
       expect(r.stdout).not.toMatch(/pod=/);
       expect(r.stdout).toMatch(/exit=[1-9]/);
     }
