@@ -1,7 +1,7 @@
 // Real nodes (kubelet, containerd, kube-proxy, CoreDNS from samples/coredns) and both agents
 // as processes: a pod in c2 resolves clusterset.local names through CoreDNS and its traffic
 // through the clusterset IP reaches pods in c1 and c2 over the flat pod network.
-import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import {
   loadClusterset,
   waitFor,
@@ -170,6 +170,72 @@ describe('CoreDNS with samples/coredns (multicluster clusterset.local)', () => {
     expect(out).toMatch(
       new RegExp(`service = \\d+ \\d+ 80 hello\\.${ns.name}\\.svc\\.clusterset\\.local`),
     );
+  });
+
+  // An importer writes a headless import's EndpointSlices one at a time (one per source cluster
+  // and IP family). A query between two writes sees part of the answer; the sample's cache must
+  // not keep that part for its 30 s (the upstream suite's headless SRV test waits 20 s). Written
+  // by hand in `default`, which the agents never import into, so nothing else writes them.
+  it('answers a headless name from its current slices, not a cached partial answer', async () => {
+    const f = families[0]!;
+    const addressType = f === 'ipv4' ? 'IPv4' : 'IPv6';
+    const address = (i: number): string => (f === 'ipv4' ? `10.250.0.${i}` : `fd00:250::${i}`);
+    const name = 'cache-probe';
+    const fqdn = `${name}.default.svc.clusterset.local.`;
+    const custom = c2.kc.makeApiClient(CustomObjectsApi);
+    const discovery = c2.kc.makeApiClient(DiscoveryV1Api);
+    const slice = (i: number) => ({
+      metadata: {
+        name: `${name}-c${i}`,
+        labels: {
+          'multicluster.kubernetes.io/service-name': name,
+          'multicluster.kubernetes.io/source-cluster': `c${i}`,
+          'endpointslice.kubernetes.io/managed-by': 'e2e.cloudmap-mcs.io',
+        },
+      },
+      addressType,
+      endpoints: [{ addresses: [address(i)], conditions: { ready: true } }],
+      ports: [{ name: 'tcp', port: 80, protocol: 'TCP' }],
+    });
+    const lookup = async (): Promise<string[]> =>
+      addressesOf((await sh(`nslookup -type=${rr(f)} ${fqdn}`)).stdout).sort();
+    try {
+      await custom.createNamespacedCustomObject({
+        ...SI,
+        namespace: 'default',
+        body: {
+          apiVersion: 'multicluster.x-k8s.io/v1beta1',
+          kind: 'ServiceImport',
+          metadata: { name },
+          spec: { type: 'Headless', ports: [{ name: 'tcp', port: 80, protocol: 'TCP' }] },
+        },
+      });
+      await discovery.createNamespacedEndpointSlice({ namespace: 'default', body: slice(1) });
+      await waitFor(
+        `${rr(f)} ${fqdn} with the first slice`,
+        async () => ((await lookup()).length === 1 ? true : undefined),
+        { timeoutMs: 60_000, intervalMs: 1000 },
+      );
+      await discovery.createNamespacedEndpointSlice({ namespace: 'default', body: slice(2) });
+      // Well past CoreDNS's informer delay (well under a second), well short of 30 s.
+      const both = await waitFor(
+        `${rr(f)} ${fqdn} with both slices`,
+        async () => {
+          const got = await lookup();
+          return got.length === 2 ? got : undefined;
+        },
+        { timeoutMs: 10_000, intervalMs: 1000 },
+      );
+      expect(both).toEqual([address(1), address(2)].sort());
+    } finally {
+      for (const i of [1, 2])
+        await discovery
+          .deleteNamespacedEndpointSlice({ namespace: 'default', name: `${name}-c${i}` })
+          .catch(() => undefined);
+      await custom
+        .deleteNamespacedCustomObject({ ...SI, namespace: 'default', name })
+        .catch(() => undefined);
+    }
   });
 
   it('keeps <svc>.<ns>.svc.cluster.local on the local Service', async () => {

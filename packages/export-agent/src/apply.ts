@@ -54,6 +54,11 @@ export async function applyPlan(
   logger: Logger,
 ): Promise<void> {
   const { serviceId } = target;
+  logger.debug('cloud map writes submitted', {
+    serviceId,
+    register: plan.register.map((i) => i.id).join(' '),
+    deregister: plan.deregister.join(' '),
+  });
   const errors = await inBatches(plan.register, async (instance) => {
     try {
       const ref = await cloudMap.registerInstance(serviceId, instance.id, instance.attributes);

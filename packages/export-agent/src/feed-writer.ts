@@ -233,6 +233,10 @@ async function write(s: FeedWriterState): Promise<void> {
     const { instance } = encoded;
     const position = { epoch: s.epoch, seq: s.seq };
     await opts.cloudMap.registerInstance(feed.serviceId, instance.id, instance.attributes);
+    opts.logger.debug('change feed written', {
+      seq: s.seq,
+      services: s.changes.map((c) => `${c.namespace}/${c.name}@${c.seq}`).join(' '),
+    });
     const firstOfEpoch = s.written?.epoch !== position.epoch;
     s.written = position;
     if (firstOfEpoch) opts.onEpochWritten?.();

@@ -81,6 +81,12 @@ async function read(ctx: ReadContext, s: ServiceSnapshot): Promise<'ok' | 'faile
     const instances = normalized(s.name, result.instances);
     state.callSucceeded();
     const changed = !sameInstances(s.instances, instances);
+    state.log.debug('cloud map service read', {
+      service: key,
+      revision: result.revision,
+      instances: instances.length,
+      changed,
+    });
     const readAt = state.now();
     const next: ServiceSnapshot = {
       ...s,

@@ -186,6 +186,9 @@ async function fastRound(ctx: RoundContext): Promise<boolean> {
     if (result.recheckHeartbeats) ctx.recheck.askedAt = state.clock.now();
     if (result.sweep) ctx.sweep();
     if (!feed.baselined || result.sweep || result.read.length === 0) return;
+    state.log.debug('change feed names services to read', {
+      services: result.read.map((s) => `${s.namespace}/${s.name}`).join(' '),
+    });
     ctx.feedReads.running = true;
     ctx.background(
       inPool(result.read, state.concurrency, async (s) => {

@@ -162,6 +162,11 @@ export async function ensureSlices(
         continue;
       }
     }
+    p.log.debug('endpoint slice applied', {
+      slice: slice.name,
+      addressType: slice.addressType,
+      addresses: slice.endpoints.map((e) => e.address).join(' '),
+    });
     await p.writer.applyEndpointSlice(sliceObject(namespace, slice, svcOwner));
   }
   for (const sliceName of plan.delete) {
