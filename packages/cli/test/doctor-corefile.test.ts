@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { checkCoreDns } from '../src/doctor/corefile.js';
+import { checkCoreDns, checkCoreDnsCache } from '../src/doctor/corefile.js';
 
 const kubernetesForm = `.:53 {
     errors
@@ -138,5 +139,82 @@ describe('checkCoreDns', () => {
         ? `kubernetes plugin serves clusterset.local with multicluster (x), image ${image}`
         : `CoreDNS ${older} (${image}) predates the kubernetes plugin's multicluster option (1.12.2); it will not load this Corefile`,
     );
+  });
+});
+
+/** The Corefile of samples/coredns, as users apply it. */
+function sampleCorefile(): string {
+  const yaml = readFileSync(
+    new URL('../../../samples/coredns/corefile-configmap.yaml', import.meta.url),
+    'utf8',
+  );
+  const body = yaml.slice(yaml.indexOf('Corefile: |') + 'Corefile: |'.length);
+  return body.replace(/^ {4}/gm, '');
+}
+
+const withCache = (block: string) => `.:53 {
+    kubernetes cluster.local clusterset.local {
+        multicluster clusterset.local
+    }
+    ${block}
+}
+`;
+
+describe('checkCoreDnsCache', () => {
+  it('passes the sample Corefile (success and denial caches off for clusterset.local)', () => {
+    expect(checkCoreDnsCache(sampleCorefile(), 'x')).toEqual({
+      group: 'coredns',
+      subject: 'CoreDNS cache of clusterset.local',
+      status: 'ok',
+      message: 'answered from the kubernetes plugin, not cached (x)',
+    });
+  });
+
+  it('warns about a stock cache 30, naming both caches and the lines to add', () => {
+    const r = checkCoreDnsCache(kubernetesForm, 'ConfigMap kube-system/coredns');
+    expect(r?.status).toBe('warn');
+    expect(r?.message).toMatch(/caches clusterset.local success and denial answers/);
+    expect(r?.message).toMatch(/lacks endpoints; .* stays NXDOMAIN/);
+    expect(r?.fix).toContain(
+      '    disable success clusterset.local\n    disable denial clusterset.local',
+    );
+  });
+
+  it.each([
+    [
+      'denial only disabled (the sample before the fix)',
+      'cache 30 {\n disable denial clusterset.local\n }',
+      /caches clusterset.local success answers/,
+    ],
+    [
+      'success only disabled',
+      'cache 30 {\n disable success clusterset.local\n }',
+      /caches clusterset.local denial answers/,
+    ],
+    [
+      'another zone disabled',
+      'cache 30 {\n disable success example.org\n disable denial example.org\n }',
+      /success and denial/,
+    ],
+  ])('warns: %s', (_name, block, message) => {
+    const r = checkCoreDnsCache(withCache(block), 'x');
+    expect(r?.status).toBe('warn');
+    expect(r?.message).toMatch(message);
+  });
+
+  it.each([
+    ['no cache plugin', '# no cache'],
+    ['both disabled for every zone', 'cache 30 {\n disable success\n disable denial .\n }'],
+    [
+      'both disabled for a parent zone',
+      'cache 30 {\n disable success local\n disable denial local.\n }',
+    ],
+  ])('passes: %s', (_name, block) => {
+    expect(checkCoreDnsCache(withCache(block), 'x')?.status).toBe('ok');
+  });
+
+  it('says nothing when no server block serves clusterset.local (checkCoreDns fails then)', () => {
+    expect(checkCoreDnsCache(stock, 'x')).toBeUndefined();
+    expect(checkCoreDnsCache(undefined, 'x')).toBeUndefined();
   });
 });

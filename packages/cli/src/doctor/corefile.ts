@@ -141,3 +141,70 @@ function checkCorefile(corefile: string | undefined, where: string): CheckResult
     COREFILE_FIX,
   );
 }
+
+const CACHE_SUBJECT = 'CoreDNS cache of clusterset.local';
+
+/** A `disable` zone argument covers clusterset.local: the root, `local` or the zone itself. */
+const coversZone = (zone: string) => {
+  const z = zone.replace(/\.$/, '');
+  return z === '' || z === ZONE || ZONE.endsWith(`.${z}`);
+};
+
+const CACHE_EFFECTS: Record<'success' | 'denial', string> = {
+  success:
+    'a headless name keeps an answer read while the import agent was writing its EndpointSlices (one per source cluster and IP family), so it lacks endpoints',
+  denial: 'a name asked before its ServiceImport existed stays NXDOMAIN after the import appears',
+};
+
+/**
+ * The `cache` plugin of a server block serving clusterset.local keeps answers for up to the
+ * records' TTL (30 s with `ttl 30`): unless its success and denial caches are disabled for the
+ * zone, answers lag what the import agent wrote (samples/coredns disables both; the kubernetes
+ * plugin answers from its informer cache at next to no cost). Undefined when no server block
+ * serves the zone with multicluster (checkCoreDns reports that).
+ */
+export function checkCoreDnsCache(
+  corefile: string | undefined,
+  where: string,
+): CheckResult | undefined {
+  if (corefile === undefined) return undefined;
+  const directives = parseCorefile(corefile);
+  const servers = new Set(
+    directives
+      .filter((d) => d.name === 'multicluster' && hasZone(d.args))
+      .map((d) => d.parents[0] ?? '')
+      .filter(serverCovers),
+  );
+  if (servers.size === 0) return undefined;
+  const missing = new Set<'success' | 'denial'>();
+  for (const server of servers) {
+    const inCache = directives.filter((d) => d.parents[0] === server && d.parents[1] === 'cache');
+    if (!directives.some((d) => d.name === 'cache' && d.parents.join('/') === server)) continue;
+    for (const kind of ['success', 'denial'] as const) {
+      const disabled = inCache.some(
+        (d) =>
+          d.name === 'disable' &&
+          d.args[0] === kind &&
+          (d.args.length === 1 || d.args.slice(1).some(coversZone)),
+      );
+      if (!disabled) missing.add(kind);
+    }
+  }
+  if (missing.size === 0)
+    return ok(
+      'coredns',
+      CACHE_SUBJECT,
+      `answered from the kubernetes plugin, not cached (${where})`,
+    );
+  const kinds = [...missing];
+  return problem(
+    'coredns',
+    CACHE_SUBJECT,
+    'warn',
+    `the cache plugin (${where}) caches clusterset.local ${kinds.join(' and ')} answers for up to their TTL: ${kinds.map((k) => CACHE_EFFECTS[k]).join('; ')}`,
+    [
+      'add to the cache block of the server block serving clusterset.local (see samples/coredns):',
+      ...kinds.map((k) => `    disable ${k} clusterset.local`),
+    ].join('\n'),
+  );
+}

@@ -9,7 +9,7 @@ import type { AgentFacts, AgentKind, HealthProbe } from './agents.js';
 import { agentKind, checkAgents, leaderElectOf, leaseNameOf } from './agents.js';
 import { AGENT_ACTIONS, checkCloudMap, probeCloudMap } from './cloudmap.js';
 import { checkClusterProperties } from './cluster-properties.js';
-import { checkCoreDns } from './corefile.js';
+import { checkCoreDns, checkCoreDnsCache } from './corefile.js';
 import { CRD_REQUIREMENTS, checkCrds } from './crds.js';
 import type { CheckGroup, CheckResult } from './result.js';
 import { problem } from './result.js';
@@ -165,14 +165,14 @@ export async function runDoctor(deps: DoctorDeps): Promise<CheckResult[]> {
     ]);
     // The CoreDNS Deployment (kube-system/coredns on kubeadm, EKS and kind), for its version.
     const deployment = list.find((d) => d.namespace === namespace && d.name === configMap);
+    const where =
+      data === undefined
+        ? `no ConfigMap ${namespace}/${configMap}`
+        : `ConfigMap ${namespace}/${configMap}`;
+    const cache = checkCoreDnsCache(data?.['Corefile'], where);
     return [
-      checkCoreDns(
-        data?.['Corefile'],
-        data === undefined
-          ? `no ConfigMap ${namespace}/${configMap}`
-          : `ConfigMap ${namespace}/${configMap}`,
-        deployment?.images[0],
-      ),
+      checkCoreDns(data?.['Corefile'], where, deployment?.images[0]),
+      ...(cache === undefined ? [] : [cache]),
     ];
   });
   return (await Promise.all([crds, props, cloudMap, agents, coredns])).flat();
