@@ -536,7 +536,7 @@ describe('import controller over the fake Cloud Map', () => {
     await heartbeat(cm, 'shop', 'c1', 1_000_000);
     await heartbeat(cm, 'shop', 'me', 1_000_000);
     const counted: string[] = [];
-    const { cluster, ctl, tick } = await setup(cm, createFakeCluster(), 1_000_000, {
+    const { cluster, ctl, tick, state } = await setup(cm, createFakeCluster(), 1_000_000, {
       localClusterId: 'me',
       refused: (reason) => counted.push(reason),
     });
@@ -554,6 +554,22 @@ describe('import controller over the fake Cloud Map', () => {
       'me:10.9.0.1',
       'me:10.9.0.2',
     ]);
+    // Unexported here: our export agent's records are still going for a moment. They leave
+    // the import at once, and are not reported as someone else's.
+    cluster.exports.delete('shop/cart');
+    cluster.exportsDeletedAt.set('shop/cart', state.wall);
+    counted.length = 0;
+    ctl.enqueue('shop/cart');
+    await tick(1_000);
+    expect(addresses(cluster)).toEqual(['c1:10.1.0.1', 'c1:10.1.0.2']);
+    expect(counted).not.toContain('own-cluster-id');
+    // Still there a minute later: not ours any more, reported again.
+    await tick(60_000);
+    await heartbeat(cm, 'shop', 'c1', state.wall);
+    ctl.enqueue('shop/cart');
+    await tick(1_000);
+    expect(addresses(cluster)).toEqual(['c1:10.1.0.1', 'c1:10.1.0.2']);
+    expect(counted).toContain('own-cluster-id');
   });
 
   it('a restart with nothing changed writes nothing', async () => {

@@ -21,6 +21,8 @@ export interface FakeCluster extends ImportSources, ImportWriter {
   slices: Map<string, EndpointSliceObject>;
   /** Keys (`ns/name`) of this cluster's own ServiceExports. */
   exports: Set<string>;
+  /** When a local ServiceExport was deleted (wall-clock ms), by key. */
+  exportsDeletedAt: Map<string, number>;
   writes: number;
   writeLog: string[];
   /** GETs that bypassed the caches (getLive). */
@@ -64,6 +66,7 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
     services: new Map(),
     slices: new Map(),
     exports: new Set(),
+    exportsDeletedAt: new Map(),
     writes: 0,
     writeLog: [],
     liveReads: 0,
@@ -74,6 +77,7 @@ export function createFakeCluster(namespaces: string[] = ['shop']): FakeCluster 
     },
     namespaceExists: (ns) => cluster.namespaces.has(ns),
     serviceExportExists: (ns, name) => cluster.exports.has(key(ns, name)),
+    serviceExportDeletedAtMs: (ns, name) => cluster.exportsDeletedAt.get(key(ns, name)),
     freezeReads() {
       frozen = {
         imports: clone(cluster.imports),

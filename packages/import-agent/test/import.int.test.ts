@@ -357,6 +357,24 @@ describe('import agent, two clusters', () => {
       'own records imported in c2 once exported there',
       async () => addresses(await slices(c2.kc, ns.name, 'impostor')).length === 2,
     );
+    // Unexported in c2: for a minute its records are taken for its export agent's, still
+    // being removed (here nobody removes them). They leave c2's import, and are not reported
+    // as someone else's.
+    const refused = () =>
+      agents[1]!.metric('mcs_import_refused_records_total', 'reason="own-cluster-id"');
+    const before = await refused();
+    await c2.kc.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
+      group: 'multicluster.x-k8s.io',
+      version: 'v1beta1',
+      namespace: ns.name,
+      plural: 'serviceexports',
+      name: 'impostor',
+    });
+    await waitFor(
+      'c2 drops its own records once unexported',
+      async () => (await serviceImport(c2.kc, ns.name, 'impostor')) === undefined,
+    );
+    expect(await refused()).toBe(before);
   }
 
   it("the importing cluster's own Service IPs and node addresses are never imported there", async () => {

@@ -63,6 +63,12 @@ export interface TrustPolicy {
 export interface LocalContext {
   /** This cluster has a ServiceExport of the same namespace/name. */
   localExport: boolean;
+  /**
+   * Its ServiceExport was deleted moments ago: records claiming this cluster are then our
+   * export agent's, still being removed (its finalizer waits for Cloud Map, this reader for
+   * its next read). They are refused all the same, without a report.
+   */
+  unexporting?: boolean;
 }
 
 export interface Trusted<T> {
@@ -172,6 +178,7 @@ export function trustExport(
   // Our own id without a local export: not written by our export agent (it only writes what
   // this cluster exports), so someone else claims to be us (issue 11).
   if (cluster === policy.localClusterId && !local.localExport) {
+    if (local.unexporting === true) return { value: undefined, refusals };
     refuse('own-cluster-id', cluster, 'claims this cluster, which does not export the service');
     return { value: undefined, refusals };
   }

@@ -92,6 +92,11 @@ describe('trustExport', () => {
     expect(refused.value).toBeUndefined();
     expect(refused.refusals).toMatchObject([{ reason: 'own-cluster-id', cluster: 'me' }]);
     expect(trustExport(own, claim, { localExport: true }).value?.endpoints).toHaveLength(1);
+    // Moments after a local unexport they are our own, still going: refused, not reported.
+    expect(trustExport(own, claim, { localExport: false, unexporting: true })).toEqual({
+      value: undefined,
+      refusals: [],
+    });
     // Other clusters are not affected, with or without a local export.
     expect(trustExport(own, clusterExport('c1', {}, [endpoint('10.9.0.2')])).value).toBeDefined();
   });

@@ -24,9 +24,19 @@ export interface ExportReading {
   refusals: RefusalLog;
   /** Whether this cluster exports `namespace/name` (records claiming our id count only then). */
   exportedHere(namespace: string, name: string): boolean;
+  /** Whether this cluster's ServiceExport of it went within UNEXPORT_GRACE_MS. */
+  unexportedLately?(namespace: string, name: string): boolean;
   /** Wall-clock ms, when nothing was ever read. */
   now(): number;
 }
+
+/**
+ * How long after a local ServiceExport is deleted records claiming this cluster are taken
+ * for our export agent's, still going, rather than someone else's (`own-cluster-id` is then
+ * not reported): its finalizer holds the ServiceExport until Cloud Map removed them, and the
+ * poller reads them gone within a feed period or a check period (seconds).
+ */
+export const UNEXPORT_GRACE_MS = 60_000;
 
 export type LiveExports = ReturnType<typeof applyHeartbeats> & {
   /** The data time heartbeat ages were judged at. */
@@ -85,7 +95,10 @@ function trustedExports(
     })),
   );
   const out: ClusterExport[] = [];
-  const local = { localExport: r.exportedHere(namespace, name) };
+  const local = {
+    localExport: r.exportedHere(namespace, name),
+    unexporting: r.unexportedLately?.(namespace, name) === true,
+  };
   for (const e of decoded.exports) {
     const trusted = trustExport(r.trust, e, local);
     report(r.refusals, log, trusted.refusals);

@@ -23,6 +23,8 @@ export interface ImportSources {
    * cluster's id are only its export agent's (and imported) when it does.
    */
   serviceExportExists(namespace: string, name: string): boolean;
+  /** Wall-clock ms when this cluster's ServiceExport of `namespace/name` was deleted, if lately. */
+  serviceExportDeletedAtMs?(namespace: string, name: string): number | undefined;
   /** Keys (`ns/name`) of every ServiceImport we manage (startup replay). */
   managedImportKeys(): string[];
 }

@@ -15,7 +15,7 @@ import {
 import type { CloudMapSnapshot } from '../poller/snapshot.js';
 import type { CollisionMetrics } from './collisions.js';
 import { converge, nextCheck, writeStatus } from './converge.js';
-import { liveExports, type LiveExports } from './exports.js';
+import { liveExports, UNEXPORT_GRACE_MS, type LiveExports } from './exports.js';
 import { collectRefusals, type ImportRef } from './import-events.js';
 import type { ServiceImportObject } from './k8s-types.js';
 import { derivedNameOf, missingMarker } from './ownership.js';
@@ -126,6 +126,10 @@ async function reconcileKey(s: Shared, key: string, log: Logger): Promise<Reconc
       heartbeatTtlMs: deps.heartbeatTtlMs,
       refusals,
       exportedHere: (ns, n) => deps.sources.serviceExportExists(ns, n),
+      unexportedLately: (ns, n) => {
+        const at = deps.sources.serviceExportDeletedAtMs?.(ns, n);
+        return at !== undefined && deps.now() - at < UNEXPORT_GRACE_MS;
+      },
       now: deps.now,
     },
     log,
