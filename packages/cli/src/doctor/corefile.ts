@@ -178,8 +178,8 @@ export function checkCoreDnsCache(
   if (servers.size === 0) return undefined;
   const missing = new Set<'success' | 'denial'>();
   for (const server of servers) {
-    const inCache = directives.filter((d) => d.parents[0] === server && d.parents[1] === 'cache');
     if (!directives.some((d) => d.name === 'cache' && d.parents.join('/') === server)) continue;
+    const inCache = directives.filter((d) => d.parents[0] === server && d.parents[1] === 'cache');
     for (const kind of ['success', 'denial'] as const) {
       const disabled = inCache.some(
         (d) =>

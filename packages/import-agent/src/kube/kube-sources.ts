@@ -7,6 +7,7 @@ import {
   type ServiceImportObject,
   type ServiceObject,
 } from '../reconcile/k8s-types.js';
+import { keyOf } from '../poller/state.js';
 import { UNEXPORT_GRACE_MS } from '../reconcile/exports.js';
 import type { ImportSources } from '../reconcile/ports.js';
 import type { ImportInformers } from './informers.js';
@@ -30,7 +31,7 @@ export function createKubeSources(informers: ImportInformers): ImportSources {
       return obj !== undefined && obj.metadata?.deletionTimestamp === undefined;
     },
     serviceExportExists: (ns, name) => informers.serviceExports.get(name, ns) !== undefined,
-    serviceExportDeletedAtMs: (ns, name) => deletedAt.get(`${ns}/${name}`),
+    serviceExportDeletedAtMs: (ns, name) => deletedAt.get(keyOf(ns, name)),
     serviceImport: (ns, name) => plain<ServiceImportObject>(informers.serviceImports.get(name, ns)),
     service: (ns, name) => plain<ServiceObject>(informers.services.get(name, ns)),
     endpointSlices: (ns, importName) =>
