@@ -3,7 +3,7 @@ import { isThrottlingCode, type CloudMapOperationName } from '../ports/operation
 import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import type { Clock, TimerHandle } from '../workqueue/clock.js';
-import { fullJitterDelay, sleep } from '../workqueue/backoff.js';
+import { fullJitterDelay, sleep, untilAborted } from '../workqueue/backoff.js';
 import type { CloudMapMetrics } from './metrics.js';
 import type { OperationLimiter } from './rate-limits.js';
 import { deadlineExceeded, toCloudMapError } from './sdk-errors.js';
@@ -88,19 +88,6 @@ function deadline(clock: Clock, ms: number, op: CloudMapOperationName): Deadline
   };
 }
 
-/**
- * `work`, or the signal's reason as soon as it aborts: a port that ignores the signal (or a
- * response body that trickles) still cannot hold the caller past the deadline.
- */
-function until<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 export function createCaller(o: CallerOptions): Caller {
   const warnings = new ThrottleWarnings();
   const attempt = <T>(op: CloudMapOperationName, fn: PortCall<T>, d?: Deadline): Promise<T> =>
@@ -109,7 +96,8 @@ export function createCaller(o: CallerOptions): Caller {
       own.start();
       const started = performance.now();
       try {
-        const result = await until(fn(own.signal), own.signal);
+        // A port that ignores the signal (or a body that trickles) cannot hold the caller past it.
+        const result = await untilAborted(fn(own.signal), own.signal);
         o.metrics.call(op, 'success', (performance.now() - started) / 1000);
         return result;
       } catch (error) {

@@ -48,9 +48,6 @@ export interface ReadCaches {
 export const discoverKey = (ns: string, svc: string, q?: Record<string, string>): string =>
   `${ns}\0${svc}\0${q === undefined ? '' : JSON.stringify(Object.entries(q).sort())}`;
 
-/** Every discover key of `ns/svc`, whatever its query. */
-const servicePrefix = (ns: string, svc: string): string => discoverKey(ns, svc).slice(0, -1);
-
 export function createReadCaches(opts: {
   ttl: CacheTtls;
   clock: Clock;
@@ -70,6 +67,11 @@ export function createReadCaches(opts: {
   const nsNames = new Map<string, string>();
   const svcInfo = new Map<string, { namespaceId: string; name: string }>();
   const revisions = new Map<string, number>();
+  /** Drops every discover result of `ns/svc`, whatever its query. */
+  const dropDiscover = (ns: string, svc: string): void => {
+    const prefix = discoverKey(ns, svc).slice(0, -1);
+    discover.evictWhere((k) => k.startsWith(prefix));
+  };
   return {
     namespaces,
     services,
@@ -86,12 +88,8 @@ export function createReadCaches(opts: {
       instances.evict(serviceId);
       const info = svcInfo.get(serviceId);
       const nsName = info === undefined ? undefined : nsNames.get(info.namespaceId);
-      if (info === undefined || nsName === undefined) {
-        discover.clear();
-        return;
-      }
-      const prefix = servicePrefix(nsName, info.name);
-      discover.evictWhere((k) => k.startsWith(prefix));
+      if (info === undefined || nsName === undefined) discover.clear();
+      else dropDiscover(nsName, info.name);
     },
     readAt(ns, svc, revision) {
       revisions.set(discoverKey(ns, svc), revision);
@@ -101,13 +99,11 @@ export function createReadCaches(opts: {
       const known = revisions.get(key);
       if (known === undefined || known === revision) return;
       revisions.delete(key);
-      const prefix = servicePrefix(ns, svc);
-      discover.evictWhere((k) => k.startsWith(prefix));
+      dropDiscover(ns, svc);
     },
     forgetDiscover(ns, svc) {
       revisions.delete(discoverKey(ns, svc));
-      const prefix = servicePrefix(ns, svc);
-      discover.evictWhere((k) => k.startsWith(prefix));
+      dropDiscover(ns, svc);
     },
     sweepExpired() {
       for (const c of all) c.sweepExpired();

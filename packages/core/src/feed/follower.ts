@@ -101,245 +101,225 @@ interface HeartbeatSeen {
   observedAtMs: number;
 }
 
-interface FollowerState {
-  readonly opts: FeedFollowerOptions;
-  readonly service: string;
-  records: FeedRecord[];
-  follows: Map<string, WriterFollow>;
-  revision: number | undefined;
-  baselined: boolean;
-  /** Heartbeats seen, by cluster id then namespace. */
-  readonly heartbeats: Map<string, Map<string, HeartbeatSeen>>;
-  readonly vouchedSince: Map<string, number>;
-  /** The last reason logged per unvouched writer (one line per change). */
-  readonly unvouchedLogged: Map<string, UnvouchedReason>;
-  /** Rejected (instance, reason) pairs of the last read already logged (bounded). */
-  rejectedSeen: Set<string>;
-  /** Each writer's (epoch, seq) at the last read, to tell an honest advance from anything else. */
-  lastSeen: Map<string, { epoch: string; seq: number }>;
-  /** Set by a read whose records moved unlike an honest advance; reported once by the round. */
-  suspicious: boolean;
-}
-
 export function createFeedFollower(opts: FeedFollowerOptions): FeedFollower {
-  const f: FollowerState = {
-    opts,
-    service: feedServiceName(opts.clustersetId),
-    records: [],
-    follows: new Map(),
-    revision: undefined,
-    baselined: false,
-    heartbeats: new Map(),
-    vouchedSince: new Map(),
-    unvouchedLogged: new Map(),
-    rejectedSeen: new Set(),
-    lastSeen: new Map(),
-    suspicious: false,
-  };
+  const service = feedServiceName(opts.clustersetId);
+  let records: FeedRecord[] = [];
+  let follows = new Map<string, WriterFollow>();
+  let feedRevision: number | undefined;
+  let baselined = false;
+  /** Heartbeats seen, by cluster id then namespace. */
+  const heartbeatsSeen = new Map<string, Map<string, HeartbeatSeen>>();
+  const vouchedSince = new Map<string, number>();
+  /** The last reason logged per unvouched writer (one line per change). */
+  const unvouchedLogged = new Map<string, UnvouchedReason>();
+  /** Rejected (instance, reason) pairs of the last read already logged (bounded). */
+  let rejectedSeen = new Set<string>();
+  /** Each writer's (epoch, seq) at the last read, to tell an honest advance from anything else. */
+  let lastSeen = new Map<string, { epoch: string; seq: number }>();
+  /** Set by a read whose records moved unlike an honest advance; reported once by the round. */
+  let suspicious = false;
+
+  /** Renewal changes are timed on this reader's clock; the writer's own time is only compared with itself. */
+  function observe(namespace: string, heartbeats: readonly Heartbeat[]): void {
+    const now = opts.clock.now();
+    const present = new Set<string>();
+    for (const hb of heartbeats) {
+      const { clusterId, clustersetId } = hb.cluster;
+      if (clustersetId !== opts.clustersetId) continue;
+      present.add(clusterId);
+      let byNamespace = heartbeatsSeen.get(clusterId);
+      if (byNamespace === undefined) heartbeatsSeen.set(clusterId, (byNamespace = new Map()));
+      const before = byNamespace.get(namespace);
+      const sameFeed =
+        before?.feed !== undefined &&
+        hb.feed !== undefined &&
+        before.feed.epoch === hb.feed.epoch &&
+        before.feed.seq === hb.feed.seq;
+      byNamespace.set(namespace, {
+        renewedAtMs: hb.renewedAtMs,
+        feed: hb.feed,
+        renewedSeenAtMs:
+          before !== undefined && before.renewedAtMs === hb.renewedAtMs
+            ? before.renewedSeenAtMs
+            : now,
+        observedAtMs: sameFeed ? before.observedAtMs : now,
+      });
+    }
+    for (const [clusterId, byNamespace] of heartbeatsSeen) {
+      if (present.has(clusterId)) continue;
+      byNamespace.delete(namespace);
+      if (byNamespace.size === 0) heartbeatsSeen.delete(clusterId);
+    }
+  }
+
+  /**
+   * Each cluster's voucher: its most recently renewed heartbeat, when that states a feed. A
+   * writer renews all its heartbeats alike; the freshest one seen says what it does now, so an
+   * older one still stating a feed in another namespace vouches for nothing.
+   */
+  function vouchers(): Map<string, FeedVoucher> {
+    const out = new Map<string, FeedVoucher>();
+    for (const [clusterId, byNamespace] of heartbeatsSeen) {
+      let best: HeartbeatSeen | undefined;
+      for (const seen of byNamespace.values())
+        if (best === undefined || seen.renewedSeenAtMs > best.renewedSeenAtMs) best = seen;
+      if (best?.feed === undefined) continue;
+      out.set(clusterId, {
+        epoch: best.feed.epoch,
+        seq: best.feed.seq,
+        renewedSeenAtMs: best.renewedSeenAtMs,
+        observedAtMs: best.observedAtMs,
+      });
+    }
+    return out;
+  }
+
+  async function round(): Promise<FeedRound> {
+    const ok = await refresh();
+    const now = opts.clock.now();
+    const plan = planFeed(follows, records, vouchers(), {
+      nowMs: now,
+      ttlMs: opts.heartbeatTtlMs,
+      budget: FEED_BUDGET,
+      baseline: !baselined,
+      ...(opts.isLocalNamespace === undefined ? {} : { isLocalNamespace: opts.isLocalNamespace }),
+    });
+    if (ok) baselined = true;
+    follows = plan.writers;
+    for (const clusterId of plan.vouched) {
+      if (!vouchedSince.has(clusterId)) vouchedSince.set(clusterId, now);
+      if (unvouchedLogged.delete(clusterId))
+        opts.logger.info('change feed vouched for again by its heartbeat', {
+          [logFields.clusterId]: clusterId,
+        });
+    }
+    for (const clusterId of [...vouchedSince.keys()])
+      if (!plan.vouched.has(clusterId)) vouchedSince.delete(clusterId);
+    for (const [clusterId, reason] of plan.unvouched) noteUnvouched(clusterId, reason);
+    for (const clusterId of [...unvouchedLogged.keys()])
+      if (!plan.unvouched.has(clusterId) && !plan.vouched.has(clusterId))
+        unvouchedLogged.delete(clusterId);
+    if (plan.gaps.length > 0) {
+      opts.metrics?.sweep?.('gap');
+      opts.logger.info('change feed skipped past what this reader saw; reading everything', {
+        clusters: plan.gaps,
+      });
+    }
+    const recheckHeartbeats = suspicious;
+    suspicious = false;
+    return { ok, read: plan.services, sweep: plan.gaps.length > 0, recheckHeartbeats };
+  }
+
+  function noteUnvouched(clusterId: string, reason: UnvouchedReason): void {
+    opts.metrics?.unvouched?.(reason);
+    if (unvouchedLogged.get(clusterId) === reason) return;
+    unvouchedLogged.set(clusterId, reason);
+    // Normal for a moment after a writer starts (its heartbeat is read every 30 s); anything
+    // lasting means a stale or forged record: its services keep their own checks meanwhile.
+    opts.logger.info(
+      'change feed record not vouched for by its heartbeat; checking its services one by one',
+      {
+        [logFields.clusterId]: clusterId,
+        reason,
+      },
+    );
+  }
+
+  /** Checks the feed's revision and reads the feed when it moved; false when a call failed. */
+  async function refresh(): Promise<boolean> {
+    const { cloudMap, clustersetId } = opts;
+    try {
+      const revision = await cloudMap.discoverInstancesRevision(FEED_NAMESPACE_NAME, service);
+      if (revision === feedRevision) return true;
+      const read = await cloudMap.discoverInstances(FEED_NAMESPACE_NAME, service, {
+        [Attr.ClustersetId]: clustersetId,
+      });
+      // The revision that came with the data, not the one checked: a read that lags the check
+      // must not hide what it did not show yet.
+      const moved = read.revision !== feedRevision;
+      feedRevision = read.revision;
+      const { feeds, rejected } = decodeFeeds(read.instances, { clustersetId });
+      noteRejected(rejected);
+      records = feeds.filter((r) => r.cluster.clusterId !== opts.ownClusterId);
+      noteMoves(feeds, moved);
+      return true;
+    } catch (error) {
+      if (isCloudMapNotFound(error)) {
+        // No feed (never written, or deleted): nothing is vouched for, every service is checked.
+        records = [];
+        feedRevision = undefined;
+        lastSeen = new Map();
+        return true;
+      }
+      opts.logger.debug('change feed read failed', { [logFields.error]: error });
+      return false;
+    }
+  }
+
+  /**
+   * Whether any writer's record moved unlike an honest advance since the last read. `feeds` are
+   * every valid record, the reader's own included (its own writes move the revision too). An
+   * honest writer raises its sequence number with every write, so a revision that moved while
+   * no record did means a record was removed and put back, or re-registered as it was: a
+   * replayed copy, or a record its writer no longer writes (ADR 0018 decision 12).
+   */
+  function noteMoves(feeds: readonly FeedRecord[], moved: boolean): void {
+    const next = new Map<string, { epoch: string; seq: number }>();
+    let changed = feeds.length !== lastSeen.size;
+    for (const r of feeds) {
+      const before = lastSeen.get(r.cluster.clusterId);
+      const honest = before !== undefined && before.epoch === r.epoch && r.seq >= before.seq;
+      if (baselined && !honest) suspicious = true;
+      if (before?.epoch !== r.epoch || before.seq !== r.seq) changed = true;
+      next.set(r.cluster.clusterId, { epoch: r.epoch, seq: r.seq });
+    }
+    if (baselined && moved && !changed && feeds.length > 0) suspicious = true;
+    lastSeen = next;
+  }
+
+  /**
+   * Hostile or newer-schema data: logged once per instance and reason, then ignored (counted
+   * every read). What is remembered is pruned to the instances rejected now and capped, so a
+   * flood of bad instances costs at most `MAX_REJECTED_REMEMBERED` lines once and one summary
+   * line per read, never a line per instance per read.
+   */
+  function noteRejected(rejected: readonly { instanceId: string; reason: string }[]): void {
+    const keyOf = (r: { instanceId: string; reason: string }): string =>
+      `${r.instanceId}\u0000${r.reason}`;
+    // Those already logged first (at most the cap, as the last read kept), then new ones.
+    const remembered = new Set(rejected.map(keyOf).filter((k) => rejectedSeen.has(k)));
+    let unnamed = 0;
+    for (const r of rejected) {
+      opts.metrics?.rejected?.();
+      const key = keyOf(r);
+      if (remembered.has(key)) continue;
+      if (remembered.size >= MAX_REJECTED_REMEMBERED) {
+        unnamed++;
+        continue;
+      }
+      remembered.add(key);
+      opts.logger.warn('change feed instance ignored', {
+        instanceId: r.instanceId,
+        reason: r.reason,
+      });
+    }
+    rejectedSeen = remembered;
+    if (unnamed > 0)
+      opts.logger.warn('change feed instances ignored (too many to name)', { count: unnamed });
+  }
+
   return {
-    round: () => round(f),
-    observeHeartbeats: (namespace, heartbeats) => observe(f, namespace, heartbeats),
+    round,
+    observeHeartbeats: observe,
     // No heartbeat present: the namespace is dropped from every cluster.
-    forgetNamespace: (namespace) => observe(f, namespace, []),
-    vouchedSince: (clusterId) => f.vouchedSince.get(clusterId),
+    forgetNamespace: (namespace) => observe(namespace, []),
+    vouchedSince: (clusterId) => vouchedSince.get(clusterId),
     get baselined() {
-      return f.baselined;
+      return baselined;
     },
     get writers() {
-      return new Set(f.records.map((r) => r.cluster.clusterId));
+      return new Set(records.map((r) => r.cluster.clusterId));
     },
     clustersetId: opts.clustersetId,
   };
-}
-
-/** Renewal changes are timed on this reader's clock; the writer's own time is only compared with itself. */
-function observe(f: FollowerState, namespace: string, heartbeats: readonly Heartbeat[]): void {
-  const now = f.opts.clock.now();
-  const present = new Set<string>();
-  for (const hb of heartbeats) {
-    const { clusterId, clustersetId } = hb.cluster;
-    if (clustersetId !== f.opts.clustersetId) continue;
-    present.add(clusterId);
-    let byNamespace = f.heartbeats.get(clusterId);
-    if (byNamespace === undefined) f.heartbeats.set(clusterId, (byNamespace = new Map()));
-    const before = byNamespace.get(namespace);
-    const sameFeed =
-      before?.feed !== undefined &&
-      hb.feed !== undefined &&
-      before.feed.epoch === hb.feed.epoch &&
-      before.feed.seq === hb.feed.seq;
-    byNamespace.set(namespace, {
-      renewedAtMs: hb.renewedAtMs,
-      feed: hb.feed,
-      renewedSeenAtMs:
-        before !== undefined && before.renewedAtMs === hb.renewedAtMs
-          ? before.renewedSeenAtMs
-          : now,
-      observedAtMs: sameFeed ? before.observedAtMs : now,
-    });
-  }
-  for (const [clusterId, byNamespace] of f.heartbeats) {
-    if (present.has(clusterId)) continue;
-    byNamespace.delete(namespace);
-    if (byNamespace.size === 0) f.heartbeats.delete(clusterId);
-  }
-}
-
-/**
- * Each cluster's voucher: its most recently renewed heartbeat, when that states a feed. A
- * writer renews all its heartbeats alike; the freshest one seen says what it does now, so an
- * older one still stating a feed in another namespace vouches for nothing.
- */
-function vouchers(f: FollowerState): Map<string, FeedVoucher> {
-  const out = new Map<string, FeedVoucher>();
-  for (const [clusterId, byNamespace] of f.heartbeats) {
-    let best: HeartbeatSeen | undefined;
-    for (const seen of byNamespace.values())
-      if (best === undefined || seen.renewedSeenAtMs > best.renewedSeenAtMs) best = seen;
-    if (best?.feed === undefined) continue;
-    out.set(clusterId, {
-      epoch: best.feed.epoch,
-      seq: best.feed.seq,
-      renewedSeenAtMs: best.renewedSeenAtMs,
-      observedAtMs: best.observedAtMs,
-    });
-  }
-  return out;
-}
-
-async function round(f: FollowerState): Promise<FeedRound> {
-  const ok = await refresh(f);
-  const now = f.opts.clock.now();
-  const plan = planFeed(f.follows, f.records, vouchers(f), {
-    nowMs: now,
-    ttlMs: f.opts.heartbeatTtlMs,
-    budget: FEED_BUDGET,
-    baseline: !f.baselined,
-    ...(f.opts.isLocalNamespace === undefined ? {} : { isLocalNamespace: f.opts.isLocalNamespace }),
-  });
-  if (ok) f.baselined = true;
-  f.follows = plan.writers;
-  for (const clusterId of plan.vouched) {
-    if (!f.vouchedSince.has(clusterId)) f.vouchedSince.set(clusterId, now);
-    if (f.unvouchedLogged.delete(clusterId))
-      f.opts.logger.info('change feed vouched for again by its heartbeat', {
-        [logFields.clusterId]: clusterId,
-      });
-  }
-  for (const clusterId of [...f.vouchedSince.keys()])
-    if (!plan.vouched.has(clusterId)) f.vouchedSince.delete(clusterId);
-  for (const [clusterId, reason] of plan.unvouched) noteUnvouched(f, clusterId, reason);
-  for (const clusterId of [...f.unvouchedLogged.keys()])
-    if (!plan.unvouched.has(clusterId) && !plan.vouched.has(clusterId))
-      f.unvouchedLogged.delete(clusterId);
-  if (plan.gaps.length > 0) {
-    f.opts.metrics?.sweep?.('gap');
-    f.opts.logger.info('change feed skipped past what this reader saw; reading everything', {
-      clusters: plan.gaps,
-    });
-  }
-  const recheckHeartbeats = f.suspicious;
-  f.suspicious = false;
-  return { ok, read: plan.services, sweep: plan.gaps.length > 0, recheckHeartbeats };
-}
-
-function noteUnvouched(f: FollowerState, clusterId: string, reason: UnvouchedReason): void {
-  f.opts.metrics?.unvouched?.(reason);
-  if (f.unvouchedLogged.get(clusterId) === reason) return;
-  f.unvouchedLogged.set(clusterId, reason);
-  // Normal for a moment after a writer starts (its heartbeat is read every 30 s); anything
-  // lasting means a stale or forged record: its services keep their own checks meanwhile.
-  f.opts.logger.info(
-    'change feed record not vouched for by its heartbeat; checking its services one by one',
-    {
-      [logFields.clusterId]: clusterId,
-      reason,
-    },
-  );
-}
-
-/** Checks the feed's revision and reads the feed when it moved; false when a call failed. */
-async function refresh(f: FollowerState): Promise<boolean> {
-  const { cloudMap, clustersetId } = f.opts;
-  try {
-    const revision = await cloudMap.discoverInstancesRevision(FEED_NAMESPACE_NAME, f.service);
-    if (revision === f.revision) return true;
-    const read = await cloudMap.discoverInstances(FEED_NAMESPACE_NAME, f.service, {
-      [Attr.ClustersetId]: clustersetId,
-    });
-    // The revision that came with the data, not the one checked: a read that lags the check
-    // must not hide what it did not show yet.
-    const moved = read.revision !== f.revision;
-    f.revision = read.revision;
-    const { feeds, rejected } = decodeFeeds(read.instances, { clustersetId });
-    noteRejected(f, rejected);
-    f.records = feeds.filter((r) => r.cluster.clusterId !== f.opts.ownClusterId);
-    noteMoves(f, feeds, moved);
-    return true;
-  } catch (error) {
-    if (isCloudMapNotFound(error)) {
-      // No feed (never written, or deleted): nothing is vouched for, every service is checked.
-      f.records = [];
-      f.revision = undefined;
-      f.lastSeen = new Map();
-      return true;
-    }
-    f.opts.logger.debug('change feed read failed', { [logFields.error]: error });
-    return false;
-  }
-}
-
-/**
- * Whether any writer's record moved unlike an honest advance since the last read. `feeds` are
- * every valid record, the reader's own included (its own writes move the revision too). An
- * honest writer raises its sequence number with every write, so a revision that moved while
- * no record did means a record was removed and put back, or re-registered as it was: a
- * replayed copy, or a record its writer no longer writes (ADR 0018 decision 12).
- */
-function noteMoves(f: FollowerState, feeds: readonly FeedRecord[], moved: boolean): void {
-  const next = new Map<string, { epoch: string; seq: number }>();
-  let changed = feeds.length !== f.lastSeen.size;
-  for (const r of feeds) {
-    const before = f.lastSeen.get(r.cluster.clusterId);
-    const honest = before !== undefined && before.epoch === r.epoch && r.seq >= before.seq;
-    if (f.baselined && !honest) f.suspicious = true;
-    if (before?.epoch !== r.epoch || before.seq !== r.seq) changed = true;
-    next.set(r.cluster.clusterId, { epoch: r.epoch, seq: r.seq });
-  }
-  if (f.baselined && moved && !changed && feeds.length > 0) f.suspicious = true;
-  f.lastSeen = next;
-}
-
-/**
- * Hostile or newer-schema data: logged once per instance and reason, then ignored (counted
- * every read). What is remembered is pruned to the instances rejected now and capped, so a
- * flood of bad instances costs at most `MAX_REJECTED_REMEMBERED` lines once and one summary
- * line per read, never a line per instance per read.
- */
-function noteRejected(
-  f: FollowerState,
-  rejected: readonly { instanceId: string; reason: string }[],
-): void {
-  const keyOf = (r: { instanceId: string; reason: string }): string =>
-    `${r.instanceId}\u0000${r.reason}`;
-  // Those already logged first (at most the cap, as the last read kept), then new ones.
-  const remembered = new Set(rejected.map(keyOf).filter((k) => f.rejectedSeen.has(k)));
-  let unnamed = 0;
-  for (const r of rejected) {
-    f.opts.metrics?.rejected?.();
-    const key = keyOf(r);
-    if (remembered.has(key)) continue;
-    if (remembered.size >= MAX_REJECTED_REMEMBERED) {
-      unnamed++;
-      continue;
-    }
-    remembered.add(key);
-    f.opts.logger.warn('change feed instance ignored', {
-      instanceId: r.instanceId,
-      reason: r.reason,
-    });
-  }
-  f.rejectedSeen = remembered;
-  if (unnamed > 0)
-    f.opts.logger.warn('change feed instances ignored (too many to name)', { count: unnamed });
 }

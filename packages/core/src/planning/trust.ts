@@ -5,14 +5,7 @@ import type {
   ServicePort,
   ServiceProperties,
 } from '../model/types.js';
-import {
-  attributeKeyPattern,
-  attributeValuePattern,
-  attributesTotalLength,
-  checkInstanceId,
-  cloudMapLimits as limits,
-  countCustomAttributes,
-} from '../ports/cloudmap-limits.js';
+import { checkAttributes, checkInstanceId } from '../ports/cloudmap-limits.js';
 import type { CloudMapInstance } from '../ports/cloudmap-port.js';
 import { canonicalAddress, type AddressPolicy } from './address-policy.js';
 
@@ -103,22 +96,8 @@ export function checkReadInstance(
     detail,
   });
   if (checkInstanceId(instance.id) !== undefined) return refuse('malformed instance id');
-  const entries = Object.entries(instance.attributes);
-  for (const [key, value] of entries) {
-    if (typeof value !== 'string') return refuse(`attribute ${key.slice(0, 40)} is not a string`);
-    if (key.length > limits.attributeKeyMaxLength || !attributeKeyPattern.test(key))
-      return refuse('malformed attribute key');
-    if (value.length > limits.attributeValueMaxLength)
-      return refuse(`attribute ${key} longer than ${limits.attributeValueMaxLength}`);
-    if (!attributeValuePattern.test(value))
-      return refuse(`attribute ${key} has non-printable characters`);
-  }
-  const custom = countCustomAttributes(instance.attributes);
-  if (custom > limits.customAttributesPerInstance) return refuse(`${custom} custom attributes`);
-  const total = attributesTotalLength(instance.attributes);
-  if (total > limits.attributesTotalMaxLength)
-    return refuse(`attributes total ${total} characters`);
-  return undefined;
+  const problem = checkAttributes(instance.attributes);
+  return problem === undefined ? undefined : refuse(problem);
 }
 
 /** Keeps the instances that pass `checkReadInstance`. */

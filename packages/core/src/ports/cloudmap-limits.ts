@@ -52,22 +52,21 @@ export const countCustomAttributes = (attributes: Readonly<Record<string, string
 export const attributesTotalLength = (attributes: Readonly<Record<string, string>>): number =>
   Object.entries(attributes).reduce((n, [k, v]) => n + k.length + v.length, 0);
 
-export function checkAttributes(attributes: Record<string, string>): string | undefined {
-  let custom = 0;
-  let total = 0;
+/** The first attribute limit violated, or undefined; `attributes` may be untrusted data. */
+export function checkAttributes(attributes: Readonly<Record<string, string>>): string | undefined {
   for (const [key, value] of Object.entries(attributes)) {
+    if (typeof value !== 'string') return `attribute ${key.slice(0, 40)} is not a string`;
     if (key.length > cloudMapLimits.attributeKeyMaxLength || !attributeKeyPattern.test(key))
-      return `attribute key ${JSON.stringify(key.slice(0, 64))} is invalid`;
+      return 'malformed attribute key';
     if (value.length > cloudMapLimits.attributeValueMaxLength)
-      return `attribute ${key} is ${value.length} characters, over ${cloudMapLimits.attributeValueMaxLength}`;
-    if (!attributeValuePattern.test(value)) return `attribute ${key} has an invalid value`;
-    if (!isReservedAttributeKey(key)) custom += 1;
-    total += key.length + value.length;
+      return `attribute ${key} longer than ${cloudMapLimits.attributeValueMaxLength}`;
+    if (!attributeValuePattern.test(value)) return `attribute ${key} has non-printable characters`;
   }
-  if (custom > cloudMapLimits.customAttributesPerInstance)
-    return `${custom} custom attributes, over ${cloudMapLimits.customAttributesPerInstance}`;
+  const custom = countCustomAttributes(attributes);
+  if (custom > cloudMapLimits.customAttributesPerInstance) return `${custom} custom attributes`;
+  const total = attributesTotalLength(attributes);
   if (total > cloudMapLimits.attributesTotalMaxLength)
-    return `attributes total ${total} characters, over ${cloudMapLimits.attributesTotalMaxLength}`;
+    return `attributes total ${total} characters`;
   return undefined;
 }
 

@@ -10,7 +10,7 @@ import type {
   ServiceProperties,
 } from '../model/index.js';
 import type { CloudMapInstance } from '../ports/index.js';
-import { Attr, SCHEMA_VERSION, type RecordKind } from './attributes.js';
+import { Attr, type RecordKind } from './attributes.js';
 import { comparePorts } from './encode.js';
 import { heartbeatInstanceId } from './ids.js';
 import { getChunked } from './json-attr.js';
@@ -57,22 +57,6 @@ function recordKind(attrs: Attrs): RecordKind {
   if (kind === undefined) return 'endpoint';
   if (kind === 'endpoint' || kind === 'export' || kind === 'heartbeat') return kind;
   throw new p.RecordParseError(`unknown ${Attr.Record}: ${kind}`);
-}
-
-function checkVersionAndIdentity(attrs: Attrs, opts: DecodeOptions): ClusterIdentity {
-  const version = attrs[Attr.SchemaVersion];
-  // Readers accept their own major version and older; a newer major may mean anything.
-  if (version !== undefined && p.parseCount(version, Attr.SchemaVersion) > Number(SCHEMA_VERSION)) {
-    throw new p.RecordParseError(`unsupported schema version ${version}`);
-  }
-  const cluster = {
-    clusterId: p.nonEmpty(attrs, Attr.ClusterId),
-    clustersetId: p.nonEmpty(attrs, Attr.ClustersetId),
-  };
-  if (opts.clustersetId !== undefined && cluster.clustersetId !== opts.clustersetId) {
-    throw new p.RecordParseError(`belongs to clusterset ${cluster.clustersetId}`);
-  }
-  return cluster;
 }
 
 export function decodeExportProperties(attrs: Attrs): ServiceProperties {
@@ -192,10 +176,10 @@ export function decodeServiceInstances(
   const rejected: RejectedInstance[] = [];
   const sorted = [...instances].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   for (const { id, attributes } of sorted) {
-    try {
+    p.orReject(id, rejected, () => {
       const kind = recordKind(attributes);
       if (kind === 'heartbeat') throw new p.RecordParseError('heartbeat outside _mcs-heartbeat');
-      const cluster = checkVersionAndIdentity(attributes, opts);
+      const cluster = p.parseIdentity(attributes, opts.clustersetId);
       const rows = clusters.get(cluster.clusterId) ?? { cluster, endpoints: [] };
       if (kind === 'export') {
         if (rows.record !== undefined) throw new p.RecordParseError('second export record');
@@ -204,10 +188,7 @@ export function decodeServiceInstances(
         rows.endpoints.push(decodeEndpointRow(id, attributes));
       }
       clusters.set(cluster.clusterId, rows);
-    } catch (error) {
-      if (!(error instanceof p.RecordParseError)) throw error;
-      rejected.push({ instanceId: id, reason: error.message });
-    }
+    });
   }
   const exports: ClusterExport[] = [...clusters.values()]
     .sort((a, b) => (a.cluster.clusterId < b.cluster.clusterId ? -1 : 1))
@@ -240,9 +221,9 @@ export function decodeHeartbeats(
   const heartbeats: Heartbeat[] = [];
   const rejected: RejectedInstance[] = [];
   for (const { id, attributes } of instances) {
-    try {
+    p.orReject(id, rejected, () => {
       if (attributes[Attr.Record] !== 'heartbeat') throw new p.RecordParseError('not a heartbeat');
-      const cluster = checkVersionAndIdentity(attributes, opts);
+      const cluster = p.parseIdentity(attributes, opts.clustersetId);
       if (id !== heartbeatInstanceId(cluster))
         throw new p.RecordParseError(`instance id is not the heartbeat id of ${cluster.clusterId}`);
       const hb: Heartbeat = {
@@ -261,10 +242,7 @@ export function decodeHeartbeats(
       const feed = heartbeatFeed(attributes);
       if (feed !== undefined) hb.feed = feed;
       heartbeats.push(hb);
-    } catch (error) {
-      if (!(error instanceof p.RecordParseError)) throw error;
-      rejected.push({ instanceId: id, reason: error.message });
-    }
+    });
   }
   heartbeats.sort((a, b) => (a.cluster.clusterId < b.cluster.clusterId ? -1 : 1));
   return { heartbeats, rejected };

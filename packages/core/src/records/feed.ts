@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ClusterIdentity } from '../model/index.js';
 import type { CloudMapInstance } from '../ports/index.js';
-import { cloudMapLimits } from '../ports/cloudmap-limits.js';
+import { attributesTotalLength, cloudMapLimits } from '../ports/cloudmap-limits.js';
 import { Attr, CONTROLLER_NAME, SCHEMA_VERSION } from './attributes.js';
 import { chunkKey } from './json-attr.js';
 import { clusterPrefix } from './ids.js';
@@ -77,9 +77,6 @@ function fixedAttributes(record: FeedRecord, floor: number): Record<string, stri
   };
 }
 
-const size = (attrs: Readonly<Record<string, string>>): number =>
-  Object.entries(attrs).reduce((n, [k, v]) => n + k.length + v.length, 0);
-
 export interface EncodedFeed {
   instance: CloudMapInstance;
   /** The floor written: raised above every change that did not fit. */
@@ -102,7 +99,7 @@ export function encodeFeed(record: FeedRecord): EncodedFeed {
   }
   const sorted = [...latest.values()].sort(byNewest);
   // The floor may only grow, and its own digits count against the budget: reserve the widest.
-  const reserve = size(fixedAttributes(record, record.seq));
+  const reserve = attributesTotalLength(fixedAttributes(record, record.seq));
   let budget = cloudMapLimits.attributesTotalMaxLength - reserve;
   const chunks: string[][] = [];
   let chunkLength = 0;
@@ -183,15 +180,7 @@ function parseEntry(text: string, floor: number, seq: number): FeedEntry {
 export function decodeFeed(instance: CloudMapInstance, clustersetId?: string): FeedRecord {
   const a = instance.attributes;
   if (a[Attr.Record] !== 'feed') throw new p.RecordParseError('not a feed record');
-  const version = a[Attr.SchemaVersion];
-  if (version !== undefined && p.parseCount(version, Attr.SchemaVersion) > Number(SCHEMA_VERSION))
-    throw new p.RecordParseError(`unsupported schema version ${version}`);
-  const cluster = {
-    clusterId: p.nonEmpty(a, Attr.ClusterId),
-    clustersetId: p.nonEmpty(a, Attr.ClustersetId),
-  };
-  if (clustersetId !== undefined && cluster.clustersetId !== clustersetId)
-    throw new p.RecordParseError(`belongs to clusterset ${cluster.clustersetId}`);
+  const cluster = p.parseIdentity(a, clustersetId);
   // One record per cluster: an instance claiming a cluster under another ID is not its feed.
   if (instance.id !== feedInstanceId(cluster))
     throw new p.RecordParseError(`feed instance ${instance.id} is not ${cluster.clusterId}'s`);
@@ -226,14 +215,8 @@ export function decodeFeeds(
 ): FeedDecodeResult {
   const feeds: FeedRecord[] = [];
   const rejected: FeedDecodeResult['rejected'] = [];
-  for (const instance of instances) {
-    try {
-      feeds.push(decodeFeed(instance, opts.clustersetId));
-    } catch (error) {
-      if (!(error instanceof p.RecordParseError)) throw error;
-      rejected.push({ instanceId: instance.id, reason: error.message });
-    }
-  }
+  for (const instance of instances)
+    p.orReject(instance.id, rejected, () => feeds.push(decodeFeed(instance, opts.clustersetId)));
   feeds.sort((x, y) => (x.cluster.clusterId < y.cluster.clusterId ? -1 : 1));
   return { feeds, rejected };
 }

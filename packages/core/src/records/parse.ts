@@ -1,6 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type {
   AddressType,
+  ClusterIdentity,
   EndpointPort,
   InternalTrafficPolicy,
   IPFamily,
@@ -9,6 +10,7 @@ import type {
   ServicePort,
   SessionAffinity,
 } from '../model/index.js';
+import { Attr, SCHEMA_VERSION } from './attributes.js';
 
 /**
  * Strict readers for attribute values. Records come from other clusters (and possibly other
@@ -20,6 +22,38 @@ export class RecordParseError extends Error {
 }
 
 type Attrs = Readonly<Record<string, string>>;
+
+/**
+ * Runs `decode`; when it throws RecordParseError the instance and the reason go to `rejected`
+ * (bad data is refused one instance at a time; any other error is a bug and propagates).
+ */
+export function orReject(
+  instanceId: string,
+  rejected: { instanceId: string; reason: string }[],
+  decode: () => void,
+): void {
+  try {
+    decode();
+  } catch (error) {
+    if (!(error instanceof RecordParseError)) throw error;
+    rejected.push({ instanceId, reason: error.message });
+  }
+}
+
+/** The schema version (ours or older) and the writer's cluster, of `clustersetId` when given. */
+export function parseIdentity(attrs: Attrs, clustersetId?: string): ClusterIdentity {
+  const version = attrs[Attr.SchemaVersion];
+  // Readers accept their own major version and older; a newer major may mean anything.
+  if (version !== undefined && parseCount(version, Attr.SchemaVersion) > Number(SCHEMA_VERSION))
+    throw new RecordParseError(`unsupported schema version ${version}`);
+  const cluster = {
+    clusterId: nonEmpty(attrs, Attr.ClusterId),
+    clustersetId: nonEmpty(attrs, Attr.ClustersetId),
+  };
+  if (clustersetId !== undefined && cluster.clustersetId !== clustersetId)
+    throw new RecordParseError(`belongs to clusterset ${cluster.clustersetId}`);
+  return cluster;
+}
 
 export function required(attrs: Attrs, key: string): string {
   const value = attrs[key];
@@ -56,25 +90,28 @@ export function parseBool(value: string, key: string): boolean {
   throw new RecordParseError(`${key} is not a boolean: ${value}`);
 }
 
-function parseProtocol(value: string, key: string): Protocol {
-  if (value === 'TCP' || value === 'UDP' || value === 'SCTP') return value;
-  throw new RecordParseError(`${key} is not a protocol: ${value}`);
+/** `value` if it is one of `choices`; the error says `<key> is not <what>: <value>`. */
+function oneOf<T extends string>(
+  value: string,
+  key: string,
+  choices: readonly T[],
+  what = choices.join(' or '),
+): T {
+  if ((choices as readonly string[]).includes(value)) return value as T;
+  throw new RecordParseError(`${key} is not ${what}: ${value}`);
 }
 
-export function parseServiceType(value: string): ServiceImportType {
-  if (value === 'ClusterSetIP' || value === 'Headless') return value;
-  throw new RecordParseError(`SERVICE_TYPE is not ClusterSetIP or Headless: ${value}`);
-}
+const parseProtocol = (value: string, key: string): Protocol =>
+  oneOf(value, key, ['TCP', 'UDP', 'SCTP'], 'a protocol');
 
-export function parseSessionAffinity(value: string): SessionAffinity {
-  if (value === 'None' || value === 'ClientIP') return value;
-  throw new RecordParseError(`SESSION_AFFINITY is not None or ClientIP: ${value}`);
-}
+export const parseServiceType = (value: string): ServiceImportType =>
+  oneOf(value, 'SERVICE_TYPE', ['ClusterSetIP', 'Headless']);
 
-export function parseInternalTrafficPolicy(value: string): InternalTrafficPolicy {
-  if (value === 'Cluster' || value === 'Local') return value;
-  throw new RecordParseError(`INTERNAL_TRAFFIC_POLICY is not Cluster or Local: ${value}`);
-}
+export const parseSessionAffinity = (value: string): SessionAffinity =>
+  oneOf(value, 'SESSION_AFFINITY', ['None', 'ClientIP']);
+
+export const parseInternalTrafficPolicy = (value: string): InternalTrafficPolicy =>
+  oneOf(value, 'INTERNAL_TRAFFIC_POLICY', ['Cluster', 'Local']);
 
 export function parseIpFamilies(value: string): IPFamily[] {
   if (value === '') return [];

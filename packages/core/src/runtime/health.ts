@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
@@ -105,15 +106,10 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
         res.writeHead(404).end();
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    // No host: Node listens on :: (IPv6 and IPv4) when the node has IPv6, else on 0.0.0.0, so
-    // kubelet probes and scrapes reach the pod over any family it has.
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  // No host: Node listens on :: (IPv6 and IPv4) when the node has IPv6, else on 0.0.0.0, so
+  // kubelet probes and scrapes reach the pod over any family it has.
+  server.listen(options.port, options.host);
+  await once(server, 'listening');
   const { port, address } = server.address() as AddressInfo;
   options.logger.info('health server listening', {
     [logFields.address]: address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`,

@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import { realClock, type Clock, type TimerHandle } from '../workqueue/clock.js';
-import { fullJitterDelay, type BackoffPolicy } from '../workqueue/backoff.js';
+import { fullJitterDelay, untilAborted, type BackoffPolicy } from '../workqueue/backoff.js';
 import type { EventSource, WatchEvent } from '../workqueue/watches.js';
 
 /** The part of client-node's `Informer & ObjectCache` we use; tests pass a fake. */
@@ -202,24 +202,11 @@ export async function waitForCacheSync(
   signal?: AbortSignal,
 ): Promise<void> {
   const all = Promise.all(informers.map((i) => i.synced()));
-  if (signal === undefined) {
-    await all;
-    return;
-  }
-  await new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => {
-      const pending = informers.filter((i) => !i.hasSynced()).map((i) => i.name);
-      reject(
-        new CacheSyncAbortedError(`aborted before caches synced: ${pending.join(', ')}`, {
-          cause: signal.reason,
-        }),
-      );
-    };
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    void all.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
+  if (signal === undefined) return all.then(() => undefined);
+  await untilAborted(all, signal, () => {
+    const pending = informers.filter((i) => !i.hasSynced()).map((i) => i.name);
+    return new CacheSyncAbortedError(`aborted before caches synced: ${pending.join(', ')}`, {
+      cause: signal.reason,
     });
   });
 }

@@ -1,7 +1,7 @@
 import { logFields } from '../logging/log-fields.js';
 import type { Logger } from '../logging/logger.js';
 import { realClock, type Clock } from '../workqueue/clock.js';
-import { sleep } from '../workqueue/backoff.js';
+import { sleep, untilAborted } from '../workqueue/backoff.js';
 import { LeaseConflictError, type LeaseRecord, type LeaseStore } from './lease-store.js';
 
 export interface LeaderElectionOptions {
@@ -281,31 +281,14 @@ export class LeadershipLostError extends Error {
  * once, so the reconcile or timer that made it stops there instead of going on to its next
  * write. (The request already sent is not recalled; nothing new is sent.)
  *
- * Each call listens for the abort only while it is in flight. Racing every call against one
- * promise that settles when leadership ends (`Promise.race([call, ended])`) leaked: each race
- * leaves a reaction on that promise, holding the call's result, until leadership ends. A
- * leader's life long that kept every Cloud Map answer and Kubernetes write result it ever got
+ * Each call listens for the abort only while it is in flight (`untilAborted`): racing every
+ * call against one promise of the end of leadership kept every result a leader ever got
  * (docs/adr/0016-agent-memory.md, decision 14).
  */
 export function leaderOnly<T extends object>(target: T, leading: AbortSignal): T {
   const lost = (): LeadershipLostError =>
     new LeadershipLostError('leadership lost: this replica no longer writes', {
       cause: leading.reason,
-    });
-  const untilLost = <R>(call: Promise<R>): Promise<R> =>
-    new Promise<R>((resolve, reject) => {
-      const onAbort = (): void => reject(lost());
-      leading.addEventListener('abort', onAbort, { once: true });
-      call.then(
-        (value) => {
-          leading.removeEventListener('abort', onAbort);
-          resolve(value);
-        },
-        (error: unknown) => {
-          leading.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      );
     });
   const bound: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(target)) {
@@ -315,7 +298,7 @@ export function leaderOnly<T extends object>(target: T, leading: AbortSignal): T
         : (...args: unknown[]): unknown => {
             if (leading.aborted) throw lost();
             const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
-            return result instanceof Promise ? untilLost(result) : result;
+            return result instanceof Promise ? untilAborted(result, leading, lost) : result;
           };
   }
   return bound as T;

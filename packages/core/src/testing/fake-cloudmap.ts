@@ -32,8 +32,6 @@ export interface FakeCloudMapOptions {
   operationMode?: 'immediate' | 'manual';
   /** Awaited before every call (after counting); lets a test hold calls in flight. */
   beforeCall?: (op: CloudMapOperationName) => Promise<void> | void;
-  region?: string;
-  accountId?: string;
 }
 
 /** An in-memory CloudMapPort with Cloud Map's semantics, fault switches and call counters. */
@@ -63,7 +61,7 @@ export interface FakeCloudMap extends CloudMapPort, FaultInjector, CallCounters 
 
 export function createFakeCloudMap(options: FakeCloudMapOptions = {}): FakeCloudMap {
   const faults = createFaultState();
-  const store = createFakeStore(options.region ?? 'us-east-1', options.accountId ?? '123456789012');
+  const store = createFakeStore();
   const ops = new Map<string, OperationState>();
   let opSeq = 0;
   let failOps: { remaining: number; errorCode: string } | undefined;

@@ -61,7 +61,7 @@ const summaryOf = (svc: FakeServiceRecord): CloudMapService => ({
   ...(svc.customHealth === true ? { customHealth: true } : {}),
 });
 
-export function createFakeStore(region: string, accountId: string): FakeStore {
+export function createFakeStore(): FakeStore {
   const namespaces = new Map<string, FakeNamespaceRecord>();
   const services = new Map<string, FakeServiceRecord>();
   let seq = 0;
@@ -69,7 +69,7 @@ export function createFakeStore(region: string, accountId: string): FakeStore {
   let revision = 0;
   const nextId = (prefix: string): string => `${prefix}-${String(++seq).padStart(16, '0')}`;
   const arn = (kind: string, id: string): string =>
-    `arn:aws:servicediscovery:${region}:${accountId}:${kind}/${id}`;
+    `arn:aws:servicediscovery:us-east-1:123456789012:${kind}/${id}`;
 
   return {
     namespaces: () =>

@@ -4,7 +4,6 @@ export interface MemoryEventRecorder extends EventRecorder {
   readonly events: RecordedEvent[];
   /** Events about one object (`namespace/name`), optionally of one reason. */
   about(key: string, reason?: string): RecordedEvent[];
-  clear(): void;
 }
 
 export function createMemoryEventRecorder(): MemoryEventRecorder {
@@ -18,6 +17,5 @@ export function createMemoryEventRecorder(): MemoryEventRecorder {
           `${e.regarding.namespace ?? ''}/${e.regarding.name}` === key &&
           (reason === undefined || e.reason === reason),
       ),
-    clear: () => void events.splice(0),
   };
 }

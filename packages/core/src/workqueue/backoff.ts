@@ -31,6 +31,31 @@ export class SleepAbortedError extends Error {
   override readonly name = 'SleepAbortedError';
 }
 
+/**
+ * `work`, or a rejection with `reason()` (default: the signal's reason) as soon as `signal`
+ * aborts. The listener is removed once `work` settles, so a long-lived signal does not keep
+ * every call's result reachable (docs/adr/0016-agent-memory.md, decision 14).
+ */
+export function untilAborted<T>(
+  work: Promise<T>,
+  signal: AbortSignal,
+  reason: () => unknown = () => signal.reason,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(reason() as Error);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    // Removed before the caller resumes: once it has its answer nothing refers to the call.
+    const settle =
+      <A>(then: (a: A) => void) =>
+      (a: A): void => {
+        signal.removeEventListener('abort', onAbort);
+        then(a);
+      };
+    work.then(settle(resolve), settle(reject));
+  });
+}
+
 /** Waits on the injected clock (FakeClock in tests); rejects early if `signal` aborts. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

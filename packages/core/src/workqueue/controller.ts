@@ -15,7 +15,6 @@ export interface ReconcileResult {
 /** What the harness hands each reconcile: its child logger `{controller, key, reconcileId}`. */
 export interface ReconcileContext {
   readonly logger: Logger;
-  readonly reconcileId: string;
   /** `run`'s signal: aborted when the work must stop (leadership lost). */
   readonly signal?: AbortSignal;
 }
@@ -55,7 +54,6 @@ export interface ControllerOptions<K> {
  * reconcile's outcome is logged and counted. Informer callbacks add keys to `queue`.
  */
 export interface Controller<K> {
-  readonly name: string;
   readonly queue: WorkQueue<K>;
   /**
    * Starts the workers; resolves once the queue is shut down and every worker finished its
@@ -80,14 +78,12 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
   let signal: AbortSignal | undefined;
 
   const reconcileOnce = async (key: K): Promise<void> => {
-    const reconcileId = newId();
-    const keyLog = log.child({ [logFields.key]: key, [logFields.reconcileId]: reconcileId });
+    const keyLog = log.child({ [logFields.key]: key, [logFields.reconcileId]: newId() });
     const started = opts.clock.now();
     let outcome: ReconcileOutcome;
     try {
       const result = await opts.reconcile(key, {
         logger: keyLog,
-        reconcileId,
         ...(signal === undefined ? {} : { signal }),
       });
       queue.forget(key);
@@ -131,7 +127,6 @@ export function createController<K>(opts: ControllerOptions<K>): Controller<K> {
   };
 
   return {
-    name: opts.name,
     queue,
     run(runSignal) {
       if (running === undefined && runSignal !== undefined) {
