@@ -63,7 +63,7 @@ export function createPoller(opts: PollerOptions): Poller {
     reads,
     feed,
     periods,
-    feedPeriod: () => loop.feedPeriod(),
+    feedMs: loop.feedMs,
     heartbeatMs: periods.heartbeatMs ?? periods.fastMs,
     sweep: () => requestSweep(loop),
     knownHeartbeatNamespaces: new Set(),
