@@ -68,14 +68,9 @@ export function createImportEvents(events: EventRecorder | undefined): ImportEve
     });
   return {
     refused(ref, refusals) {
-      const byReason = new Map<string, Set<string>>();
-      for (const r of refusals) {
-        const subjects = byReason.get(r.reason) ?? new Set<string>();
-        subjects.add(r.subject);
-        byReason.set(r.reason, subjects);
-      }
-      for (const [reason, set] of [...byReason].sort(([a], [b]) => a.localeCompare(b))) {
-        const subjects = [...set].sort();
+      const byReason = Map.groupBy(refusals, (r) => r.reason);
+      for (const [reason, some] of [...byReason].sort(([a], [b]) => a.localeCompare(b))) {
+        const subjects = [...new Set(some.map((r) => r.subject))].sort();
         const more = subjects.length - MAX_SUBJECTS;
         const listed = subjects.slice(0, MAX_SUBJECTS).join('; ');
         record(

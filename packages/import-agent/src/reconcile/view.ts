@@ -1,6 +1,6 @@
 import { LABEL_MCS_SERVICE_NAME } from '@cloudmap-mcs/core';
 import type { ObjectMeta } from './k8s-types.js';
-import { collisionOf, missingMarker, type NameCollision, type OwnedKind } from './ownership.js';
+import { collisionOf, isOurs, type NameCollision, type OwnedKind } from './ownership.js';
 import type { ImportSources, ImportWriter, LiveKinds } from './ports.js';
 import type { RecentWrites, Used } from './recent-writes.js';
 
@@ -78,7 +78,7 @@ export interface Markers {
 export function ownedSlices(view: View, namespace: string, markers: Markers) {
   return view
     .endpointSlices(namespace, markers.importName)
-    .filter((s) => missingMarker('EndpointSlice', s.metadata, markers) === undefined);
+    .filter((s) => isOurs('EndpointSlice', s, markers));
 }
 
 /**
