@@ -15,10 +15,6 @@ import { plain } from '../kube/kube-writer.js';
 import type { ExternalImports } from './controller.js';
 import { ExternalApi, type ExternalObject } from './types.js';
 
-export interface ExternalWatch {
-  stop(): Promise<void>;
-}
-
 /** How often a missing CRD (or a forbidden list) is looked for again. */
 const PROBE_MS = 60_000;
 
@@ -31,7 +27,7 @@ export function watchExternalImports(
   kc: KubeConfig,
   imports: ExternalImports,
   logger: Logger,
-): ExternalWatch {
+): { stop(): Promise<void> } {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const list = async (): Promise<KubernetesListObject<KubernetesObject>> =>
     (await custom.listClusterCustomObject({

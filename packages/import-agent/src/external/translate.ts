@@ -110,7 +110,6 @@ function exportedByMcs(
 
 interface EndpointRead {
   endpoints: Endpoint[];
-  families: Set<IPFamily>;
   unhealthy: number;
   refusals: Refusal[];
 }
@@ -121,7 +120,7 @@ function readEndpoints(
   cluster: string,
   instances: readonly CloudMapInstance[],
 ): EndpointRead {
-  const r: EndpointRead = { endpoints: [], families: new Set(), unhealthy: 0, refusals: [] };
+  const r: EndpointRead = { endpoints: [], unhealthy: 0, refusals: [] };
   const refuse = (inst: CloudMapInstance, reason: Refusal['reason'], detail: string): void => {
     r.refusals.push({ reason, service: sel.key, cluster, subject: inst.id.slice(0, 64), detail });
   };
@@ -143,8 +142,7 @@ function readEndpoints(
     const healthy = inst.health !== 'UNHEALTHY';
     if (!healthy) r.unhealthy += 1;
     const zone = inst.attributes[ZONE_ATTRIBUTE];
-    for (const [address, addressType] of addresses) {
-      r.families.add(addressType);
+    for (const [address, addressType] of addresses)
       r.endpoints.push({
         address,
         addressType,
@@ -153,7 +151,6 @@ function readEndpoints(
         ...(DNS_LABEL.test(inst.id) ? { hostname: inst.id } : {}),
         ...(zone !== undefined && LABEL_VALUE.test(zone) ? { zone } : {}),
       });
-    }
   }
   return r;
 }
@@ -188,7 +185,9 @@ function clusterExport(
       // Without spec.ports, chosen from the trusted endpoints (withTrustedPorts).
       ports: sel.ports,
       sessionAffinity: 'None',
-      ipFamilies: (['IPv4', 'IPv6'] as const).filter((f) => read.families.has(f)),
+      ipFamilies: (['IPv4', 'IPv6'] as const).filter((f) =>
+        read.endpoints.some((e) => e.addressType === f),
+      ),
       exportedLabels: { [LABEL_EXTERNAL]: 'true' },
       exportedAnnotations: {
         [ANNOTATION_CLOUD_MAP_SERVICE]: `${sel.cloudMapNamespace}/${sel.cloudMapService}`,
