@@ -23,7 +23,7 @@ import { describe, keyOf, track, type PollerState } from './state.js';
  * the default, whatever its size. New services it shows are read at once. Namespaces whose
  * services are all of feed writers are listed only by the full listing, as before.
  */
-export interface FeedlessNamespace {
+interface FeedlessNamespace {
   name: string;
   id: string;
 }
@@ -50,7 +50,7 @@ export function startFeedlessListings(ctx: RoundContext): void {
  * anything) at least once, and not within the fast period times their pages (no slack: the
  * first feed round after that, so never more often). Marks the ones returned as listed now.
  */
-export function feedlessListingsDue(
+function feedlessListingsDue(
   state: PollerState,
   feed: FeedFollower | undefined,
   fastMs: number,
@@ -83,7 +83,7 @@ function feedlessWriterIn(s: ServiceSnapshot, feed: FeedFollower): boolean {
  * Lists each namespace and reads the services not tracked yet. Nothing is dropped here: a
  * service gone is the full listing's to drop.
  */
-export async function listFeedless(
+async function listFeedless(
   state: PollerState,
   reads: ServiceReads,
   namespaces: readonly FeedlessNamespace[],

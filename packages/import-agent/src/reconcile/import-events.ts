@@ -13,11 +13,11 @@ import {
 // same object within 10 minutes, as client-go's correlator aggregates them.
 
 /** Records (or parts) of this import's Cloud Map service were refused; label `reason` says why. */
-export const REASON_RECORDS_REFUSED = 'RecordsRefused';
+const REASON_RECORDS_REFUSED = 'RecordsRefused';
 /** A source cluster's endpoints were dropped: its heartbeat expired. */
-export const REASON_CLUSTER_STALE = 'ClusterStale';
+const REASON_CLUSTER_STALE = 'ClusterStale';
 /** A new import was refused by `--max-imports` / `--max-imports-per-namespace`. */
-export const REASON_IMPORT_CAP = 'ImportCapReached';
+const REASON_IMPORT_CAP = 'ImportCapReached';
 
 /** Subjects named in one note; the rest are counted. */
 const MAX_SUBJECTS = 5;
