@@ -6,7 +6,7 @@ import {
   inPool,
   isCloudMapNotFound,
   logFields,
-  type TimerHandle,
+  sleep,
   type FeedFollower,
 } from '@cloudmap-mcs/core';
 import { coveredByFeed, everyWriterVouched, isHeartbeat } from './coverage.js';
@@ -67,15 +67,12 @@ export function pollRounds(ctx: RoundContext): Record<RoundKind, () => Promise<b
  * healing is seen within one period, not one deadline (issue 31).
  */
 async function probe(ctx: RoundContext): Promise<boolean> {
-  const { clock } = ctx.state;
-  let timer: TimerHandle | undefined;
-  const period = new Promise<false>((resolve) => {
-    timer = clock.setTimer(() => resolve(false), ctx.feedMs || ctx.periods.fastMs);
-  });
+  const done = new AbortController();
+  const period = sleep(ctx.state.clock, ctx.feedMs || ctx.periods.fastMs, done.signal);
   try {
-    return await Promise.race([probeCall(ctx), period]);
+    return await Promise.race([probeCall(ctx), period.then(() => false)]);
   } finally {
-    if (timer !== undefined) clock.clearTimer(timer);
+    done.abort();
   }
 }
 
