@@ -188,6 +188,12 @@ function createController(
     localClusterId: identity.clusterId,
     addresses: createAddressPolicy(config.allowedCidrs, local),
   };
+  const events = createEventRecorder({
+    sink: kubeEventSink(ctx.kubeConfig),
+    controller: 'cloudmap-mcs.io/import-agent',
+    instance: config.identity,
+    logger: ctx.logger,
+  });
   // Non-Kubernetes Cloud Map services the users select (ADR 0014): RBAC on CloudMapServiceImport
   // decides who may select one; without the CRD this stays idle.
   const external = (snapshot: Pick<Poller, 'get'>) =>
@@ -196,7 +202,7 @@ function createController(
       cloudMap: ctx.cloudMap,
       trust,
       periodMs: config.externalPollMs,
-      identity: config.identity,
+      events,
       namespaces: config.namespaces,
       logger: ctx.logger,
       snapshot,
@@ -224,11 +230,6 @@ function createController(
     caps: config.caps,
     metrics: metrics.agent,
     controllerMetrics: metrics.controllers,
-    events: createEventRecorder({
-      sink: kubeEventSink(ctx.kubeConfig),
-      controller: 'cloudmap-mcs.io/import-agent',
-      instance: config.identity,
-      logger: ctx.logger,
-    }),
+    events,
   });
 }

@@ -58,7 +58,7 @@ export type ImportAgentConfig = CommonConfig & ImportOwnConfig;
  * flags they were. The heartbeat read matches the export agent's 30 s renewal; the listing,
  * the backstop and the error backoff are bounded in cost by --poll-background-budget instead.
  */
-export const IMPORT_TIMINGS = {
+const IMPORT_TIMINGS = {
   /** ListNamespaces/ListServices. */
   pollSlowSeconds: 60,
   /** DiscoverInstances of each namespace's heartbeat service. */

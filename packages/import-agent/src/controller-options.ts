@@ -10,20 +10,11 @@ import type { PollPeriods } from './poller/schedule.js';
 import type { SnapshotHealth } from './poller/snapshot.js';
 import type { ImportMetrics, ImportReconcilerDeps } from './reconcile/reconciler.js';
 
-/** What the reconciler takes as given is declared (and documented) there. */
-type PassedToReconciler =
-  | 'sources'
-  | 'writer'
-  | 'trust'
-  | 'heartbeatTtlMs'
-  | 'now'
-  | 'logger'
-  | 'events'
-  | 'namespaces'
-  | 'caps'
-  | 'clusterFamilies';
-
-export interface ImportControllerOptions extends Pick<ImportReconcilerDeps, PassedToReconciler> {
+/** The reconciler's deps (declared and documented there) but what the controller makes. */
+export interface ImportControllerOptions extends Omit<
+  ImportReconcilerDeps,
+  'snapshot' | 'recent' | 'refusals' | 'externalExport'
+> {
   cloudMap: CloudMapPort;
   clock: Clock;
   periods: PollPeriods;

@@ -1,10 +1,9 @@
 import {
   createController,
-  createEventHub,
   logFields,
-  type Clock,
+  sleep,
+  splitKey,
   type Controller,
-  type EventHub,
   type Logger,
   type RefusalLog,
   type WorkQueue,
@@ -15,8 +14,8 @@ import type {
   ImportControllerOptions,
 } from './controller-options.js';
 import { createLivenessTracker, type LivenessTracker } from './liveness-tracker.js';
-import { createPoller, type Poller, type PollerOptions } from './poller/poller.js';
-import { createImportReconciler, type ImportReconcilerDeps } from './reconcile/reconciler.js';
+import { createPoller, type Poller } from './poller/poller.js';
+import { createImportReconciler } from './reconcile/reconciler.js';
 import {
   defaultNamespacePolicy,
   namespaceDecision,
@@ -36,10 +35,11 @@ interface ImportWiring {
   readonly external: ExternalExports | undefined;
   /** Whether the workers run (the first snapshot is complete). */
   started: boolean;
+  /** Aborted by `stop`: ends the wait for the first snapshot. */
+  readonly stopping: AbortController;
   /** Which clusters were live per namespace when its imports last all re-ran. */
   readonly liveness: LivenessTracker;
   workers?: Promise<void>;
-  syncWaiter?: { resolve: () => void; timer?: ReturnType<Clock['setTimer']> };
 }
 
 /**
@@ -52,17 +52,37 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
   const policy = opts.namespaces ?? defaultNamespacePolicy;
   // One refusal log for the poller's scope and the reconciler: one metric, one rate limit.
   const refusals = recordRefusals(opts.logger, opts.clock, opts.metrics?.refused);
-  // Built in order; what the poller tells of reaches the parts built after it through these.
-  const polled: Polled = {
-    services: createEventHub(),
-    heartbeats: createEventHub(),
-    health: createEventHub(),
-  };
-  const poller = createPoller(pollerOptions(opts, polled, inScope(opts, policy, refusals)));
+  // The poller calls back only once started, when `w` exists; until the workers run what it
+  // tells of is dropped (the start replays every key).
+  const poller = createPoller({
+    port: opts.cloudMap,
+    clock: opts.clock,
+    now: opts.now,
+    logger: opts.logger,
+    clustersetId: opts.trust.clustersetId,
+    periods: opts.periods,
+    heartbeatTtlMs: opts.heartbeatTtlMs,
+    requestBudgetPerSecond: opts.requestBudgetPerSecond,
+    isLocalNamespace: inScope(opts, policy, refusals),
+    onServiceChange: (ns, name) => w.started && queue.add(`${ns}/${name}`),
+    onHeartbeatChange: (ns) => w.started && w.liveness.observe(ns),
+    onHealthChange: (health, synced) => {
+      opts.metrics?.health?.(health, synced);
+      // Ready conditions mention reachability: re-evaluate every import we manage.
+      if (w.started) opts.sources.managedImportKeys().forEach((k) => queue.add(k));
+    },
+    metrics: opts.metrics,
+  });
   const external = opts.external?.(poller);
   const controller = createController<string>({
     name: 'serviceimport',
-    reconcile: createImportReconciler(reconcilerOptions(opts, poller, external, policy, refusals)),
+    reconcile: createImportReconciler({
+      ...opts,
+      snapshot: poller,
+      namespaces: policy,
+      refusals,
+      externalExport: external && ((ns, name) => external.exportFor(ns, name)),
+    }),
     workers: opts.workers,
     clock: opts.clock,
     logger: opts.logger,
@@ -77,6 +97,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     poller,
     external,
     started: false,
+    stopping: new AbortController(),
     liveness: createLivenessTracker({
       clustersetId: opts.trust.clustersetId,
       ttlMs: opts.heartbeatTtlMs,
@@ -87,12 +108,6 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
       refusals,
     }),
   };
-  polled.services.on((_e, key) => w.started && queue.add(key));
-  polled.heartbeats.on((_e, ns) => w.started && w.liveness.observe(ns));
-  // Ready conditions mention reachability: re-evaluate every import we manage.
-  polled.health.on(
-    () => w.started && opts.sources.managedImportKeys().forEach((k) => queue.add(k)),
-  );
   return {
     poller,
     queue,
@@ -104,14 +119,6 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     },
     stop: () => stop(w),
   };
-}
-
-interface Polled {
-  /** A service's records changed: its key. */
-  services: EventHub<string>;
-  /** A namespace's heartbeats changed. */
-  heartbeats: EventHub<string>;
-  health: EventHub<undefined>;
 }
 
 /** A local namespace the policy allows: only those are polled (no Cloud Map calls for the rest). */
@@ -129,103 +136,34 @@ function inScope(
   };
 }
 
-function pollerOptions(
-  opts: ImportControllerOptions,
-  polled: Polled,
-  isLocalNamespace: (ns: string) => boolean,
-): PollerOptions {
-  return {
-    port: opts.cloudMap,
-    clock: opts.clock,
-    now: opts.now,
-    logger: opts.logger,
-    clustersetId: opts.trust.clustersetId,
-    periods: opts.periods,
-    heartbeatTtlMs: opts.heartbeatTtlMs,
-    requestBudgetPerSecond: opts.requestBudgetPerSecond,
-    isLocalNamespace,
-    onServiceChange: (ns, name) => polled.services.emit('update', `${ns}/${name}`),
-    onHeartbeatChange: (ns) => polled.heartbeats.emit('update', ns),
-    onHealthChange: (health, synced) => {
-      opts.metrics?.health?.(health, synced);
-      polled.health.emit('update', undefined);
-    },
-    metrics: opts.metrics,
-  };
-}
-
-function reconcilerOptions(
-  opts: ImportControllerOptions,
-  poller: Poller,
-  external: ExternalExports | undefined,
-  policy: NamespacePolicy,
-  refusals: RefusalLog,
-): ImportReconcilerDeps {
-  return {
-    clock: opts.clock,
-    sources: opts.sources,
-    writer: opts.writer,
-    snapshot: poller,
-    trust: opts.trust,
-    heartbeatTtlMs: opts.heartbeatTtlMs,
-    now: opts.now,
-    logger: opts.logger,
-    metrics: opts.metrics,
-    events: opts.events,
-    namespaces: policy,
-    refusals,
-    caps: opts.caps,
-    externalExport: external === undefined ? undefined : (ns, name) => external.exportFor(ns, name),
-    clusterFamilies: opts.clusterFamilies,
-  };
-}
-
 function namespaceKeys(w: Pick<ImportWiring, 'opts' | 'poller'>, namespace: string): string[] {
   const managed = w.opts.sources.managedImportKeys().filter((k) => k.startsWith(`${namespace}/`));
   return [...w.poller.services(namespace).map((s) => `${namespace}/${s.name}`), ...managed];
-}
-
-/** Resolves once the poller's first snapshot is complete (checked every 100 ms). */
-function waitSynced(w: ImportWiring): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const check = (): void => {
-      if (w.poller.synced) {
-        delete w.syncWaiter;
-        resolve();
-        return;
-      }
-      w.syncWaiter = { resolve, timer: w.opts.clock.setTimer(check, 100) };
-    };
-    check();
-  });
 }
 
 /** Polls, waits for the first snapshot, replays every import and runs the workers. */
 async function start(w: ImportWiring, signal?: AbortSignal): Promise<void> {
   const { poller, queue, opts } = w;
   poller.start();
-  await waitSynced(w);
-  if (queue.shuttingDown) return;
+  // The first snapshot, checked every 100 ms.
+  const { signal: stopping } = w.stopping;
+  while (!poller.synced && !stopping.aborted)
+    await sleep(opts.clock, 100, stopping).catch(() => undefined);
+  if (stopping.aborted) return;
   w.started = true;
-  const keys = new Set<string>(opts.sources.managedImportKeys());
-  for (const key of keys) queue.add(key);
-  // Every service with records of our clusterset, in namespaces that exist here.
-  for (const ns of new Set([...keys].map((k) => k.slice(0, k.indexOf('/')))))
-    for (const key of namespaceKeys(w, ns)) queue.add(key);
-  for (const key of allSnapshotKeys(poller)) queue.add(key);
-  for (const key of w.external?.keys() ?? []) queue.add(key);
+  // Every import of ours, and every service with records of our clusterset in namespaces
+  // that exist here.
+  const keys = [...opts.sources.managedImportKeys(), ...allSnapshotKeys(poller)];
+  for (const key of [...keys, ...(w.external?.keys() ?? [])]) queue.add(key);
   // What every import is first reconciled with: later heartbeat changes and expiries compare
   // with it.
-  const nsOf = (key: string): string => key.slice(0, key.indexOf('/'));
-  for (const ns of new Set([...keys, ...allSnapshotKeys(poller)].map(nsOf)))
-    w.liveness.observe(ns, true);
+  for (const ns of new Set(keys.map((k) => splitKey(k)[0]))) w.liveness.observe(ns, true);
   w.log.info('import controller started', { keys: queue.length, workers: opts.workers });
   w.workers = w.controller.run(signal);
 }
 
 async function stop(w: ImportWiring): Promise<void> {
-  if (w.syncWaiter?.timer !== undefined) w.opts.clock.clearTimer(w.syncWaiter.timer);
-  w.syncWaiter?.resolve();
+  w.stopping.abort();
   await w.poller.stop();
   w.liveness.stop();
   w.queue.shutdown();

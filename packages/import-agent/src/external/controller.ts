@@ -47,7 +47,7 @@ import { ExternalApi, type ExternalObject, type ExternalStatus } from './types.j
  */
 
 export interface ExternalStatusWriter {
-  writeStatus(namespace: string, name: string, status: ExternalStatus): Promise<void>;
+  writeStatus(namespace: string, name: string, status: ExternalStatus): Promise<unknown>;
 }
 
 export interface ExternalImportsOptions {

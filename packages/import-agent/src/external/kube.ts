@@ -11,22 +11,9 @@ import {
   isNotFound,
   type SupervisedInformer,
 } from '@cloudmap-mcs/core/runtime';
-import { applyStatus, plain } from '../kube/kube-writer.js';
-import type { ExternalImports, ExternalStatusWriter } from './controller.js';
+import { plain } from '../kube/kube-writer.js';
+import type { ExternalImports } from './controller.js';
 import { ExternalApi, type ExternalObject } from './types.js';
-
-export function createExternalStatusWriter(kc: KubeConfig): ExternalStatusWriter {
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  return {
-    async writeStatus(namespace, name, status) {
-      await applyStatus(custom, ExternalApi, namespace, name, status);
-    },
-  };
-}
-
-export interface ExternalWatch {
-  stop(): Promise<void>;
-}
 
 /** How often a missing CRD (or a forbidden list) is looked for again. */
 const PROBE_MS = 60_000;
@@ -40,7 +27,7 @@ export function watchExternalImports(
   kc: KubeConfig,
   imports: ExternalImports,
   logger: Logger,
-): ExternalWatch {
+): { stop(): Promise<void> } {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const list = async (): Promise<KubernetesListObject<KubernetesObject>> =>
     (await custom.listClusterCustomObject({

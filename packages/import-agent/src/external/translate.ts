@@ -73,15 +73,9 @@ export function translateInstances(
   const shaped = trustInstances(sel.key, instances);
   const read = readEndpoints(sel, cluster, shaped.instances);
   const refusals: Refusal[] = [...shaped.refusals, ...read.refusals];
-  const servicePorts: ServicePort[] =
-    sel.ports.length > 0
-      ? sel.ports
-      : read.seenPorts.size > 0
-        ? [{ name: '', protocol: 'TCP', port: Math.min(...read.seenPorts) }]
-        : [...previousPorts];
   // The same boundary as every MCS record: CIDR allow-list, loopback/link-local/unspecified and
   // this cluster's own addresses refused, ports and fields validated.
-  const trusted = trustExport(trust, clusterExport(sel, cluster, trust, servicePorts, read));
+  const trusted = trustExport(trust, clusterExport(sel, cluster, trust, read));
   refusals.push(...trusted.refusals);
   const notes: string[] = [];
   // DiscoverInstances has no pagination.
@@ -91,10 +85,7 @@ export function translateInstances(
     );
   const value =
     trusted.value === undefined ? undefined : withTrustedPorts(sel, trusted.value, previousPorts);
-  return outcome(instances, value, value?.properties.ports ?? servicePorts, read.unhealthy, {
-    refusals,
-    notes,
-  });
+  return outcome(instances, value, read.unhealthy, { refusals, notes });
 }
 
 /** A service an MCS export agent writes is imported from its ServiceExports, never from here. */
@@ -119,9 +110,6 @@ function exportedByMcs(
 
 interface EndpointRead {
   endpoints: Endpoint[];
-  /** Instance ports seen (the Service port when spec.ports is empty). */
-  seenPorts: Set<number>;
-  families: Set<IPFamily>;
   unhealthy: number;
   refusals: Refusal[];
 }
@@ -132,13 +120,7 @@ function readEndpoints(
   cluster: string,
   instances: readonly CloudMapInstance[],
 ): EndpointRead {
-  const r: EndpointRead = {
-    endpoints: [],
-    seenPorts: new Set(),
-    families: new Set(),
-    unhealthy: 0,
-    refusals: [],
-  };
+  const r: EndpointRead = { endpoints: [], unhealthy: 0, refusals: [] };
   const refuse = (inst: CloudMapInstance, reason: Refusal['reason'], detail: string): void => {
     r.refusals.push({ reason, service: sel.key, cluster, subject: inst.id.slice(0, 64), detail });
   };
@@ -157,12 +139,10 @@ function readEndpoints(
       refuse(inst, 'invalid-port', ports);
       continue;
     }
-    if (sel.ports.length === 0) for (const p of ports) r.seenPorts.add(p.port);
     const healthy = inst.health !== 'UNHEALTHY';
     if (!healthy) r.unhealthy += 1;
     const zone = inst.attributes[ZONE_ATTRIBUTE];
-    for (const [address, addressType] of addresses) {
-      r.families.add(addressType);
+    for (const [address, addressType] of addresses)
       r.endpoints.push({
         address,
         addressType,
@@ -171,7 +151,6 @@ function readEndpoints(
         ...(DNS_LABEL.test(inst.id) ? { hostname: inst.id } : {}),
         ...(zone !== undefined && LABEL_VALUE.test(zone) ? { zone } : {}),
       });
-    }
   }
   return r;
 }
@@ -195,7 +174,6 @@ function clusterExport(
   sel: Selection,
   cluster: string,
   trust: TrustPolicy,
-  ports: ServicePort[],
   read: EndpointRead,
 ): ClusterExport {
   return {
@@ -204,9 +182,12 @@ function clusterExport(
     cluster: { clusterId: cluster, clustersetId: trust.clustersetId },
     properties: {
       type: sel.type,
-      ports,
+      // Without spec.ports, chosen from the trusted endpoints (withTrustedPorts).
+      ports: sel.ports,
       sessionAffinity: 'None',
-      ipFamilies: (['IPv4', 'IPv6'] as const).filter((f) => read.families.has(f)),
+      ipFamilies: (['IPv4', 'IPv6'] as const).filter((f) =>
+        read.endpoints.some((e) => e.addressType === f),
+      ),
       exportedLabels: { [LABEL_EXTERNAL]: 'true' },
       exportedAnnotations: {
         [ANNOTATION_CLOUD_MAP_SERVICE]: `${sel.cloudMapNamespace}/${sel.cloudMapService}`,
@@ -240,7 +221,6 @@ function withTrustedPorts(
 function outcome(
   instances: readonly CloudMapInstance[],
   value: ClusterExport | undefined,
-  ports: readonly ServicePort[],
   unhealthy: number,
   said: { refusals: Refusal[]; notes: string[] },
 ): ExternalRead {
@@ -256,7 +236,7 @@ function outcome(
       ...said,
     };
   }
-  if (ports.length === 0) {
+  if (value.properties.ports.length === 0) {
     // A Service needs a port: nothing to import until one is known.
     return {
       problem: {

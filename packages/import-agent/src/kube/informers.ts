@@ -6,7 +6,12 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { ServiceExportApi, ServiceImportApi, type Logger } from '@cloudmap-mcs/core';
+import {
+  ServiceExportApi,
+  ServiceImportApi,
+  type CustomResourceApi,
+  type Logger,
+} from '@cloudmap-mcs/core';
 import {
   createKubeInformer,
   metadataStub,
@@ -14,7 +19,7 @@ import {
   type SupervisedInformer,
 } from '@cloudmap-mcs/core/runtime';
 
-type Watched<T extends KubernetesObject> = SupervisedInformer<T>;
+type Watched = SupervisedInformer<KubernetesObject>;
 
 /**
  * What each cache holds (memory bounded by what the agent manages, issue 14): namespaces and
@@ -23,12 +28,12 @@ type Watched<T extends KubernetesObject> = SupervisedInformer<T>;
  * managedFields (the default transform). Nothing of other Services or EndpointSlices.
  */
 export interface ImportInformers {
-  namespaces: Watched<KubernetesObject>;
-  serviceImports: Watched<KubernetesObject>;
+  namespaces: Watched;
+  serviceImports: Watched;
   /** This cluster's own ServiceExports (small objects; only their existence is read). */
-  serviceExports: Watched<KubernetesObject>;
-  services: Watched<KubernetesObject>;
-  endpointSlices: Watched<KubernetesObject>;
+  serviceExports: Watched;
+  services: Watched;
+  endpointSlices: Watched;
 }
 
 /**
@@ -50,27 +55,21 @@ export function createImportInformers(
     more: { labelSelector?: string; transform?: (obj: T) => T } = {},
   ) => createKubeInformer<T>({ name, kubeConfig: kc, path, list, logger, ...more });
   const stub = { transform: (o: KubernetesObject) => metadataStub(o) };
+  const watchCustom = (api: CustomResourceApi, more?: typeof stub) =>
+    watch(
+      api.plural,
+      `/apis/${api.apiVersion}/${api.plural}`,
+      async (page) =>
+        (await custom.listClusterCustomObject({
+          ...api,
+          ...page,
+        })) as KubernetesListObject<KubernetesObject>,
+      more,
+    );
   return {
     namespaces: watch('namespaces', '/api/v1/namespaces', (page) => core.listNamespace(page), stub),
-    serviceImports: watch(
-      'serviceimports',
-      `/apis/${ServiceImportApi.apiVersion}/${ServiceImportApi.plural}`,
-      async (page) =>
-        (await custom.listClusterCustomObject({
-          ...ServiceImportApi,
-          ...page,
-        })) as KubernetesListObject<KubernetesObject>,
-    ),
-    serviceExports: watch(
-      'serviceexports',
-      `/apis/${ServiceExportApi.apiVersion}/${ServiceExportApi.plural}`,
-      async (page) =>
-        (await custom.listClusterCustomObject({
-          ...ServiceExportApi,
-          ...page,
-        })) as KubernetesListObject<KubernetesObject>,
-      stub,
-    ),
+    serviceImports: watchCustom(ServiceImportApi),
+    serviceExports: watchCustom(ServiceExportApi, stub),
     services: watch(
       'services',
       '/api/v1/services',

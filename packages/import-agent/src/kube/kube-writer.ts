@@ -17,23 +17,10 @@ import type {
 import { API_VERSION_OF } from '../reconcile/ownership.js';
 import { NamespaceTerminatingError, type ImportWriter } from '../reconcile/ports.js';
 
-export const FIELD_MANAGER = 'cloudmap-mcs-import-agent';
+const FIELD_MANAGER = 'cloudmap-mcs-import-agent';
 
 /** Plain JSON of what client-node returns (class instances with Dates) for our readers. */
 export const plain = <T>(obj: unknown): T => JSON.parse(JSON.stringify(obj)) as T;
-
-/** Rethrows a write error, as NamespaceTerminatingError when the namespace is being deleted. */
-function translateWriteError(error: unknown, what: string): never {
-  if (isNamespaceTerminating(error)) {
-    throw new NamespaceTerminatingError(`${what}: namespace is being terminated`, {
-      cause: error,
-    });
-  }
-  throw error;
-}
-
-const named = (obj: KubernetesObject): string =>
-  `${obj.kind ?? ''} ${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
 
 /** Server-side apply of the status subresource of a custom resource, with our field manager. */
 export function applyStatus(
@@ -78,7 +65,13 @@ export function createKubeWriter(kc: KubeConfig): ImportWriter {
         ),
       );
     } catch (error) {
-      translateWriteError(error, `apply ${named(obj)}`);
+      // The namespace is being deleted: the reconciler drops the key quietly.
+      if (!isNamespaceTerminating(error)) throw error;
+      const { kind, metadata: m } = obj;
+      throw new NamespaceTerminatingError(
+        `apply ${kind ?? ''} ${m?.namespace ?? ''}/${m?.name ?? ''}: namespace is being terminated`,
+        { cause: error },
+      );
     }
   };
   return {

@@ -10,7 +10,7 @@ import {
 import type { ServiceReads } from './reads.js';
 import type { RoundContext } from './rounds.js';
 import type { ServiceSnapshot } from './snapshot.js';
-import { describe, keyOf, type PollerState } from './state.js';
+import { describe, keyOf, track, type PollerState } from './state.js';
 
 /**
  * Listings of the namespaces that hold records of a writer without a change feed (ADR 0018,
@@ -23,7 +23,7 @@ import { describe, keyOf, type PollerState } from './state.js';
  * the default, whatever its size. New services it shows are read at once. Namespaces whose
  * services are all of feed writers are listed only by the full listing, as before.
  */
-export interface FeedlessNamespace {
+interface FeedlessNamespace {
   name: string;
   id: string;
 }
@@ -50,7 +50,7 @@ export function startFeedlessListings(ctx: RoundContext): void {
  * anything) at least once, and not within the fast period times their pages (no slack: the
  * first feed round after that, so never more often). Marks the ones returned as listed now.
  */
-export function feedlessListingsDue(
+function feedlessListingsDue(
   state: PollerState,
   feed: FeedFollower | undefined,
   fastMs: number,
@@ -81,21 +81,19 @@ function feedlessWriterIn(s: ServiceSnapshot, feed: FeedFollower): boolean {
 
 /**
  * Lists each namespace and reads the services not tracked yet. Nothing is dropped here: a
- * service gone is the full listing's to drop. Returns how many calls failed.
+ * service gone is the full listing's to drop.
  */
-export async function listFeedless(
+async function listFeedless(
   state: PollerState,
   reads: ServiceReads,
   namespaces: readonly FeedlessNamespace[],
-): Promise<number> {
-  let failed = 0;
+): Promise<void> {
   await inPool(namespaces, state.concurrency, async (ns) => {
     let listed;
     try {
       listed = await state.port.listServices(ns.id);
       state.callSucceeded();
     } catch (error) {
-      failed++;
       state.readError('listServices');
       state.log.debug('listing a namespace of writers without a feed failed', {
         [logFields.cloudMapNamespace]: ns.name,
@@ -105,17 +103,11 @@ export async function listFeedless(
     }
     const listing = state.namespaceListings.get(ns.name);
     if (listing !== undefined) listing.pages = listServicesPages(listed.length);
-    const fresh: ServiceSnapshot[] = [];
-    for (const svc of listed) {
-      const key = keyOf(ns.name, svc.name);
-      if (state.services.has(key)) continue;
-      const s: ServiceSnapshot = { namespace: ns.name, name: svc.name, instances: [] };
-      state.services.set(key, s);
-      fresh.push(s);
-    }
+    const fresh = listed
+      .filter((svc) => !state.services.has(keyOf(ns.name, svc.name)))
+      .map((svc) => track(state, ns.name, svc.name));
     await inPool(fresh, state.concurrency, async (s) => {
-      if (!(await reads.fetch(s))) failed++;
+      await reads.fetch(s);
     });
   });
-  return failed;
 }

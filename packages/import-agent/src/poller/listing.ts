@@ -2,7 +2,7 @@ import { inPool, listServicesPages, logFields, splitKey } from '@cloudmap-mcs/co
 import { referencedShards } from './shards.js';
 import type { ServiceSnapshot } from './snapshot.js';
 import type { ServiceReads } from './reads.js';
-import { describe, keyOf, markNamespacesGood, type PollerState } from './state.js';
+import { describe, keyOf, markNamespacesGood, track, type PollerState } from './state.js';
 
 /**
  * The slow round: ListNamespaces, then ListServices of each Cloud Map namespace that exists
@@ -67,14 +67,9 @@ export async function listingRound(
   for (const s of services.values())
     for (const name of referencedShards(s, opts.clustersetId)) listed.add(keyOf(s.namespace, name));
   dropUnlisted(state, listed, unlisted, startedAt);
-  const fresh: ServiceSnapshot[] = [];
-  for (const key of listed) {
-    if (services.has(key)) continue;
-    const [namespace, name] = splitKey(key);
-    const s: ServiceSnapshot = { namespace, name, instances: [] };
-    services.set(key, s);
-    fresh.push(s);
-  }
+  const fresh = [...listed]
+    .filter((key) => !services.has(key))
+    .map((key) => track(state, ...splitKey(key)));
   await inPool(fresh, state.concurrency, async (s) => {
     if (!(await reads.fetch(s))) ok = false;
   });

@@ -20,8 +20,6 @@ export interface RoundLoop {
   readonly random: () => number;
   /** The fast round's period when the feed is on (0: no feed). */
   readonly feedMs: number;
-  /** The feed round's period: `feedMs`. */
-  feedPeriod: () => number;
   /** The rounds (rounds.ts); set once the feed follower exists. */
   rounds: Record<RoundKind, () => Promise<boolean>>;
   /** Consecutive failed rounds per kind. */
@@ -45,7 +43,6 @@ export function createRoundLoop(state: PollerState): RoundLoop {
     periods,
     random: state.opts.random ?? Math.random,
     feedMs: periods.feedMs ?? 0,
-    feedPeriod: () => periods.feedMs ?? 0,
     rounds: { slow: noRound, fast: noRound, refresh: noRound, resync: noRound },
     failures: { slow: 0, fast: 0, refresh: 0, resync: 0 },
     timers: {},
@@ -148,17 +145,14 @@ function schedule(loop: RoundLoop, kind: RoundKind, delayMs: number): void {
 
 function nextDelay(loop: RoundLoop, kind: RoundKind): number {
   const { state, periods, failures } = loop;
-  const fast =
-    loop.feedMs > 0
-      ? loop.feedPeriod()
-      : fastPeriodFor(periods, state.services.size, state.opts.requestBudgetPerSecond);
   const base =
     kind === 'slow'
       ? loop.feedMs > 0 && state.synced
         ? listingPeriodFor(periods, state.lastListing.calls, state.lastListing.paged)
         : periods.slowMs
       : kind === 'fast'
-        ? fast
+        ? loop.feedMs ||
+          fastPeriodFor(periods, state.services.size, state.opts.requestBudgetPerSecond)
         : refreshIntervalFor(periods, state.services.size);
   // Until the first complete snapshot, retry the slow round at the fast period.
   const first = kind === 'slow' && !state.synced ? Math.min(base, periods.fastMs) : base;
@@ -177,9 +171,8 @@ function nextDelay(loop: RoundLoop, kind: RoundKind): number {
  * simultaneous calls are one per cluster, far below any Cloud Map limit.
  */
 function untilNextSlot(loop: RoundLoop): number {
-  const period = loop.feedPeriod();
-  const into = ((loop.state.now() % period) + period) % period;
-  return period - into;
+  const { feedMs } = loop;
+  return feedMs - (((loop.state.now() % feedMs) + feedMs) % feedMs);
 }
 
 /**

@@ -63,7 +63,7 @@ export function createPoller(opts: PollerOptions): Poller {
     reads,
     feed,
     periods,
-    feedPeriod: () => loop.feedPeriod(),
+    feedMs: loop.feedMs,
     heartbeatMs: periods.heartbeatMs ?? periods.fastMs,
     sweep: () => requestSweep(loop),
     knownHeartbeatNamespaces: new Set(),
@@ -78,19 +78,17 @@ export function createPoller(opts: PollerOptions): Poller {
 
 /** The clusterset change feed's follower (core), read with the poller's port and clock. */
 function createPollerFeed(state: PollerState): FeedFollower {
-  const { opts } = state;
+  const { opts, port } = state;
+  const succeeded = <T>(answer: T): T => {
+    state.callSucceeded();
+    return answer;
+  };
   return createFeedFollower({
     cloudMap: {
-      discoverInstancesRevision: async (ns, name) => {
-        const revision = await state.port.discoverInstancesRevision(ns, name);
-        state.callSucceeded();
-        return revision;
-      },
-      discoverInstances: async (ns, name, query) => {
-        const read = await state.port.discoverInstances(ns, name, query);
-        state.callSucceeded();
-        return read;
-      },
+      discoverInstancesRevision: (ns, name) =>
+        port.discoverInstancesRevision(ns, name).then(succeeded),
+      discoverInstances: (ns, name, query) =>
+        port.discoverInstances(ns, name, query).then(succeeded),
     },
     clustersetId: opts.clustersetId,
     heartbeatTtlMs: opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
@@ -137,9 +135,8 @@ function pollerApi(
       return [...services.values()].filter((s) => coveredByFeed(feed, reads, s, allVouched)).length;
     },
     get(namespace, name) {
-      if (name === HEARTBEAT_SERVICE_NAME || isShardServiceName(name)) return undefined;
       const s = services.get(keyOf(namespace, name));
-      return s === undefined ? undefined : view(s);
+      return s === undefined || !isImport(s) ? undefined : view(s);
     },
     services(namespace) {
       return [...services.values()]

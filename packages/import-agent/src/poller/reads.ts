@@ -6,7 +6,7 @@ import {
 } from '@cloudmap-mcs/core';
 import { normalized, queryFor, referencedShards } from './shards.js';
 import { sameInstances, type ServiceSnapshot } from './snapshot.js';
-import { firstSeen, keyOf, type PollerState } from './state.js';
+import { firstSeen, keyOf, track, type PollerState } from './state.js';
 
 /**
  * The poller's reads of one service: DiscoverInstances (with its shards, ADR 0015) and
@@ -169,18 +169,12 @@ async function readShards(ctx: ReadContext, base: ServiceSnapshot): Promise<bool
     const key = keyOf(base.namespace, name);
     const shard = services.get(key);
     if (shard === undefined) {
-      if (!(await fetch(ctx, track(ctx, base.namespace, name)))) ok = false;
+      if (!(await fetch(ctx, track(ctx.state, base.namespace, name)))) ok = false;
     } else if (shard.revision !== undefined && shard.error === undefined) {
       if (!(await check(ctx, shard))) ok = false;
     } else if (!(await fetch(ctx, shard))) ok = false;
   }
   return ok;
-}
-
-function track(ctx: ReadContext, namespace: string, name: string): ServiceSnapshot {
-  const fresh: ServiceSnapshot = { namespace, name, instances: [] };
-  ctx.state.services.set(keyOf(namespace, name), fresh);
-  return fresh;
 }
 
 async function readNamed(ctx: ReadContext, namespace: string, name: string): Promise<boolean> {
@@ -191,10 +185,10 @@ async function readNamed(ctx: ReadContext, namespace: string, name: string): Pro
   // A new service: its namespace's heartbeats matter to its import (liveness) as well.
   const hbKey = keyOf(namespace, HEARTBEAT_SERVICE_NAME);
   if (name !== HEARTBEAT_SERVICE_NAME && !services.has(hbKey)) {
-    const hb = track(ctx, namespace, HEARTBEAT_SERVICE_NAME);
+    const hb = track(ctx.state, namespace, HEARTBEAT_SERVICE_NAME);
     if ((await read(ctx, hb)) === 'missing') services.delete(hbKey);
   }
-  const outcome = await read(ctx, track(ctx, namespace, name));
+  const outcome = await read(ctx, track(ctx.state, namespace, name));
   if (outcome === 'missing') {
     services.delete(key);
     ctx.checked.delete(key);

@@ -6,7 +6,7 @@ import {
   inPool,
   isCloudMapNotFound,
   logFields,
-  type TimerHandle,
+  sleep,
   type FeedFollower,
 } from '@cloudmap-mcs/core';
 import { coveredByFeed, everyWriterVouched, isHeartbeat } from './coverage.js';
@@ -24,8 +24,8 @@ export interface RoundContext {
   readonly reads: ServiceReads;
   readonly feed: FeedFollower | undefined;
   readonly periods: PollPeriods;
-  /** The fast round's period now when the feed is on (0: no feed). */
-  readonly feedPeriod: () => number;
+  /** The fast round's period when the feed is on (0: no feed). */
+  readonly feedMs: number;
   readonly heartbeatMs: number;
   /** Read everything (listing + every service): the feed cannot say what changed. */
   readonly sweep: () => void;
@@ -67,15 +67,12 @@ export function pollRounds(ctx: RoundContext): Record<RoundKind, () => Promise<b
  * healing is seen within one period, not one deadline (issue 31).
  */
 async function probe(ctx: RoundContext): Promise<boolean> {
-  const { clock } = ctx.state;
-  let timer: TimerHandle | undefined;
-  const period = new Promise<false>((resolve) => {
-    timer = clock.setTimer(() => resolve(false), ctx.feedPeriod() || ctx.periods.fastMs);
-  });
+  const done = new AbortController();
+  const period = sleep(ctx.state.clock, ctx.feedMs || ctx.periods.fastMs, done.signal);
   try {
-    return await Promise.race([probeCall(ctx), period]);
+    return await Promise.race([probeCall(ctx), period.then(() => false)]);
   } finally {
-    if (timer !== undefined) clock.clearTimer(timer);
+    done.abort();
   }
 }
 
@@ -117,7 +114,7 @@ function dueServices(ctx: RoundContext): ServiceSnapshot[] {
   );
   const period = fastPeriodFor(periods, uncovered.length, state.opts.requestBudgetPerSecond);
   // Half a round of slack: a check falls in the round nearest its due time, not the next.
-  const slack = ctx.feedPeriod() / 2;
+  const slack = ctx.feedMs / 2;
   const now = state.clock.now();
   const readBefore = (s: ServiceSnapshot, at: number | undefined): boolean =>
     at !== undefined && (ctx.reads.checkedAt(keyOf(s.namespace, s.name)) ?? -Infinity) < at;

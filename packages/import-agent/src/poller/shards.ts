@@ -1,6 +1,5 @@
 import {
   Attr,
-  baseServiceName,
   fromShardInstance,
   isShardServiceName,
   mergeShardInstances,
@@ -32,9 +31,6 @@ export function normalized(
 ): readonly CloudMapInstance[] {
   return isShardServiceName(name) ? instances.map(fromShardInstance) : instances;
 }
-
-/** The Kubernetes Service a tracked Cloud Map service's changes belong to. */
-export const changedService = (name: string): string => baseServiceName(name);
 
 /** Names of the shard services the base service's export records name (to track at once). */
 export function referencedShards(base: ServiceSnapshot, clustersetId: string): string[] {

@@ -1,4 +1,4 @@
-import type { CloudMapInstance, RenewalSightings } from '@cloudmap-mcs/core';
+import { sortedRecord, type CloudMapInstance, type RenewalSightings } from '@cloudmap-mcs/core';
 
 /**
  * What the poller last read from Cloud Map for one service. When a read fails the previous
@@ -77,11 +77,7 @@ export function sameInstances(
   b: readonly CloudMapInstance[],
 ): boolean {
   if (a.length !== b.length) return false;
-  const key = (i: CloudMapInstance): string =>
-    `${i.id}\u0000${Object.entries(i.attributes)
-      .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))
-      .map(([k, v]) => `${k}=${v}`)
-      .join('\u0000')}`;
+  const key = (i: CloudMapInstance): string => JSON.stringify([i.id, sortedRecord(i.attributes)]);
   const keys = new Set(a.map(key));
   return b.every((i) => keys.has(key(i)));
 }

@@ -1,5 +1,6 @@
 import {
   Attr,
+  baseServiceName,
   HEARTBEAT_SERVICE_NAME,
   isCloudMapError,
   logFields,
@@ -8,7 +9,6 @@ import {
   type Clock,
   type Logger,
 } from '@cloudmap-mcs/core';
-import { changedService } from './shards.js';
 import type { ServiceSnapshot, SnapshotHealth } from './snapshot.js';
 import type { PollerOptions } from './options.js';
 
@@ -83,6 +83,13 @@ export type PollerPort = Pick<
 >;
 
 export const keyOf = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** Tracks a service not read yet. */
+export function track(state: PollerState, namespace: string, name: string): ServiceSnapshot {
+  const fresh: ServiceSnapshot = { namespace, name, instances: [] };
+  state.services.set(keyOf(namespace, name), fresh);
+  return fresh;
+}
 
 export const describe = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -203,7 +210,7 @@ export function createPollerState(opts: PollerOptions): PollerState {
     },
     notify(s) {
       if (s.name !== HEARTBEAT_SERVICE_NAME)
-        opts.onServiceChange(s.namespace, changedService(s.name));
+        opts.onServiceChange(s.namespace, baseServiceName(s.name));
       else opts.onHeartbeatChange(s.namespace);
     },
     health() {

@@ -36,8 +36,8 @@ export interface CollisionReporter {
 }
 
 export function createCollisionReporter(deps: {
-  events?: EventRecorder;
-  metrics?: CollisionMetrics;
+  events?: EventRecorder | undefined;
+  metrics?: CollisionMetrics | undefined;
 }): CollisionReporter {
   const reported = new Map<string, string>();
   return {

@@ -10,7 +10,7 @@ import {
   type RefusalLog,
   type TrustPolicy,
 } from '@cloudmap-mcs/core';
-import type { CloudMapSnapshot } from '../poller/snapshot.js';
+import type { CloudMapSnapshot, ServiceSnapshot } from '../poller/snapshot.js';
 
 /**
  * What Cloud Map says one service should import: its records from the poller's snapshot,
@@ -60,7 +60,7 @@ export function liveExports(
   const entry = r.snapshot.get(namespace, name);
   const asOfMs = heartbeatService?.confirmedAtMs ?? entry?.confirmedAtMs ?? r.now();
   const live = applyHeartbeats(
-    trustedExports(r, log, namespace, name),
+    entry === undefined ? [] : trustedExports(r, log, entry),
     heartbeatService?.renewalsSeen,
     asOfMs,
     r.heartbeatTtlMs,
@@ -70,14 +70,8 @@ export function liveExports(
 }
 
 /** Trusted, decoded exports of one service (refusals logged and counted one by one). */
-function trustedExports(
-  r: ExportReading,
-  log: Logger,
-  namespace: string,
-  name: string,
-): ClusterExport[] {
-  const entry = r.snapshot.get(namespace, name);
-  if (entry === undefined) return [];
+function trustedExports(r: ExportReading, log: Logger, entry: ServiceSnapshot): ClusterExport[] {
+  const { namespace, name } = entry;
   const service = `${namespace}/${name}`;
   const shape = trustInstances(service, entry.instances);
   report(r.refusals, log, shape.refusals);

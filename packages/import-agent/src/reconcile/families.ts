@@ -65,12 +65,11 @@ export function planFamilies(
 const family = (fs: readonly string[]): string =>
   `IP ${fs.length > 1 ? 'families' : 'family'} ${fs.join(' and ')}`;
 
-/** Ready's message when none of the exported families is served here (reason IPFamilyNotSupported). */
-export function noFamilyMessage(plan: FamilyPlan, cluster: readonly IPFamily[]): string {
-  return `the export's ${family(plan.missing)} is not served by this cluster (its Services are ${cluster.join(',')}): no derived Service, no endpoints`;
-}
-
 /** Ready's note when some exported families are served here and others are not. */
 export function partialFamilyNote(plan: FamilyPlan, cluster: readonly IPFamily[]): string {
   return `the export's ${family(plan.missing)} is not served by this cluster (its Services are ${cluster.join(',')})`;
 }
+
+/** Ready's message when none of the exported families is served here (reason IPFamilyNotSupported). */
+export const noFamilyMessage = (plan: FamilyPlan, cluster: readonly IPFamily[]): string =>
+  `${partialFamilyNote(plan, cluster)}: no derived Service, no endpoints`;

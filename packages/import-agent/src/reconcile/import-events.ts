@@ -12,13 +12,6 @@ import {
 // of decisions), and core's event recorder drops an Event identical to one recorded for the
 // same object within 10 minutes, as client-go's correlator aggregates them.
 
-/** Records (or parts) of this import's Cloud Map service were refused; label `reason` says why. */
-export const REASON_RECORDS_REFUSED = 'RecordsRefused';
-/** A source cluster's endpoints were dropped: its heartbeat expired. */
-export const REASON_CLUSTER_STALE = 'ClusterStale';
-/** A new import was refused by `--max-imports` / `--max-imports-per-namespace`. */
-export const REASON_IMPORT_CAP = 'ImportCapReached';
-
 /** Subjects named in one note; the rest are counted. */
 const MAX_SUBJECTS = 5;
 
@@ -68,19 +61,14 @@ export function createImportEvents(events: EventRecorder | undefined): ImportEve
     });
   return {
     refused(ref, refusals) {
-      const byReason = new Map<string, Set<string>>();
-      for (const r of refusals) {
-        const subjects = byReason.get(r.reason) ?? new Set<string>();
-        subjects.add(r.subject);
-        byReason.set(r.reason, subjects);
-      }
-      for (const [reason, set] of [...byReason].sort(([a], [b]) => a.localeCompare(b))) {
-        const subjects = [...set].sort();
+      const byReason = Map.groupBy(refusals, (r) => r.reason);
+      for (const [reason, some] of [...byReason].sort(([a], [b]) => a.localeCompare(b))) {
+        const subjects = [...new Set(some.map((r) => r.subject))].sort();
         const more = subjects.length - MAX_SUBJECTS;
         const listed = subjects.slice(0, MAX_SUBJECTS).join('; ');
         record(
           ref,
-          REASON_RECORDS_REFUSED,
+          'RecordsRefused',
           `${String(subjects.length)} Cloud Map record(s) or part(s) refused (${reason}): ${listed}${more > 0 ? `; and ${String(more)} more` : ''}. They are not imported; the agent's log line "refused cloud map record" has the detail.`,
         );
       }
@@ -89,14 +77,14 @@ export function createImportEvents(events: EventRecorder | undefined): ImportEve
       if (clusters.length === 0) return;
       record(
         ref,
-        REASON_CLUSTER_STALE,
+        'ClusterStale',
         `endpoints of cluster(s) ${clusters.join(', ')} dropped: no heartbeat renewal seen for ${String(Math.round(ttlMs / 1000))} s (their export agent is down, denied or cut off from Cloud Map). They return at the next renewal.`,
       );
     },
     capped(ref, why) {
       record(
         ref,
-        REASON_IMPORT_CAP,
+        'ImportCapReached',
         `not imported: ${why}. Raise the cap (chart: importAgent.maxImports, maxImportsPerNamespace) if this many imports are expected; retried every minute.`,
       );
     },

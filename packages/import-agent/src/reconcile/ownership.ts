@@ -102,6 +102,13 @@ export function missingMarker(
   return undefined;
 }
 
+/** Whether `obj` exists and carries all our markers (`missingMarker`). */
+export const isOurs = <T extends { metadata: ObjectMeta }>(
+  kind: OwnedKind,
+  obj: T | undefined,
+  owner: { importName: string; derivedName: string; adopted?: boolean },
+): obj is T => obj !== undefined && missingMarker(kind, obj.metadata, owner) === undefined;
+
 export function collisionOf(
   kind: OwnedKind,
   meta: ObjectMeta,

@@ -18,7 +18,7 @@ import { converge, nextCheck, writeStatus } from './converge.js';
 import { liveExports, UNEXPORT_GRACE_MS, type LiveExports } from './exports.js';
 import { collectRefusals, type ImportRef } from './import-events.js';
 import type { ServiceImportObject } from './k8s-types.js';
-import { derivedNameOf, missingMarker } from './ownership.js';
+import { derivedNameOf, isOurs } from './ownership.js';
 import { NamespaceTerminatingError, type ImportSources, type ImportWriter } from './ports.js';
 import type { RecentWrites, Used } from './recent-writes.js';
 import {
@@ -198,10 +198,7 @@ async function inScope(s: Shared, p: Pass): Promise<boolean> {
 
 /** A new import (none of ours yet) takes a slot under the caps, or is refused for now. */
 function admitted(s: Shared, p: Pass, cachedSi: ServiceImportObject | undefined): boolean {
-  const ours =
-    cachedSi !== undefined &&
-    missingMarker('ServiceImport', cachedSi.metadata, p.markers) === undefined;
-  if (ours) return true;
+  if (isOurs('ServiceImport', cachedSi, p.markers)) return true;
   const admission = s.admission.admit(p.key);
   if (admission.admitted) return true;
   s.refusals.refused(
@@ -215,9 +212,6 @@ function admitted(s: Shared, p: Pass, cachedSi: ServiceImportObject | undefined)
 /** The ServiceImport Events are about: ours, with its uid once it exists. */
 function importRef(p: Pass): ImportRef {
   const si = p.view.serviceImport(p.namespace, p.name);
-  const uid =
-    si !== undefined && missingMarker('ServiceImport', si.metadata, p.markers) === undefined
-      ? si.metadata.uid
-      : undefined;
+  const uid = isOurs('ServiceImport', si, p.markers) ? si.metadata.uid : undefined;
   return { namespace: p.namespace, name: p.name, ...(uid === undefined ? {} : { uid }) };
 }

@@ -41,10 +41,7 @@ export function sharedParts(deps: ImportReconcilerDeps): Shared {
     admission: createImportAdmission(deps.caps ?? DEFAULT_IMPORT_CAPS, () =>
       deps.sources.managedImportKeys(),
     ),
-    collisions: createCollisionReporter({
-      ...(deps.events === undefined ? {} : { events: deps.events }),
-      ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
-    }),
+    collisions: createCollisionReporter(deps),
     events: createImportEvents(deps.events),
   };
 }

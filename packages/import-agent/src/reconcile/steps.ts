@@ -10,7 +10,7 @@ import {
 } from './desired.js';
 import { noFamilyMessage, partialFamilyNote, planFamilies } from './families.js';
 import type { ServiceImportObject, ServiceObject } from './k8s-types.js';
-import { missingMarker, type NameCollision } from './ownership.js';
+import { isOurs, type NameCollision } from './ownership.js';
 import type { ImportWriter } from './ports.js';
 import type { ImportAdmission } from './scope.js';
 import { observe, ownedSlices, type Markers, type View } from './view.js';
@@ -43,10 +43,10 @@ export async function deleteImport(
   for (const slice of ownedSlices(p.view, namespace, markers))
     await p.writer.delete('EndpointSlice', namespace, slice.metadata.name, slice.metadata.uid);
   const derived = p.view.service(namespace, markers.derivedName);
-  if (derived !== undefined && missingMarker('Service', derived.metadata, markers) === undefined)
+  if (isOurs('Service', derived, markers))
     await p.writer.delete('Service', namespace, derived.metadata.name, derived.metadata.uid);
   const si = p.view.serviceImport(namespace, name);
-  if (si !== undefined && missingMarker('ServiceImport', si.metadata, markers) === undefined) {
+  if (isOurs('ServiceImport', si, markers)) {
     await p.writer.delete('ServiceImport', namespace, name, si.metadata.uid);
     p.log.info('service import deleted: no cluster exports it any more');
   }

@@ -1,5 +1,6 @@
 import { LABEL_MCS_SERVICE_NAME } from '@cloudmap-mcs/core';
-import { collisionOf, missingMarker, type NameCollision, type OwnedKind } from './ownership.js';
+import type { ObjectMeta } from './k8s-types.js';
+import { collisionOf, isOurs, type NameCollision, type OwnedKind } from './ownership.js';
 import type { ImportSources, ImportWriter, LiveKinds } from './ports.js';
 import type { RecentWrites, Used } from './recent-writes.js';
 
@@ -18,37 +19,30 @@ export function createRecordingWriter(
   recent: RecentWrites,
   metrics: WriteMetrics | undefined,
 ): ImportWriter {
-  const count = (kind: string, verb: 'apply' | 'delete'): void => metrics?.written?.(kind, verb);
+  const applied = <T extends { metadata: ObjectMeta }>(
+    stored: T,
+    kind: OwnedKind,
+    metric: string = kind,
+  ) => {
+    recent.applied(kind, stored);
+    metrics?.written?.(metric, 'apply');
+    return stored;
+  };
   return {
     getLive: (kind, ns, name) => base.getLive(kind, ns, name),
-    applyServiceImport: async (obj) => {
-      const stored = await base.applyServiceImport(obj);
-      recent.applied('ServiceImport', stored);
-      count('ServiceImport', 'apply');
-      return stored;
-    },
-    applyServiceImportStatus: async (ns, name, status) => {
-      const stored = await base.applyServiceImportStatus(ns, name, status);
-      recent.applied('ServiceImport', stored);
-      count('ServiceImport/status', 'apply');
-      return stored;
-    },
-    applyService: async (obj) => {
-      const stored = await base.applyService(obj);
-      recent.applied('Service', stored);
-      count('Service', 'apply');
-      return stored;
-    },
-    applyEndpointSlice: async (obj) => {
-      const stored = await base.applyEndpointSlice(obj);
-      recent.applied('EndpointSlice', stored);
-      count('EndpointSlice', 'apply');
-      return stored;
-    },
+    applyServiceImport: async (obj) => applied(await base.applyServiceImport(obj), 'ServiceImport'),
+    applyServiceImportStatus: async (ns, name, status) =>
+      applied(
+        await base.applyServiceImportStatus(ns, name, status),
+        'ServiceImport',
+        'ServiceImport/status',
+      ),
+    applyService: async (obj) => applied(await base.applyService(obj), 'Service'),
+    applyEndpointSlice: async (obj) => applied(await base.applyEndpointSlice(obj), 'EndpointSlice'),
     delete: async (kind, ns, name, uid) => {
       await base.delete(kind, ns, name, uid);
       recent.deleted(kind, ns, name);
-      count(kind, 'delete');
+      metrics?.written?.(kind, 'delete');
     },
   };
 }
@@ -84,7 +78,7 @@ export interface Markers {
 export function ownedSlices(view: View, namespace: string, markers: Markers) {
   return view
     .endpointSlices(namespace, markers.importName)
-    .filter((s) => missingMarker('EndpointSlice', s.metadata, markers) === undefined);
+    .filter((s) => isOurs('EndpointSlice', s, markers));
 }
 
 /**
