@@ -62,24 +62,16 @@ export async function exportToCloudMap(
   deps.peers?.watch(key, target, read.revision, otherClusters);
   // One plan per Cloud Map service the export spans (just the base service unless it
   // outgrows it, ADR 0015); shards take the plain encoded instances, the base its fitted form.
-  const written = await writeShardedExport(
-    {
-      cloudMap: deps.cloudMap,
-      resolver: deps.resolver,
-      pending: deps.pending,
-      discover: (t, q) => discover(state, t, q),
-    },
-    {
-      identity,
-      namespace,
-      name,
-      base: target,
-      baseObserved: observed,
-      desired: encodedInstances,
-      forBase: (i) => fitInstancesToService([i], target).instances[0],
-      log,
-    },
-  );
+  const written = await writeShardedExport(state, {
+    identity,
+    namespace,
+    name,
+    base: target,
+    baseObserved: observed,
+    desired: encodedInstances,
+    forBase: (i) => fitInstancesToService([i], target).instances[0],
+    log,
+  });
   for (const id of written.shardServiceIds) state.serviceKeys.set(id, key);
   if ((written.submitted ?? 0) > 0) deps.onWritesSubmitted?.(namespace, name);
   return reportWritten(state, se, identity, desiredExport, target, others, written, log);
