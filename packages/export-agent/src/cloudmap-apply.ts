@@ -15,7 +15,7 @@ import type { CloudMapTarget } from './cloudmap-target.js';
 import { fitInstancesToService } from './dns-attributes.js';
 import type { ServiceExportObject } from './k8s-types.js';
 import { discover, resyncAfterMs, type ReconcilerState } from './reconciler-state.js';
-import { shardingCondition, shardsPhrase, withoutServiceCount } from './shard-status.js';
+import { refusal, shardingCondition, shardsPhrase } from './shard-status.js';
 import { writeShardedExport, type ShardedExportResult } from './shards.js';
 import { writeStatus } from './status-writer.js';
 
@@ -50,7 +50,7 @@ export async function exportToCloudMap(
   const { target } = ensured;
   state.serviceKeys.set(target.serviceId, key);
   if (!state.exported.has(key)) {
-    state.exported.set(key, namespace);
+    state.exported.add(key);
     deps.onExportsChanged?.(namespace);
   }
   const fitted = await fitToService(state, se, target, encodedInstances, log);
@@ -92,10 +92,9 @@ async function fitToService(
   const fit = fitInstancesToService(encoded, target);
   for (const s of fit.skipped) log.warn('endpoint not exported to a DNS service', s);
   const changed = target.dnsConfig !== undefined || target.customHealth === true;
-  const problems = changed ? withoutServiceCount(checkInstances(fit.instances)) : [];
-  if (problems.length === 0) return fit.instances;
-  const message = `Cannot export: ${problems.map((p) => p.message).join('; ')}`;
-  await writeStatus(state, se, { kind: 'failed', message: message.slice(0, 32_000) }, log);
+  const refused = changed ? refusal(checkInstances(fit.instances)) : undefined;
+  if (refused === undefined) return fit.instances;
+  await writeStatus(state, se, { kind: 'failed', message: refused }, log);
   return undefined;
 }
 

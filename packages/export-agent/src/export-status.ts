@@ -30,16 +30,10 @@ function cond(
   return c;
 }
 
-/** The Sharded condition (shard-status.ts), with this generation, when there is one. */
-const shardedIn =
-  (generation: number | undefined) =>
-  (c: DesiredCondition | undefined): DesiredCondition[] =>
-    c === undefined
-      ? []
-      : [generation === undefined ? c : { ...c, observedGeneration: generation }];
-
 export function conditionsFor(outcome: ExportOutcome, generation?: number): DesiredCondition[] {
-  const sharded = shardedIn(generation);
+  /** The Sharded condition (shard-status.ts), with this generation, when there is one. */
+  const sharded = (c: DesiredCondition | undefined): DesiredCondition[] =>
+    c === undefined ? [] : [cond(c.type, c.status, c.reason, c.message, generation)];
   const valid = cond(ConditionType.Valid, 'True', 'Valid', 'Service is exportable.', generation);
   const conflict = (report: ConflictReport | undefined): DesiredCondition =>
     report === undefined || report.reasons.length === 0
