@@ -187,12 +187,8 @@ async function ensureNamespace(
     });
   } catch (error) {
     // Someone (another cluster) created it meanwhile: it will be listed shortly.
-    if (
-      !isCloudMapError(error, 'NamespaceAlreadyExists') &&
-      !isCloudMapError(error, 'DuplicateRequest')
-    ) {
-      throw error;
-    }
+    const code = isCloudMapError(error) ? error.code : undefined;
+    if (code !== 'NamespaceAlreadyExists' && code !== 'DuplicateRequest') throw error;
   }
   creating.set(name, opts.now());
   return { state: 'pending', message: `Creating Cloud Map namespace ${name}.` };

@@ -69,26 +69,22 @@ export async function writeShardedExport(
     settled: inFlight() === 0,
     forBase: input.forBase,
   });
-  const shardServiceIds = () => [...targets.values()].map((t) => t.serviceId);
-  if (plan.problem !== undefined) {
-    return {
-      problem: plan.problem,
-      plan,
-      shardServiceIds: shardServiceIds(),
-      inFlight: inFlight(),
-    };
-  }
+  const result = (outcome: Partial<ShardedExportResult>): ShardedExportResult => ({
+    plan,
+    shardServiceIds: [...targets.values()].map((t) => t.serviceId),
+    inFlight: inFlight(),
+    ...outcome,
+  });
+  if (plan.problem !== undefined) return result({ problem: plan.problem });
   const waiting = await ensureShardServices(state, input, plan, targets);
-  if (waiting !== undefined) {
-    return { waiting, plan, shardServiceIds: shardServiceIds(), inFlight: inFlight() };
-  }
+  if (waiting !== undefined) return result({ waiting });
   const submitted = await applyShardPlans(state, input, plan, targets);
   if (plan.heldBack > 0) {
     log.debug('moved instances keep their old copy until the new one is confirmed', {
       heldBack: plan.heldBack,
     });
   }
-  return { plan, shardServiceIds: shardServiceIds(), inFlight: inFlight(), submitted };
+  return result({ submitted });
 }
 
 /**
