@@ -74,12 +74,8 @@ export async function applyPlan(
           const ref = await cloudMap.deregisterInstance(serviceId, id);
           pending.add(serviceId, id, ref.operationId, null);
         } catch (error) {
-          if (
-            !isCloudMapError(error, 'InstanceNotFound') &&
-            !isCloudMapError(error, 'DuplicateRequest')
-          ) {
-            throw error;
-          }
+          const code = isCloudMapError(error) ? error.code : undefined;
+          if (code !== 'InstanceNotFound' && code !== 'DuplicateRequest') throw error;
         }
       })),
     );

@@ -15,7 +15,7 @@ import type { CloudMapTarget } from './cloudmap-target.js';
 import { fitInstancesToService } from './dns-attributes.js';
 import type { ServiceExportObject } from './k8s-types.js';
 import { discover, resyncAfterMs, type ReconcilerState } from './reconciler-state.js';
-import { shardingCondition, shardsPhrase, withoutServiceCount } from './shard-status.js';
+import { refusal, shardingCondition, shardsPhrase } from './shard-status.js';
 import { writeShardedExport, type ShardedExportResult } from './shards.js';
 import { writeStatus } from './status-writer.js';
 
@@ -50,7 +50,7 @@ export async function exportToCloudMap(
   const { target } = ensured;
   state.serviceKeys.set(target.serviceId, key);
   if (!state.exported.has(key)) {
-    state.exported.set(key, namespace);
+    state.exported.add(key);
     deps.onExportsChanged?.(namespace);
   }
   const fitted = await fitToService(state, se, target, encodedInstances, log);
@@ -62,24 +62,16 @@ export async function exportToCloudMap(
   deps.peers?.watch(key, target, read.revision, otherClusters);
   // One plan per Cloud Map service the export spans (just the base service unless it
   // outgrows it, ADR 0015); shards take the plain encoded instances, the base its fitted form.
-  const written = await writeShardedExport(
-    {
-      cloudMap: deps.cloudMap,
-      resolver: deps.resolver,
-      pending: deps.pending,
-      discover: (t, q) => discover(state, t, q),
-    },
-    {
-      identity,
-      namespace,
-      name,
-      base: target,
-      baseObserved: observed,
-      desired: encodedInstances,
-      forBase: (i) => fitInstancesToService([i], target).instances[0],
-      log,
-    },
-  );
+  const written = await writeShardedExport(state, {
+    identity,
+    namespace,
+    name,
+    base: target,
+    baseObserved: observed,
+    desired: encodedInstances,
+    forBase: (i) => fitInstancesToService([i], target).instances[0],
+    log,
+  });
   for (const id of written.shardServiceIds) state.serviceKeys.set(id, key);
   if ((written.submitted ?? 0) > 0) deps.onWritesSubmitted?.(namespace, name);
   return reportWritten(state, se, identity, desiredExport, target, others, written, log);
@@ -100,10 +92,9 @@ async function fitToService(
   const fit = fitInstancesToService(encoded, target);
   for (const s of fit.skipped) log.warn('endpoint not exported to a DNS service', s);
   const changed = target.dnsConfig !== undefined || target.customHealth === true;
-  const problems = changed ? withoutServiceCount(checkInstances(fit.instances)) : [];
-  if (problems.length === 0) return fit.instances;
-  const message = `Cannot export: ${problems.map((p) => p.message).join('; ')}`;
-  await writeStatus(state, se, { kind: 'failed', message: message.slice(0, 32_000) }, log);
+  const refused = changed ? refusal(checkInstances(fit.instances)) : undefined;
+  if (refused === undefined) return fit.instances;
+  await writeStatus(state, se, { kind: 'failed', message: refused }, log);
   return undefined;
 }
 

@@ -74,20 +74,6 @@ export interface TargetResolverOptions {
   dns?: DnsOptions | undefined;
 }
 
-/** The CreateService spec for an exported Service in a DNS_PRIVATE namespace. */
-function dnsServiceSpec(dns: DnsOptions, family: IPFamily): ServiceSpec {
-  return {
-    dnsConfig: {
-      routingPolicy: 'MULTIVALUE',
-      records: [
-        { type: family === 'IPv6' ? 'AAAA' : 'A', ttl: dns.ttl },
-        { type: 'SRV', ttl: dns.ttl },
-      ],
-    },
-    customHealth: true,
-  };
-}
-
 /**
  * Resolves Cloud Map namespace N and service S for a Kubernetes Service N/S
  * (docs/cloudmap-schema.md#naming). Namespace creation is asynchronous: the resolver submits it
@@ -201,12 +187,8 @@ async function ensureNamespace(
     });
   } catch (error) {
     // Someone (another cluster) created it meanwhile: it will be listed shortly.
-    if (
-      !isCloudMapError(error, 'NamespaceAlreadyExists') &&
-      !isCloudMapError(error, 'DuplicateRequest')
-    ) {
-      throw error;
-    }
+    const code = isCloudMapError(error) ? error.code : undefined;
+    if (code !== 'NamespaceAlreadyExists' && code !== 'DuplicateRequest') throw error;
   }
   creating.set(name, opts.now());
   return { state: 'pending', message: `Creating Cloud Map namespace ${name}.` };
@@ -223,9 +205,19 @@ async function ensure(
   if ('state' in ns) return ns;
   const existing = await findService(r, ns, name);
   if (existing !== undefined) return { state: 'ready', target: toTarget(ns, existing) };
-  const spec =
-    opts.dns !== undefined && dnsFamily !== undefined && ns.type === 'DNS_PRIVATE'
-      ? dnsServiceSpec(opts.dns, dnsFamily)
+  const { dns } = opts;
+  const spec: ServiceSpec | undefined =
+    dns !== undefined && dnsFamily !== undefined && ns.type === 'DNS_PRIVATE'
+      ? {
+          dnsConfig: {
+            routingPolicy: 'MULTIVALUE',
+            records: [
+              { type: dnsFamily === 'IPv6' ? 'AAAA' : 'A', ttl: dns.ttl },
+              { type: 'SRV', ttl: dns.ttl },
+            ],
+          },
+          customHealth: true,
+        }
       : undefined;
   try {
     const created = await opts.cloudMap.createService(ns.id, name, opts.tags, undefined, spec);

@@ -102,7 +102,7 @@ export function reconcilerDeps(
     resyncBudgetPerMinute: halfOf(opts.backgroundBudgetPerMinute),
     pendingRequeueMs: opts.pendingRequeueMs,
     onExportsChanged: () => exportsChanged.emit('update', undefined),
-    ...(feed === undefined ? {} : { onWritesSubmitted: (ns, name) => feed.hint(ns, name) }),
+    ...(feed === undefined ? {} : { onWritesSubmitted: (ns, name) => feed.changed(ns, name) }),
     podLabelAttributes: opts.podLabelAttributes,
     ...(peers === undefined ? {} : { peers }),
   };

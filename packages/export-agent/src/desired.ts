@@ -35,14 +35,13 @@ function serviceProperties(se: ServiceExportObject, svc: ServiceObject): Service
   for (const p of spec.ports ?? []) {
     const protocol = protocolOf(p.protocol);
     if (protocol === undefined) continue;
-    const port: ServicePort = {
+    ports.push({
       name: p.name ?? '',
       protocol,
       port: p.port,
       targetPort: String(p.targetPort ?? p.port),
-    };
-    if (p.appProtocol !== undefined) port.appProtocol = p.appProtocol;
-    ports.push(port);
+      ...(p.appProtocol === undefined ? {} : { appProtocol: p.appProtocol }),
+    });
   }
   const props: ServiceProperties = {
     type: spec.clusterIP === 'None' ? 'Headless' : 'ClusterSetIP',

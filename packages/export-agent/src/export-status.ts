@@ -2,12 +2,9 @@ import { conflictConditionReason, type ConflictReport } from '@cloudmap-mcs/core
 import type { DesiredCondition } from '@cloudmap-mcs/core';
 import type { InvalidReason } from './desired.js';
 
-/** The ServiceExport condition types (KEP-1645); `setConditions` is core's. */
-const ConditionType = { Valid: 'Valid', Ready: 'Ready', Conflict: 'Conflict' } as const;
-
 /**
- * The three mcs-api conditions for one outcome of a reconcile
- * (docs/export-agent.md#conditions-mcs-api).
+ * The three mcs-api conditions (KEP-1645: Valid, Ready, Conflict) for one outcome of a
+ * reconcile (docs/export-agent.md#conditions-mcs-api); `setConditions` is core's.
  */
 export type ExportOutcome =
   | { kind: 'invalid'; reason: InvalidReason; message: string }
@@ -16,7 +13,7 @@ export type ExportOutcome =
   | { kind: 'exported'; message: string; conflicts: ConflictReport; sharding?: DesiredCondition };
 
 const noConflicts = (generation: number | undefined, message: string): DesiredCondition =>
-  cond(ConditionType.Conflict, 'False', 'NoConflicts', message, generation);
+  cond('Conflict', 'False', 'NoConflicts', message, generation);
 
 function cond(
   type: string,
@@ -30,33 +27,21 @@ function cond(
   return c;
 }
 
-/** The Sharded condition (shard-status.ts), with this generation, when there is one. */
-const shardedIn =
-  (generation: number | undefined) =>
-  (c: DesiredCondition | undefined): DesiredCondition[] =>
-    c === undefined
-      ? []
-      : [generation === undefined ? c : { ...c, observedGeneration: generation }];
-
 export function conditionsFor(outcome: ExportOutcome, generation?: number): DesiredCondition[] {
-  const sharded = shardedIn(generation);
-  const valid = cond(ConditionType.Valid, 'True', 'Valid', 'Service is exportable.', generation);
+  /** The Sharded condition (shard-status.ts), with this generation, when there is one. */
+  const sharded = (c: DesiredCondition | undefined): DesiredCondition[] =>
+    c === undefined ? [] : [cond(c.type, c.status, c.reason, c.message, generation)];
+  const valid = cond('Valid', 'True', 'Valid', 'Service is exportable.', generation);
   const conflict = (report: ConflictReport | undefined): DesiredCondition =>
     report === undefined || report.reasons.length === 0
       ? noConflicts(generation, report?.message ?? 'No conflicts.')
-      : cond(
-          ConditionType.Conflict,
-          'True',
-          conflictConditionReason(report),
-          report.message,
-          generation,
-        );
+      : cond('Conflict', 'True', conflictConditionReason(report), report.message, generation);
   switch (outcome.kind) {
     case 'invalid':
       return [
-        cond(ConditionType.Valid, 'False', outcome.reason, outcome.message, generation),
+        cond('Valid', 'False', outcome.reason, outcome.message, generation),
         cond(
-          ConditionType.Ready,
+          'Ready',
           'False',
           outcome.reason === 'NoService' ? 'Pending' : 'Failed',
           'Not exported: the ServiceExport is not valid.',
@@ -65,18 +50,18 @@ export function conditionsFor(outcome: ExportOutcome, generation?: number): Desi
         noConflicts(generation, 'Not exported.'),
       ];
     case 'failed':
-      return [valid, cond(ConditionType.Ready, 'False', 'Failed', outcome.message, generation)];
+      return [valid, cond('Ready', 'False', 'Failed', outcome.message, generation)];
     case 'pending':
       return [
         valid,
-        cond(ConditionType.Ready, 'False', 'Pending', outcome.message, generation),
+        cond('Ready', 'False', 'Pending', outcome.message, generation),
         ...(outcome.conflicts === undefined ? [] : [conflict(outcome.conflicts)]),
         ...sharded(outcome.sharding),
       ];
     case 'exported':
       return [
         valid,
-        cond(ConditionType.Ready, 'True', 'Exported', outcome.message, generation),
+        cond('Ready', 'True', 'Exported', outcome.message, generation),
         conflict(outcome.conflicts),
         ...sharded(outcome.sharding),
       ];

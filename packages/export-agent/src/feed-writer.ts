@@ -26,17 +26,16 @@ import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
  * - Coalesced: at most one write per `minIntervalMs`; changes arriving meanwhile go together.
  * - Ordered after the records: the controller calls `changed` when a write operation of the
  *   service completed (Cloud Map applied it), so a reader that follows the feed reads the new
- *   records. `hint` (at submission) only lowers latency: the completion announces again.
+ *   records. The reconciler's call at submission only lowers latency: the completion
+ *   announces again.
  * - A new epoch per process (and when the sequence number would wrap): readers cannot know
  *   what a crashed incarnation wrote without announcing, so they sweep.
  * - Never a source of truth: a failed write is retried with backoff and logged; readers that
  *   miss it converge by their sweeps and backstops.
  */
 export interface FeedWriter {
-  /** A write of service N/S completed: announce it (coalesced). */
+  /** Writes of service N/S were submitted or completed: announce it (coalesced). */
   changed(namespace: string, name: string): void;
-  /** Writes of N/S were submitted: announce early (the completion announces again). */
-  hint(namespace: string, name: string): void;
   /** Writes this incarnation's first record (its epoch), then follows `changed`. */
   start(): void;
   stop(): Promise<void>;
@@ -74,8 +73,6 @@ const randomEpoch = (): string => BigInt(`0x${randomBytes(8).toString('hex')}`).
 
 interface FeedWriterState {
   readonly opts: FeedWriterOptions;
-  readonly minInterval: number;
-  readonly newEpoch: () => string;
   epoch: string;
   seq: number;
   floor: number;
@@ -97,12 +94,9 @@ interface FeedWriterState {
 }
 
 export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
-  const newEpoch = opts.newEpoch ?? randomEpoch;
   const s: FeedWriterState = {
     opts,
-    minInterval: opts.minIntervalMs ?? 1000,
-    newEpoch,
-    epoch: newEpoch(),
+    epoch: (opts.newEpoch ?? randomEpoch)(),
     seq: 0,
     floor: 0,
     changes: [],
@@ -117,13 +111,11 @@ export function createFeedWriter(opts: FeedWriterOptions): FeedWriter {
     failures: 0,
     warned: false,
   };
-  const mark = (namespace: string, name: string): void => {
-    s.dirty.add(`${namespace}/${name}`);
-    schedule(s);
-  };
   return {
-    changed: mark,
-    hint: mark,
+    changed(namespace, name) {
+      s.dirty.add(`${namespace}/${name}`);
+      schedule(s);
+    },
     start() {
       if (s.running) return;
       s.running = true;
@@ -155,7 +147,7 @@ function schedule(s: FeedWriterState): void {
   const { clock } = s.opts;
   const backoff =
     s.failures === 0 ? 0 : Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.min(s.failures, 10));
-  const delay = Math.max(0, s.lastWriteAt + s.minInterval - clock.now(), backoff);
+  const delay = Math.max(0, s.lastWriteAt + (s.opts.minIntervalMs ?? 1000) - clock.now(), backoff);
   s.timer = clock.setTimer(() => {
     s.timer = undefined;
     s.writing = write(s).finally(() => {
@@ -170,7 +162,7 @@ function nextSeq(s: FeedWriterState): void {
   if (s.dirty.size === 0) return;
   if (s.seq + 1 > MAX_FEED_SEQ) {
     // A wrap would let readers take new numbers for old ones: a new epoch makes them sweep.
-    s.epoch = s.newEpoch();
+    s.epoch = (s.opts.newEpoch ?? randomEpoch)();
     s.seq = 0;
     s.floor = 0;
     s.changes = [];

@@ -107,16 +107,13 @@ async function sync(
   const { known, written, renewedAt } = h;
   const cluster = h.deps.identity();
   if (cluster === undefined) return;
-  const work: [string, () => Promise<void>][] = [];
-  for (const [ns, names] of exports) work.push([ns, () => renew(h, ns, names, cluster, settled)]);
-  for (const ns of known) {
-    if (!exports.has(ns)) work.push([ns, () => remove(h, ns, cluster)]);
-  }
-  for (const [ns, fn] of work) {
+  // Renewals first, then removals from namespaces no longer exported into.
+  for (const ns of new Set([...exports.keys(), ...known])) {
+    const names = exports.get(ns);
     try {
-      await fn();
-      if (exports.has(ns)) known.add(ns);
-      else known.delete(ns);
+      await (names === undefined ? remove(h, ns, cluster) : renew(h, ns, names, cluster, settled));
+      if (names === undefined) known.delete(ns);
+      else known.add(ns);
     } catch (error) {
       written.delete(ns); // read it again next time: the write may or may not have happened
       if (exports.has(ns)) {

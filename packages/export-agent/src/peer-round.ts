@@ -27,7 +27,6 @@ export interface PeerEntry {
 export interface PeerState {
   readonly opts: PeerWatchOptions;
   readonly entries: Map<string, PeerEntry>;
-  readonly countEvery: number;
   timer: TimerHandle | undefined;
   round: Promise<void>;
   running: boolean;
@@ -49,7 +48,6 @@ export function createPeerState(opts: PeerWatchOptions): PeerState {
   return {
     opts,
     entries: new Map(),
-    countEvery: Math.max(1, opts.countEveryRounds ?? 12),
     timer: undefined,
     round: Promise.resolve(),
     running: false,
@@ -78,15 +76,11 @@ export function foreign(s: PeerState, e: PeerEntry): boolean {
 }
 
 /** Requeues a watched key; its service's cached reads go first, so the reconcile sees news. */
-export function changed(s: PeerState, key: string): void {
+function changed(s: PeerState, key: string): void {
   const entry = s.entries.get(key);
   if (entry === undefined) return;
   s.opts.forget?.(entry.service.namespaceName, entry.service.serviceName);
   s.opts.onChange(key);
-}
-
-function changedAll(s: PeerState): void {
-  for (const key of [...s.entries.keys()]) changed(s, key);
 }
 
 /** One revision check of a key's service; false when the call failed. */
@@ -128,7 +122,7 @@ async function followFeed(s: PeerState): Promise<boolean> {
   // started the watches read their services: a peer's change announced in between would be
   // missed. So every key watched then is checked once; a gap likewise.
   const baseline = !wasBaselined && feed.baselined && feed.writers.size > 0;
-  if (baseline || result.sweep) changedAll(s);
+  if (baseline || result.sweep) for (const key of [...s.entries.keys()]) changed(s, key);
   else for (const svc of result.read) changed(s, `${svc.namespace}/${svc.name}`);
   return result.ok;
 }
@@ -150,7 +144,7 @@ function feedOf(s: PeerState): FeedFollower | undefined {
 }
 
 /** Heartbeats are what vouch for other clusters' feed records: the watched namespaces' every 30 s. */
-export const PEER_HEARTBEAT_READ_MS = 30_000;
+const PEER_HEARTBEAT_READ_MS = 30_000;
 /** A heartbeat not seen renewed for this long vouches for no feed record (the importers' default). */
 const PEER_HEARTBEAT_TTL_MS = 120_000;
 const PEER_HEARTBEAT_RECHECK_MS = 5000;
@@ -187,26 +181,21 @@ async function observeHeartbeats(s: PeerState, feed: FeedFollower): Promise<void
 }
 
 /**
- * Rounds between count checks: `countEvery`, stretched so the ListServices pages of a check
+ * Rounds between count checks: `countEveryRounds` (default 12), stretched so the ListServices pages of a check
  * stay within the budget (1,000 exports in one namespace: 10 pages, at 3 a minute and a 3 s
  * round every 67 rounds, 200 s, instead of every 36 s).
  */
-export function countEveryRounds(s: PeerState): number {
+function countEveryRounds(s: PeerState): number {
+  const every = Math.max(1, s.opts.countEveryRounds ?? 12);
   const budget = s.opts.countBudgetPerMinute ?? 0;
-  if (budget <= 0 || s.opts.periodMs <= 0) return s.countEvery;
-  const needed = Math.ceil((s.countCalls * 60_000) / (budget * s.opts.periodMs));
-  return Math.max(s.countEvery, needed);
+  if (budget <= 0 || s.opts.periodMs <= 0) return every;
+  return Math.max(every, Math.ceil((s.countCalls * 60_000) / (budget * s.opts.periodMs)));
 }
 
 /** Requeues watched keys whose service's instance count moved since the last count. */
-async function checkCounts(s: PeerState): Promise<boolean> {
-  const byNamespace = new Map<string, [string, PeerEntry][]>();
-  for (const [key, e] of s.entries) {
-    if (e.service.namespaceId === undefined) continue;
-    const list = byNamespace.get(e.service.namespaceId) ?? [];
-    list.push([key, e]);
-    byNamespace.set(e.service.namespaceId, list);
-  }
+async function checkCounts(s: PeerState): Promise<void> {
+  const counted = [...s.entries].filter(([, e]) => e.service.namespaceId !== undefined);
+  const byNamespace = Map.groupBy(counted, ([, e]) => e.service.namespaceId as string);
   s.countCalls = 0;
   for (const [namespaceId, list] of byNamespace) {
     const listed = await s.opts.cloudMap.listServices(namespaceId);
@@ -219,7 +208,6 @@ async function checkCounts(s: PeerState): Promise<boolean> {
       e.count = count;
     }
   }
-  return true;
 }
 
 /** One round: the feed, every `countEvery` rounds the counts, then each foreign key's revision. */
@@ -228,9 +216,10 @@ export async function peerRound(s: PeerState): Promise<void> {
   if (s.entries.size === 0) return;
   s.rounds++;
   let failed = 0;
-  const attempt = async (fn: () => Promise<boolean>): Promise<void> => {
+  // A call that throws, or a step that answers false, counts as failed.
+  const attempt = async (fn: () => Promise<boolean | void>): Promise<void> => {
     try {
-      if (!(await fn())) failed++;
+      if ((await fn()) === false) failed++;
     } catch (error) {
       failed++;
       logger.debug('peer watch call failed', { [logFields.error]: error });

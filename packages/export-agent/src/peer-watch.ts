@@ -33,7 +33,7 @@ export interface WatchedService {
   namespaceName: string;
   serviceName: string;
   /** For the instance-count check (ListServices of the namespace); absent: no such check. */
-  namespaceId?: string;
+  namespaceId?: string | undefined;
 }
 
 export interface PeerWatchOptions {
@@ -62,12 +62,6 @@ export interface PeerWatchOptions {
   logger: Logger;
 }
 
-/** The period of a round over `count` services within the budget (pure, for the docs' math). */
-function peerRoundPeriodMs(periodMs: number, count: number, budgetPerSecond: number) {
-  if (budgetPerSecond <= 0) return periodMs;
-  return Math.max(periodMs, Math.ceil((count / budgetPerSecond) * 1000));
-}
-
 /**
  * The watch over the clusterset change feed (ADR 0018). Each round: one revision check of the
  * feed service; when it moved, the feed is read and every watched key another cluster's
@@ -91,11 +85,7 @@ export function createPeerWatch(opts: PeerWatchOptions): PeerWatch {
       if (!same) {
         const { namespaceName, serviceName, namespaceId } = service;
         entries.set(key, {
-          service: {
-            namespaceName,
-            serviceName,
-            ...(namespaceId === undefined ? {} : { namespaceId }),
-          },
+          service: { namespaceName, serviceName, namespaceId },
           revision: seenRevision,
           others: [...others],
           checkedAtMs: opts.clock.now(),
@@ -128,7 +118,10 @@ function schedule(s: PeerState): void {
   if (!s.running) return;
   const { opts } = s;
   const checked = [...s.entries.values()].filter((e) => foreign(s, e)).length;
-  const base = peerRoundPeriodMs(opts.periodMs, checked, opts.budgetPerSecond);
+  const base =
+    opts.budgetPerSecond <= 0
+      ? opts.periodMs
+      : Math.max(opts.periodMs, Math.ceil((checked / opts.budgetPerSecond) * 1000));
   const delay = Math.round(base * (1 + Math.max(0, opts.jitter ?? 0.1) * Math.random()));
   s.timer = opts.clock.setTimer(() => {
     opts.onRound?.();

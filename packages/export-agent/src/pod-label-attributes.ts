@@ -1,4 +1,5 @@
 import { cloudMapLimits } from '@cloudmap-mcs/core';
+import { list } from '@cloudmap-mcs/core/agent';
 import type { PodLabelSource } from './desired.js';
 import type { ServiceExportObject } from './k8s-types.js';
 import type { ExportSources } from './sources.js';
@@ -27,16 +28,8 @@ export function isLabelKey(key: string): boolean {
   return LABEL_PREFIX.test(key.slice(0, slash)) && LABEL_NAME.test(key.slice(slash + 1));
 }
 
-const attributeKeyForLabel = (label: string): string => POD_LABEL_ATTRIBUTE_PREFIX + label;
-
 /** Splits `"version, track"` into sorted unique keys; blanks are dropped. */
-export function parseLabelKeyList(text: string): string[] {
-  const keys = text
-    .split(',')
-    .map((k) => k.trim())
-    .filter((k) => k !== '');
-  return [...new Set(keys)].sort();
-}
+export const parseLabelKeyList = (text: string): string[] => [...new Set(list(text))].sort();
 
 export type LabelKeySelection = { keys: string[] } | { keys: []; refused: string };
 
@@ -81,7 +74,7 @@ export function podLabelAttributes(
   const out: Record<string, string> = {};
   for (const key of keys) {
     const value = labels?.[key];
-    if (value !== undefined) out[attributeKeyForLabel(key)] = value;
+    if (value !== undefined) out[POD_LABEL_ATTRIBUTE_PREFIX + key] = value;
   }
   return out;
 }

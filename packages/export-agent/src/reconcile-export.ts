@@ -12,7 +12,7 @@ import { buildDesiredExport } from './desired.js';
 import type { ServiceExportObject } from './k8s-types.js';
 import { podLabelSourceFor } from './pod-label-attributes.js';
 import type { ReconcilerState } from './reconciler-state.js';
-import { quotaHint, withoutServiceCount } from './shard-status.js';
+import { quotaHint, refusal } from './shard-status.js';
 import { FINALIZER } from './sources.js';
 import { writeStatus } from './status-writer.js';
 import { unexport } from './unexport.js';
@@ -71,12 +71,9 @@ export async function reconcileExport(
     return done ? undefined : { requeueAfterMs: deps.pendingRequeueMs };
   }
   const encoded = encodeClusterExport(desired.export);
-  // More instances than one Cloud Map service holds is not a problem: they are sharded.
-  const problems = withoutServiceCount(encoded.problems);
-  if (problems.length > 0) {
-    // User input beyond Cloud Map's limits: a condition, no retry until the input changes.
-    const message = `Cannot export: ${problems.map((p) => p.message).join('; ')}`;
-    await writeStatus(state, se, { kind: 'failed', message: message.slice(0, 32_000) }, log);
+  const refused = refusal(encoded.problems);
+  if (refused !== undefined) {
+    await writeStatus(state, se, { kind: 'failed', message: refused }, log);
     return;
   }
   try {

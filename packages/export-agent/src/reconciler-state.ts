@@ -52,8 +52,8 @@ export interface ReconcilerState {
   readonly deps: ExportReconcilerDeps;
   /** Cloud Map service ID → `namespace/name`, to requeue a key on an operation's completion. */
   readonly serviceKeys: Map<string, string>;
-  /** Exported `namespace/name` → namespace (the heartbeat's list of exported names). */
-  readonly exported: Map<string, string>;
+  /** Exported `namespace/name` keys (the heartbeat's list of exported names). */
+  readonly exported: Set<string>;
   readonly events: EventDedup;
 }
 
@@ -61,7 +61,7 @@ export function createReconcilerState(deps: ExportReconcilerDeps): ReconcilerSta
   return {
     deps,
     serviceKeys: new Map(),
-    exported: new Map(),
+    exported: new Set(),
     events: createEventDedup(
       (se, type, reason, message) => deps.writer.event(se, type, reason, message),
       () => deps.now().getTime(),
@@ -69,7 +69,6 @@ export function createReconcilerState(deps: ExportReconcilerDeps): ReconcilerSta
   };
 }
 
-/** The service or its namespace is gone (deleted outside the agent, or never created). */
 /** Instances (our in-flight writes laid over) and the revision read, if the service exists. */
 export async function discover(
   state: ReconcilerState,

@@ -109,11 +109,6 @@ async function removeExport(
 }
 
 function exportsByNamespace(state: ReconcilerState): Map<string, string[]> {
-  const byNamespace = new Map<string, string[]>();
-  for (const [key, namespace] of state.exported) {
-    const names = byNamespace.get(namespace) ?? [];
-    names.push(key.slice(namespace.length + 1));
-    byNamespace.set(namespace, names);
-  }
-  return byNamespace;
+  const byNamespace = Map.groupBy([...state.exported].map(splitKey), ([namespace]) => namespace);
+  return new Map([...byNamespace].map(([ns, keys]) => [ns, keys.map(([, name]) => name)]));
 }

@@ -10,9 +10,16 @@ import { findCondition, type Condition, type DesiredCondition } from '@cloudmap-
 
 const SHARDED_CONDITION = 'Sharded';
 
-/** Encoding problems without the per-service instance count, which shards take care of. */
-export const withoutServiceCount = (problems: readonly RecordProblem[]): RecordProblem[] =>
-  problems.filter((p) => p.code !== 'TooManyInstances');
+/**
+ * The Failed message for records beyond Cloud Map's limits (user input: no retry until it
+ * changes); undefined when there are none. The per-service instance count is not a problem:
+ * shards take care of it.
+ */
+export function refusal(problems: readonly RecordProblem[]): string | undefined {
+  const refused = problems.filter((p) => p.code !== 'TooManyInstances');
+  if (refused.length === 0) return undefined;
+  return `Cannot export: ${refused.map((p) => p.message).join('; ')}`.slice(0, 32_000);
+}
 
 /** ` and 2 shard services (2,500 endpoint instances)` while sharded, else nothing. */
 export function shardsPhrase(plan: ShardPlan | undefined): string {

@@ -8,14 +8,13 @@ import {
   shardServiceName,
   toShardInstance,
   type CloudMapInstance,
-  type CloudMapPort,
   type ClusterIdentity,
   type Logger,
   type ShardPlan,
 } from '@cloudmap-mcs/core';
 import { applyPlan } from './apply.js';
-import type { CloudMapTarget, TargetResolver } from './cloudmap-target.js';
-import type { PendingWrites } from './pending-writes.js';
+import type { CloudMapTarget } from './cloudmap-target.js';
+import { discover, type ReconcilerState } from './reconciler-state.js';
 
 /**
  * The export reconciler's one step for shards (ADR 0015): read this cluster's shard services,
@@ -23,17 +22,6 @@ import type { PendingWrites } from './pending-writes.js';
  * each service's plan, base first (its export record names the shards). An export that fits
  * one service takes exactly the path it took before shards: one plan for the base service.
  */
-
-export interface ShardWriterDeps {
-  cloudMap: CloudMapPort;
-  resolver: TargetResolver;
-  pending: PendingWrites;
-  /** Instances of a service with in-flight writes laid over (the reconciler's read). */
-  discover(
-    target: CloudMapTarget,
-    query: Record<string, string>,
-  ): Promise<{ instances: CloudMapInstance[] }>;
-}
 
 export interface ShardedExportInput {
   identity: ClusterIdentity;
@@ -64,14 +52,15 @@ export interface ShardedExportResult {
 }
 
 export async function writeShardedExport(
-  deps: ShardWriterDeps,
+  state: ReconcilerState,
   input: ShardedExportInput,
 ): Promise<ShardedExportResult> {
   const { identity, base, log } = input;
-  const { targets, shards } = await readShards(deps, input);
+  const { pending } = state.deps;
+  const { targets, shards } = await readShards(state, input);
   const inFlight = () =>
-    deps.pending.count(base.serviceId) +
-    [...targets.values()].reduce((n, t) => n + deps.pending.count(t.serviceId), 0);
+    pending.count(base.serviceId) +
+    [...targets.values()].reduce((n, t) => n + pending.count(t.serviceId), 0);
   const plan = planShardedExport({
     cluster: identity,
     desired: input.desired,
@@ -80,26 +69,22 @@ export async function writeShardedExport(
     settled: inFlight() === 0,
     forBase: input.forBase,
   });
-  const shardServiceIds = () => [...targets.values()].map((t) => t.serviceId);
-  if (plan.problem !== undefined) {
-    return {
-      problem: plan.problem,
-      plan,
-      shardServiceIds: shardServiceIds(),
-      inFlight: inFlight(),
-    };
-  }
-  const waiting = await ensureShardServices(deps, input, plan, targets);
-  if (waiting !== undefined) {
-    return { waiting, plan, shardServiceIds: shardServiceIds(), inFlight: inFlight() };
-  }
-  const submitted = await applyShardPlans(deps, input, plan, targets);
+  const result = (outcome: Partial<ShardedExportResult>): ShardedExportResult => ({
+    plan,
+    shardServiceIds: [...targets.values()].map((t) => t.serviceId),
+    inFlight: inFlight(),
+    ...outcome,
+  });
+  if (plan.problem !== undefined) return result({ problem: plan.problem });
+  const waiting = await ensureShardServices(state, input, plan, targets);
+  if (waiting !== undefined) return result({ waiting });
+  const submitted = await applyShardPlans(state, input, plan, targets);
   if (plan.heldBack > 0) {
     log.debug('moved instances keep their old copy until the new one is confirmed', {
       heldBack: plan.heldBack,
     });
   }
-  return { plan, shardServiceIds: shardServiceIds(), inFlight: inFlight(), submitted };
+  return result({ submitted });
 }
 
 /**
@@ -107,15 +92,8 @@ export async function writeShardedExport(
  * the export needs now; the shards read are those needed or still declared (which may hold
  * instances to move back).
  */
-async function readShards(
-  deps: ShardWriterDeps,
-  input: ShardedExportInput,
-): Promise<{ targets: Map<number, CloudMapTarget>; shards: Map<number, CloudMapInstance[]> }> {
+async function readShards(state: ReconcilerState, input: ShardedExportInput) {
   const { identity, namespace, name } = input;
-  const ownRecord = input.baseObserved.find(
-    (i) => isOwnInstance(i, identity) && i.attributes[Attr.Record] === 'export',
-  );
-  const declared = ownRecord === undefined ? 1 : (declaredShardCount(ownRecord.attributes) ?? 1);
   const dry = planShardedExport({
     cluster: identity,
     desired: input.desired,
@@ -123,14 +101,36 @@ async function readShards(
     shards: new Map(),
     settled: false,
   });
-  const span = Math.max(declared, dry.neededCount);
+  const span = Math.max(declaredServices(input.baseObserved, identity), dry.neededCount);
+  return readOwnShards(state, identity, namespace, name, span);
+}
+
+/** How many Cloud Map services this cluster's export record among `observed` declares. */
+export function declaredServices(
+  observed: readonly CloudMapInstance[],
+  identity: ClusterIdentity,
+): number {
+  const record = observed.find(
+    (i) => isOwnInstance(i, identity) && i.attributes[Attr.Record] === 'export',
+  );
+  return record === undefined ? 1 : (declaredShardCount(record.attributes) ?? 1);
+}
+
+/** The shard services 1..span-1 of N/S that exist, and this cluster's instances in each. */
+export async function readOwnShards(
+  state: ReconcilerState,
+  identity: ClusterIdentity,
+  namespace: string,
+  name: string,
+  span: number,
+): Promise<{ targets: Map<number, CloudMapTarget>; shards: Map<number, CloudMapInstance[]> }> {
   const targets = new Map<number, CloudMapTarget>();
   const shards = new Map<number, CloudMapInstance[]>();
   for (let k = 1; k < span; k++) {
-    const target = await deps.resolver.find(namespace, shardServiceName(identity, name, k));
+    const target = await state.deps.resolver.find(namespace, shardServiceName(identity, name, k));
     if (target === undefined) continue;
     targets.set(k, target);
-    const { instances } = await deps.discover(target, {
+    const { instances } = await discover(state, target, {
       ...shardQuery(identity.clustersetId),
       [Attr.ClusterId]: identity.clusterId,
     });
@@ -147,7 +147,7 @@ async function readShards(
  * never look for a shard that is not there yet. Returns why it must wait, if it must.
  */
 async function ensureShardServices(
-  deps: ShardWriterDeps,
+  state: ReconcilerState,
   input: ShardedExportInput,
   plan: ShardPlan,
   targets: Map<number, CloudMapTarget>,
@@ -158,7 +158,7 @@ async function ensureShardServices(
     if (service.plan.register.length === 0) continue;
     const shardName = shardServiceName(identity, name, service.index);
     // Shards are plain services (no DnsConfig): readers reach them through the API only.
-    const ensured = await deps.resolver.ensure(namespace, shardName);
+    const ensured = await state.deps.resolver.ensure(namespace, shardName);
     if (ensured.state !== 'ready') return ensured.message;
     targets.set(service.index, ensured.target);
     log.info('shard service in use', { cloudMapService: shardName, shard: service.index });
@@ -168,7 +168,7 @@ async function ensureShardServices(
 
 /** Applies each service's plan (shards in their own instance form); the writes submitted. */
 async function applyShardPlans(
-  deps: ShardWriterDeps,
+  state: ReconcilerState,
   input: ShardedExportInput,
   plan: ShardPlan,
   targets: ReadonlyMap<number, CloudMapTarget>,
@@ -181,8 +181,8 @@ async function applyShardPlans(
     if (target === undefined) continue; // nothing of ours there and nothing to register
     const shardForm = { register: register.map(toShardInstance), deregister };
     await applyPlan(
-      deps.cloudMap,
-      deps.pending,
+      state.deps.cloudMap,
+      state.deps.pending,
       target,
       service.index === 0 ? service.plan : shardForm,
       input.log,
@@ -190,20 +190,4 @@ async function applyShardPlans(
     submitted += register.length + deregister.length;
   }
   return submitted;
-}
-
-/** Every own instance in the shard services an export record declares (to un-export). */
-export async function shardTargetsOf(
-  deps: Pick<ShardWriterDeps, 'resolver'>,
-  identity: ClusterIdentity,
-  namespace: string,
-  name: string,
-  declared: number,
-): Promise<CloudMapTarget[]> {
-  const out: CloudMapTarget[] = [];
-  for (let k = 1; k < declared; k++) {
-    const target = await deps.resolver.find(namespace, shardServiceName(identity, name, k));
-    if (target !== undefined) out.push(target);
-  }
-  return out;
 }

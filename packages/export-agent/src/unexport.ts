@@ -1,18 +1,16 @@
 import {
   Attr,
-  declaredShardCount,
   exportInstanceId,
-  fromShardInstance,
   isEmptyPlan,
   planExport,
-  shardQuery,
-  type CloudMapInstance,
   type ClusterIdentity,
+  type ExportPlan,
   type Logger,
 } from '@cloudmap-mcs/core';
 import { applyPlan } from './apply.js';
+import type { CloudMapTarget } from './cloudmap-target.js';
 import { discover, type ReconcilerState } from './reconciler-state.js';
-import { shardTargetsOf } from './shards.js';
+import { declaredServices, readOwnShards } from './shards.js';
 
 /** Removes this cluster's records of N/S; true once nothing of ours is left or in flight. */
 export async function unexport(
@@ -23,62 +21,38 @@ export async function unexport(
   log: Logger,
 ): Promise<boolean> {
   const { deps } = state;
-  if (state.exported.delete(`${namespace}/${name}`)) deps.onExportsChanged?.(namespace);
-  deps.peers?.unwatch(`${namespace}/${name}`);
+  const key = `${namespace}/${name}`;
+  const deregister = async (t: CloudMapTarget, plan: ExportPlan, message: string) => {
+    if (isEmptyPlan(plan)) return;
+    log.info(message, { cloudMapService: t.serviceName, deregister: plan.deregister.length });
+    await applyPlan(deps.cloudMap, deps.pending, t, plan, log);
+    deps.onWritesSubmitted?.(namespace, name);
+  };
+  if (state.exported.delete(key)) deps.onExportsChanged?.(namespace);
+  deps.peers?.unwatch(key);
   const target = await deps.resolver.find(namespace, name);
   if (target === undefined) return true;
-  state.serviceKeys.set(target.serviceId, `${namespace}/${name}`);
+  state.serviceKeys.set(target.serviceId, key);
   const { instances: observed } = await discover(state, target, {
     [Attr.ClustersetId]: identity.clustersetId,
     [Attr.ClusterId]: identity.clusterId,
   });
   // Shards first: the export record, which names them, goes only once they are empty.
-  const shardsLeft = await unexportShards(state, namespace, name, identity, observed, log);
+  const span = declaredServices(observed, identity);
+  const { targets, shards } = await readOwnShards(state, identity, namespace, name, span);
+  let shardsLeft = 0;
+  for (const [k, shard] of targets) {
+    state.serviceKeys.set(shard.serviceId, key);
+    const plan = planExport({ cluster: identity, desired: [], observed: shards.get(k) ?? [] });
+    await deregister(shard, plan, 'deregistering shard records');
+    shardsLeft += plan.deregister.length + deps.pending.count(shard.serviceId);
+  }
   const all = planExport({ cluster: identity, desired: [], observed });
   const recordId = exportInstanceId(identity);
   const plan =
     shardsLeft === 0
       ? all
       : { register: [], deregister: all.deregister.filter((id) => id !== recordId) };
-  if (!isEmptyPlan(plan)) {
-    log.info('deregistering exported records', { deregister: plan.deregister.length });
-    await applyPlan(deps.cloudMap, deps.pending, target, plan, log);
-    deps.onWritesSubmitted?.(namespace, name);
-  }
+  await deregister(target, plan, 'deregistering exported records');
   return isEmptyPlan(plan) && deps.pending.count(target.serviceId) === 0 && shardsLeft === 0;
-}
-
-/** Deregisters this cluster's shard instances of N/S; how many are left or in flight. */
-async function unexportShards(
-  state: ReconcilerState,
-  namespace: string,
-  name: string,
-  identity: ClusterIdentity,
-  baseObserved: readonly CloudMapInstance[],
-  log: Logger,
-): Promise<number> {
-  const { deps } = state;
-  const record = baseObserved.find((i) => i.id === exportInstanceId(identity));
-  const declared = record === undefined ? 1 : (declaredShardCount(record.attributes) ?? 1);
-  const shards = await shardTargetsOf(deps, identity, namespace, name, declared);
-  let left = 0;
-  for (const shard of shards) {
-    state.serviceKeys.set(shard.serviceId, `${namespace}/${name}`);
-    const { instances } = await discover(state, shard, {
-      ...shardQuery(identity.clustersetId),
-      [Attr.ClusterId]: identity.clusterId,
-    });
-    const observed = instances.map(fromShardInstance);
-    const plan = planExport({ cluster: identity, desired: [], observed });
-    if (!isEmptyPlan(plan)) {
-      log.info('deregistering shard records', {
-        cloudMapService: shard.serviceName,
-        deregister: plan.deregister.length,
-      });
-      await applyPlan(deps.cloudMap, deps.pending, shard, plan, log);
-      deps.onWritesSubmitted?.(namespace, name);
-    }
-    left += plan.deregister.length + deps.pending.count(shard.serviceId);
-  }
-  return left;
 }

@@ -73,7 +73,7 @@ describe('change feed writer', () => {
     expect(t.record()?.seq).toBe(1); // the first change after a quiet second goes at once
     w.changed('shop', 'web');
     w.changed('shop', 'api');
-    w.hint('shop', 'web');
+    w.changed('shop', 'web');
     await t.step(300);
     expect(t.record()?.seq).toBe(1); // within the second: held
     await t.step(1_000);

@@ -98,19 +98,14 @@ export function loading(r: StubReads, key: string): boolean {
   if (current(r, key) !== undefined) return false;
   if (!r.inFlight.has(key)) {
     r.inFlight.add(key);
-    fetchExported(r, key).then(
-      () => {
-        r.inFlight.delete(key);
-        r.reads.emit('update', key);
-      },
-      (error: unknown) => {
-        r.logger.warn('reading an exported service failed; retrying', { key, error });
-        r.clock.setTimer(() => {
-          r.inFlight.delete(key);
-          r.reads.emit('update', key);
-        }, 1_000);
-      },
-    );
+    const done = () => {
+      r.inFlight.delete(key);
+      r.reads.emit('update', key);
+    };
+    fetchExported(r, key).then(done, (error: unknown) => {
+      r.logger.warn('reading an exported service failed; retrying', { key, error });
+      r.clock.setTimer(done, 1_000);
+    });
   }
   return true;
 }

@@ -36,12 +36,10 @@ export function createKubeWriter(
     logger,
     dedupeWindowMs: 0,
   });
-  const target = (se: ServiceExportObject) => ({
-    group: ServiceExportApi.group,
-    version: ServiceExportApi.version,
-    plural: ServiceExportApi.plural,
-    namespace: se.metadata.namespace,
-    name: se.metadata.name,
+  const target = ({ metadata: { namespace, name } }: ServiceExportObject) => ({
+    ...ServiceExportApi,
+    namespace,
+    name,
   });
   const setFinalizers = async (se: ServiceExportObject, next: string[]) => {
     const current = se.metadata.finalizers;
