@@ -6,12 +6,16 @@ import {
   type KubernetesObject,
   type V1ListMeta,
 } from '@kubernetes/client-node';
-import type { Logger } from '../logging/logger.js';
-import type { Clock } from '../workqueue/clock.js';
-import { superviseInformer, type InformerEvent, type SupervisedInformer } from './informer.js';
+import {
+  superviseInformer,
+  type SupervisedInformer,
+  type SupervisedInformerOptions,
+} from './informer.js';
 
-export interface KubeInformerOptions<T extends KubernetesObject> {
-  name: string;
+export interface KubeInformerOptions<T extends KubernetesObject> extends Pick<
+  SupervisedInformerOptions<T>,
+  'name' | 'onEvent' | 'logger' | 'clock'
+> {
   kubeConfig: KubeConfig;
   /** The watch path, e.g. `/apis/multicluster.x-k8s.io/v1beta1/serviceexports`. */
   path: string;
@@ -33,10 +37,6 @@ export interface KubeInformerOptions<T extends KubernetesObject> {
    * `metadata.name`, `namespace` and `resourceVersion` (the watch resumes from it).
    */
   transform?: (obj: T) => T;
-  /** Absent: handlers are added with `on` (an agent's watches table). */
-  onEvent?: (event: InformerEvent, obj: T) => void;
-  logger: Logger;
-  clock?: Clock;
 }
 
 /** The paging parameters of a Kubernetes list call (`limit`, and the token of the next page). */
@@ -228,26 +228,23 @@ export function transformingWatch<T extends KubernetesObject>(
 export function createKubeInformer<T extends KubernetesObject>(
   options: KubeInformerOptions<T>,
 ): SupervisedInformer<T> {
-  const transform = options.transform ?? stripUnread;
+  const { kubeConfig, path, list, labelSelector, transform = stripUnread, ...supervised } = options;
   // client-node declares requestTimeoutMs private but reads it on every watch call: setting
   // it is the only way to change its 30 s inactivity abort.
-  const inner = new Watch(options.kubeConfig) as unknown as WatchLike;
+  const inner = new Watch(kubeConfig) as unknown as WatchLike;
   return superviseInformer<T>({
-    name: options.name,
-    ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
-    logger: options.logger,
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...supervised,
     create: (listed, alive) =>
       new ListWatch<T>(
-        options.path,
+        path,
         transformingWatch(inner, transform, alive),
         async () => {
-          const result = await listInPages(options.list, listPageSize, transform);
+          const result = await listInPages(list, listPageSize, transform);
           listed();
           return result;
         },
         false,
-        options.labelSelector,
+        labelSelector,
       ),
   });
 }
