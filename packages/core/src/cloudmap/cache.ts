@@ -6,8 +6,6 @@ interface Entry<V> {
   inflight?: Promise<V>;
 }
 
-export type ReadCache<V> = ReturnType<typeof createReadCache<V>>;
-
 /**
  * A TTL cache of read results with in-flight sharing: concurrent reads of one key make one
  * call. Eviction removes the entry and marks any in-flight load stale, so its result is

@@ -16,10 +16,8 @@ export interface TrackedOperation {
   namespaceName?: string;
 }
 
-export type OperationOutcome = 'SUCCESS' | 'FAIL' | 'TIMEOUT' | 'CANCELLED';
-
 export interface OperationResult extends TrackedOperation {
-  status: OperationOutcome;
+  status: 'SUCCESS' | 'FAIL' | 'TIMEOUT' | 'CANCELLED';
   errorCode?: string;
   errorMessage?: string;
   targets?: OperationState['targets'];

@@ -117,17 +117,10 @@ export function metadataStub<T extends KubernetesObject>(
       : keep.labels === true
         ? m.labels
         : pick(m.labels, keep.labels);
-  const stub = {
-    metadata: {
-      ...(m.name === undefined ? {} : { name: m.name }),
-      ...(m.namespace === undefined ? {} : { namespace: m.namespace }),
-      ...(m.uid === undefined ? {} : { uid: m.uid }),
-      ...(m.resourceVersion === undefined ? {} : { resourceVersion: m.resourceVersion }),
-      // Whether it is going away (a terminating namespace) is part of whether it exists.
-      ...(m.deletionTimestamp === undefined ? {} : { deletionTimestamp: m.deletionTimestamp }),
-      ...(labels === undefined ? {} : { labels }),
-    },
-  } as T;
+  // Whether it is going away (a terminating namespace) is part of whether it exists.
+  const kept = ['name', 'namespace', 'uid', 'resourceVersion', 'deletionTimestamp'] as const;
+  const metadata = Object.fromEntries(kept.flatMap((k) => (m[k] === undefined ? [] : [[k, m[k]]])));
+  const stub = { metadata: labels === undefined ? metadata : { ...metadata, labels } } as T;
   stubs.add(stub);
   return stub;
 }
