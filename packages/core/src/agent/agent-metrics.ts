@@ -27,14 +27,11 @@ export interface AgentMetrics {
   leading(leading: boolean): void;
 }
 
-export interface AgentMetricsOptions {
-  /** `export-agent` / `import-agent`: build_info's `agent` label. */
-  agent: string;
-  /** The release version (the agent's package.json, stamped from the root's). */
-  version: string;
-}
-
-export function createAgentMetrics(opts: AgentMetricsOptions): AgentMetrics {
+/**
+ * `agent`: `export-agent` / `import-agent`, build_info's `agent` label; `version`: the release
+ * version (the agent's package.json, stamped from the root's).
+ */
+export function createAgentMetrics(opts: { agent: string; version: string }): AgentMetrics {
   const registry = new Registry();
   const leaderRegistry = new Registry();
   let isLeading = false;

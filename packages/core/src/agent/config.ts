@@ -1,12 +1,7 @@
 import yargs, { type ArgumentsCamelCase, type InferredOptionTypes, type Options } from 'yargs';
 import { logLevels, type LogLevel } from '../logging/logger.js';
 import { ConfigError, endpointUrl, port, positive } from './validate.js';
-import {
-  RETIRED_VARIABLES,
-  TEST_TIMINGS_VARIABLE,
-  parseTestTimings,
-  refuseRetired,
-} from './environment.js';
+import { TEST_TIMINGS_VARIABLE, parseTestTimings, refuseRetired } from './environment.js';
 
 export { ConfigError, list, nonNegative, port, positive } from './validate.js';
 
@@ -215,7 +210,7 @@ export async function parseAgentConfig<
   hostname: string,
   stdoutIsTTY = false,
 ): Promise<CommonConfig & Own> {
-  refuseRetired(env, RETIRED_VARIABLES);
+  refuseRetired(env);
   const options = agentOptions(spec);
   const flags = new Set<string>(Object.keys(options));
   for (const o of Object.values(options)) for (const a of [o.alias ?? []].flat()) flags.add(a);

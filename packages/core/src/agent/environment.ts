@@ -73,13 +73,10 @@ export const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
 };
 
 /** Throws a ConfigError naming every retired variable set in `env` and its replacement. */
-export function refuseRetired(
-  env: Readonly<Record<string, string | undefined>>,
-  retired: Readonly<Record<string, string>>,
-): void {
-  const found = Object.keys(retired).filter((k) => env[k] !== undefined);
+export function refuseRetired(env: Readonly<Record<string, string | undefined>>): void {
+  const found = Object.keys(RETIRED_VARIABLES).filter((k) => env[k] !== undefined);
   if (found.length > 0)
     throw new ConfigError(
-      `no longer read: ${found.map((k) => `${k} (${retired[k] ?? ''})`).join('; ')}`,
+      `no longer read: ${found.map((k) => `${k} (${RETIRED_VARIABLES[k] ?? ''})`).join('; ')}`,
     );
 }

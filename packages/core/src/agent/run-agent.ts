@@ -16,7 +16,7 @@ import { loadKubeConfig } from '../runtime/kubeconfig.js';
 import { createKubeLeaseStore } from '../runtime/lease-store.js';
 import { createLogger } from '../runtime/logger.js';
 import { createShutdown, type Shutdown } from '../runtime/shutdown.js';
-import { createAgentMetrics, type AgentMetrics } from './agent-metrics.js';
+import { createAgentMetrics } from './agent-metrics.js';
 import { agentCloudMapClient } from './cloudmap-client.js';
 import { ConfigError, parseAgentConfig, type CommonConfig, type ConfigSpec } from './config.js';
 import { logEffectiveConfig } from './redact.js';
@@ -163,7 +163,18 @@ async function startAgent<
   const liveness = createChecks();
   liveness.set('process', true);
   const readiness = createChecks();
-  await startServers(config, metrics.served, liveness, readiness, logger, shutdown);
+  // /healthz, /readyz and /metrics on the health port; /metrics also on its own port if set.
+  for (const port of new Set([config.healthPort, config.metricsPort])) {
+    const server = await startHealthServer({
+      port,
+      host: config.bindAddress,
+      registry: metrics.served,
+      liveness,
+      readiness,
+      logger,
+    });
+    shutdown.onShutdown(`http server :${String(server.port)}`, 50, () => server.close());
+  }
   const identity = createClusterIdentityWatcher({
     source: kubeClusterPropertySource(kubeConfig, logger),
     flags: { clusterId: config.clusterId, clustersetId: config.clustersetId },
@@ -198,54 +209,14 @@ async function startAgent<
     cloudMap,
     leading: leadership.signal,
   });
-  await lead(config, kubeConfig, run, { logger, readiness, shutdown, metrics }, leadership);
-}
 
-/** /healthz, /readyz and /metrics on the health port; /metrics also on its own port if set. */
-async function startServers(
-  config: CommonConfig,
-  registry: AgentMetrics['served'],
-  liveness: Checks,
-  readiness: Checks,
-  logger: Logger,
-  shutdown: Shutdown,
-): Promise<void> {
-  for (const port of new Set([config.healthPort, config.metricsPort])) {
-    const server = await startHealthServer({
-      port,
-      host: config.bindAddress,
-      registry,
-      liveness,
-      readiness,
-      logger,
-    });
-    shutdown.onShutdown(`http server :${String(server.port)}`, 50, () => server.close());
-  }
-}
-
-/**
- * Runs the agent's work: at once, or while holding the Lease. Losing the Lease exits 1 so the
- * Deployment restarts a fresh replica that campaigns again, instead of leaving a process that
- * neither leads nor exits.
- */
-async function lead(
-  config: CommonConfig,
-  kubeConfig: KubeConfig,
-  run: AgentRun,
-  parts: { logger: Logger; readiness: Checks; shutdown: Shutdown; metrics: AgentMetrics },
-  leadership: AbortController,
-): Promise<void> {
-  const { logger, readiness, shutdown, metrics } = parts;
+  // The agent's work runs at once, or while holding the Lease. Losing the Lease exits 1 so the
+  // Deployment restarts a fresh replica that campaigns again, instead of leaving a process
+  // that neither leads nor exits.
   const failed = (error: unknown): void => {
     if (shutdown.signal.aborted) return;
     logger.error('controller failed', { [logFields.error]: error });
     void shutdown.shutdown('controller failed', 1);
-  };
-  // The leader's series are served from here until leadership ends (agent-metrics.ts).
-  const leading = (): void => {
-    metrics.leading(true);
-    leadership.signal.addEventListener('abort', () => metrics.leading(false), { once: true });
-    void run.lead(leadership.signal).catch(failed);
   };
   if (!config.leaderElect) {
     metrics.leading(true);
@@ -263,7 +234,10 @@ async function lead(
     logger,
     onStartedLeading: (signal) => {
       signal.addEventListener('abort', () => leadership.abort(signal.reason), { once: true });
-      leading();
+      // The leader's series are served from here until leadership ends (agent-metrics.ts).
+      metrics.leading(true);
+      leadership.signal.addEventListener('abort', () => metrics.leading(false), { once: true });
+      void run.lead(leadership.signal).catch(failed);
     },
     onStoppedLeading: () => {
       if (!shutdown.signal.aborted) void shutdown.shutdown('lost leadership', 1);

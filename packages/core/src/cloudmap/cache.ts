@@ -1,47 +1,33 @@
 import type { Clock } from '../workqueue/clock.js';
 
-/**
- * A TTL cache of read results with in-flight sharing: concurrent reads of one key make one
- * call. Eviction removes the entry and marks any in-flight load stale, so its result is
- * returned to the callers that asked before the write but never stored (a write must not be
- * hidden by a read that started before it).
- */
-export interface ReadCache<V> {
-  get(key: string, load: () => Promise<V>): Promise<V>;
-  evict(key: string): void;
-  evictWhere(predicate: (key: string) => boolean): void;
-  clear(): void;
-  /**
-   * Drops expired entries, at most once a TTL (cheap to call often). `get` does it too; the
-   * client also calls it before every Cloud Map call, so what an agent read once (1,000
-   * services' instances at cold sync) does not stay while it only writes (issue 14).
-   */
-  sweepExpired(): void;
-  readonly size: number;
-}
-
-export interface ReadCacheOptions {
-  ttlMs: number;
-  clock: Clock;
-  onLookup?: (result: 'hit' | 'miss' | 'shared') => void;
-}
-
 interface Entry<V> {
   value?: V;
   expiresAt: number;
   inflight?: Promise<V>;
 }
 
-export function createReadCache<V>(options: ReadCacheOptions): ReadCache<V> {
+/**
+ * A TTL cache of read results with in-flight sharing: concurrent reads of one key make one
+ * call. Eviction removes the entry and marks any in-flight load stale, so its result is
+ * returned to the callers that asked before the write but never stored (a write must not be
+ * hidden by a read that started before it).
+ */
+export function createReadCache<V>(options: {
+  ttlMs: number;
+  clock: Clock;
+  onLookup?: (result: 'hit' | 'miss' | 'shared') => void;
+}) {
   const entries = new Map<string, Entry<V>>();
   const fresh = (e: Entry<V> | undefined): e is Entry<V> & { value: V } =>
     e !== undefined &&
     e.inflight === undefined &&
     'value' in e &&
     e.expiresAt > options.clock.now();
-  // Expired entries are dropped once a TTL, not only when their key is read again: an agent
-  // reads each of 1,000 services now and then, and every result it ever read stayed in
-  // memory (11,000 instances at 1,000 services × 10 endpoints).
+  // Expired entries are dropped at most once a TTL (cheap to call often), not only when their
+  // key is read again: an agent reads each of 1,000 services now and then, and every result it
+  // ever read stayed in memory (11,000 instances at 1,000 services × 10 endpoints). The client
+  // also sweeps before every Cloud Map call, so what an agent read once does not stay while it
+  // only writes (issue 14).
   let nextSweepAt = options.clock.now() + options.ttlMs;
   const sweep = (): void => {
     const now = options.clock.now();
@@ -52,7 +38,7 @@ export function createReadCache<V>(options: ReadCacheOptions): ReadCache<V> {
   };
 
   return {
-    async get(key, load) {
+    async get(key: string, load: () => Promise<V>): Promise<V> {
       sweep();
       const existing = entries.get(key);
       if (fresh(existing)) {
@@ -86,8 +72,8 @@ export function createReadCache<V>(options: ReadCacheOptions): ReadCache<V> {
       entries.set(key, entry);
       return inflight;
     },
-    evict: (key) => void entries.delete(key),
-    evictWhere(predicate) {
+    evict: (key: string) => void entries.delete(key),
+    evictWhere(predicate: (key: string) => boolean) {
       for (const key of [...entries.keys()]) if (predicate(key)) entries.delete(key);
     },
     clear: () => entries.clear(),

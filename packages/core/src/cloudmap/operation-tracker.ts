@@ -16,10 +16,8 @@ export interface TrackedOperation {
   namespaceName?: string;
 }
 
-export type OperationOutcome = 'SUCCESS' | 'FAIL' | 'TIMEOUT' | 'CANCELLED';
-
 export interface OperationResult extends TrackedOperation {
-  status: OperationOutcome;
+  status: 'SUCCESS' | 'FAIL' | 'TIMEOUT' | 'CANCELLED';
   errorCode?: string;
   errorMessage?: string;
   targets?: OperationState['targets'];
@@ -108,13 +106,9 @@ export function createOperationTracker(options: OperationTrackerOptions): Operat
     p.polling = true;
     try {
       const state = await options.getOperation(p.op.operationId);
-      if (state.status === 'SUCCESS' || state.status === 'FAIL') {
-        finish(p, {
-          status: state.status,
-          ...(state.errorCode === undefined ? {} : { errorCode: state.errorCode }),
-          ...(state.errorMessage === undefined ? {} : { errorMessage: state.errorMessage }),
-          ...(state.targets === undefined ? {} : { targets: state.targets }),
-        });
+      const { operationId: _, status, ...details } = state;
+      if (status === 'SUCCESS' || status === 'FAIL') {
+        finish(p, { ...details, status });
         return;
       }
     } catch (error) {
@@ -149,8 +143,7 @@ export function createOperationTracker(options: OperationTrackerOptions): Operat
     track(op) {
       const existing = pending.get(op.operationId);
       if (existing !== undefined) return existing.promise;
-      let resolve!: (r: OperationResult) => void;
-      const promise = new Promise<OperationResult>((r) => (resolve = r));
+      const { promise, resolve } = Promise.withResolvers<OperationResult>();
       const now = clock.now();
       const p: Pending = {
         op,

@@ -1,6 +1,6 @@
 import type { CloudMapPort } from '../ports/cloudmap-port.js';
 import type { Clock } from '../workqueue/clock.js';
-import { createReadCache, type ReadCache } from './cache.js';
+import { createReadCache } from './cache.js';
 import type { CloudMapMetrics } from './metrics.js';
 
 /** How long read results are reused; 0 disables a cache. Writes evict regardless. */
@@ -20,39 +20,17 @@ export const defaultCacheTtls: CacheTtls = {
 
 type Result<K extends keyof CloudMapPort> = Awaited<ReturnType<CloudMapPort[K]>>;
 
+export type ReadCaches = ReturnType<typeof createReadCaches>;
+
+export const discoverKey = (ns: string, svc: string, q?: Record<string, string>): string =>
+  `${ns}\0${svc}\0${q === undefined ? '' : JSON.stringify(Object.entries(q).sort())}`;
+
 /**
  * The client's four read caches and what eviction needs to find a service's entries: the
  * names of namespaces and services by ID (learnt from listings and creates) and the
  * revision each discover result was read at.
  */
-export interface ReadCaches {
-  readonly namespaces: ReadCache<Result<'listNamespaces'>>;
-  readonly services: ReadCache<Result<'listServices'>>;
-  readonly instances: ReadCache<Result<'listInstances'>>;
-  readonly discover: ReadCache<Result<'discoverInstances'>>;
-  learnNamespaces(list: Result<'listNamespaces'>): void;
-  learnService(s: { id: string; namespaceId: string; name: string }): void;
-  namespaceOf(serviceId: string): string | undefined;
-  /** Drops a service's instances and discover results (a write changed them). */
-  evictService(serviceId: string): void;
-  /** Remembers the revision a discover result of `ns/svc` was read at. */
-  readAt(ns: string, svc: string, revision: number): void;
-  /** A revision check saw `revision`: a moved revision drops that service's discover results. */
-  revisionSeen(ns: string, svc: string, revision: number): void;
-  /** Drops `ns/svc`'s discover results whatever their revision (it was announced changed). */
-  forgetDiscover(ns: string, svc: string): void;
-  /** `sweepExpired` of every cache. */
-  sweepExpired(): void;
-}
-
-export const discoverKey = (ns: string, svc: string, q?: Record<string, string>): string =>
-  `${ns}\0${svc}\0${q === undefined ? '' : JSON.stringify(Object.entries(q).sort())}`;
-
-export function createReadCaches(opts: {
-  ttl: CacheTtls;
-  clock: Clock;
-  metrics: CloudMapMetrics;
-}): ReadCaches {
+export function createReadCaches(opts: { ttl: CacheTtls; clock: Clock; metrics: CloudMapMetrics }) {
   const cache = <V>(name: keyof CacheTtls) =>
     createReadCache<V>({
       ttlMs: opts.ttl[name],
@@ -77,31 +55,35 @@ export function createReadCaches(opts: {
     services,
     instances,
     discover,
-    learnNamespaces(list) {
+    learnNamespaces(list: Result<'listNamespaces'>) {
       for (const ns of list) nsNames.set(ns.id, ns.name);
     },
-    learnService(s) {
+    learnService(s: { id: string; namespaceId: string; name: string }) {
       svcInfo.set(s.id, { namespaceId: s.namespaceId, name: s.name });
     },
-    namespaceOf: (serviceId) => svcInfo.get(serviceId)?.namespaceId,
-    evictService(serviceId) {
+    namespaceOf: (serviceId: string) => svcInfo.get(serviceId)?.namespaceId,
+    /** Drops a service's instances and discover results (a write changed them). */
+    evictService(serviceId: string) {
       instances.evict(serviceId);
       const info = svcInfo.get(serviceId);
       const nsName = info === undefined ? undefined : nsNames.get(info.namespaceId);
       if (info === undefined || nsName === undefined) discover.clear();
       else dropDiscover(nsName, info.name);
     },
-    readAt(ns, svc, revision) {
+    /** Remembers the revision a discover result of `ns/svc` was read at. */
+    readAt(ns: string, svc: string, revision: number) {
       revisions.set(discoverKey(ns, svc), revision);
     },
-    revisionSeen(ns, svc, revision) {
+    /** A revision check saw `revision`: a moved revision drops that service's discover results. */
+    revisionSeen(ns: string, svc: string, revision: number) {
       const key = discoverKey(ns, svc);
       const known = revisions.get(key);
       if (known === undefined || known === revision) return;
       revisions.delete(key);
       dropDiscover(ns, svc);
     },
-    forgetDiscover(ns, svc) {
+    /** Drops `ns/svc`'s discover results whatever their revision (it was announced changed). */
+    forgetDiscover(ns: string, svc: string) {
       revisions.delete(discoverKey(ns, svc));
       dropDiscover(ns, svc);
     },

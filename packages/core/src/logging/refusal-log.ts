@@ -52,14 +52,6 @@ export function createRefusalLog(opts: RefusalLogOptions): RefusalLog {
   // Insertion order is logging order: re-inserting on each log line keeps the oldest first.
   const seen = new Map<string, { loggedAtMs: number; suppressed: number }>();
 
-  const forgetOldest = (): void => {
-    while (seen.size > maxKeys) {
-      const oldest = seen.keys().next();
-      if (oldest.done === true) return;
-      seen.delete(oldest.value);
-    }
-  };
-
   return {
     refused(refusal, logger = opts.logger) {
       opts.count?.(refusal.reason);
@@ -72,7 +64,11 @@ export function createRefusalLog(opts: RefusalLogOptions): RefusalLog {
       }
       seen.delete(key);
       seen.set(key, { loggedAtMs: now, suppressed: 0 });
-      forgetOldest();
+      // The oldest are forgotten beyond maxKeys (the one just set is the newest).
+      for (const oldest of seen.keys()) {
+        if (seen.size <= maxKeys) break;
+        seen.delete(oldest);
+      }
       logger.warn(message, {
         [logFields.reason]: refusal.reason,
         subject: refusal.subject,

@@ -143,31 +143,24 @@ export function resolveClusterIdentity(input: IdentityInput): IdentityResolution
   };
 }
 
-/** The exact objects to create, as `kubectl apply -f -` YAML. */
-export function clusterPropertyYaml(property: string, value: string): string {
-  return [
-    'apiVersion: about.k8s.io/v1beta1',
-    'kind: ClusterProperty',
-    'metadata:',
-    `  name: ${property}`,
-    'spec:',
-    `  value: ${value}`,
-  ].join('\n');
-}
-
 /**
- * A not-ready message that says exactly what to do: each problem, then the YAML to apply
- * (with placeholders; KEP-2149 recommends the kube-system namespace UID as the cluster id).
+ * A not-ready message that says exactly what to do: each problem, then the objects to create
+ * as `kubectl apply -f -` YAML (with placeholders; KEP-2149 recommends the kube-system
+ * namespace UID as the cluster id).
  */
 export function identityRemediation(problems: readonly IdentityProblem[]): string {
   if (problems.length === 0) return '';
   const docs = problems.map((p) =>
-    clusterPropertyYaml(
-      p.property,
+    [
+      'apiVersion: about.k8s.io/v1beta1',
+      'kind: ClusterProperty',
+      'metadata:',
+      `  name: ${p.property}`,
+      'spec:',
       p.property === clusterIdProperty
-        ? '<unique DNS-subdomain id, e.g. the kube-system namespace UID>'
-        : '<clusterset name>',
-    ),
+        ? '  value: <unique DNS-subdomain id, e.g. the kube-system namespace UID>'
+        : '  value: <clusterset name>',
+    ].join('\n'),
   );
   return [
     `cluster identity is not usable: ${problems.map((p) => p.message).join('; ')}.`,

@@ -7,17 +7,20 @@ import {
   unionPorts,
 } from './ordering.js';
 
-/** The Conflict condition reasons of mcs-api (`ServiceExportReason*Conflict`). */
-export type ConflictReason =
-  | 'PortConflict'
-  | 'TypeConflict'
-  | 'SessionAffinityConflict'
-  | 'SessionAffinityConfigConflict'
-  | 'AnnotationsConflict'
-  | 'LabelsConflict'
-  | 'InternalTrafficPolicyConflict'
-  | 'TrafficDistributionConflict'
-  | 'IPFamilyConflict';
+/** The Conflict condition reasons of mcs-api (`ServiceExportReason*Conflict`), as messages name them. */
+const HUMAN = {
+  PortConflict: 'ports',
+  TypeConflict: 'type',
+  SessionAffinityConflict: 'session affinity',
+  SessionAffinityConfigConflict: 'session affinity config',
+  AnnotationsConflict: 'exported annotations',
+  LabelsConflict: 'exported labels',
+  InternalTrafficPolicyConflict: 'internal traffic policy',
+  TrafficDistributionConflict: 'traffic distribution',
+  IPFamilyConflict: 'IP families',
+} as const;
+
+export type ConflictReason = keyof typeof HUMAN;
 
 export interface ConflictReport {
   /** Sorted; empty when every export agrees (condition `Conflict=False/NoConflicts`). */
@@ -87,18 +90,6 @@ const checks: {
   { reason: 'IPFamilyConflict', full: true, differs: (a, b) => !sameFamilies(a, b) },
   { reason: 'PortConflict', full: true, differs: (a, b) => !samePortSet(a.ports, b.ports) },
 ];
-
-const HUMAN: Record<ConflictReason, string> = {
-  PortConflict: 'ports',
-  TypeConflict: 'type',
-  SessionAffinityConflict: 'session affinity',
-  SessionAffinityConfigConflict: 'session affinity config',
-  AnnotationsConflict: 'exported annotations',
-  LabelsConflict: 'exported labels',
-  InternalTrafficPolicyConflict: 'internal traffic policy',
-  TrafficDistributionConflict: 'traffic distribution',
-  IPFamilyConflict: 'IP families',
-};
 
 /**
  * Conflicts of one service across every cluster's export (KEP-1645 "Conflict resolution"):

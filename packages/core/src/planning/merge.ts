@@ -38,9 +38,6 @@ export interface ImportSpec {
   trafficDistribution?: string;
 }
 
-/** The same reasons as the export side's Conflict condition (mcs-api). */
-export type ImportConflict = ConflictReason;
-
 /** One source cluster's endpoints, ports renamed to the derived Service's port names. */
 export interface SourceEndpoints {
   clusterId: string;
@@ -58,7 +55,8 @@ export interface MergedImport {
   /** The cluster whose export won every conflict (the oldest). */
   winner: string;
   sources: SourceEndpoints[];
-  conflicts: ImportConflict[];
+  /** The same reasons as the export side's Conflict condition (mcs-api). */
+  conflicts: ConflictReason[];
 }
 
 /**
@@ -134,7 +132,7 @@ export function mergeExports(exports: readonly ClusterExport[]): MergedImport | 
   const props = oldest.properties;
   // The same rules as the Conflict condition on every ServiceExport, so an import never reports
   // a conflict its exports do not (and the other way round).
-  const conflicts = new Set<ImportConflict>(detectConflicts(exports).reasons);
+  const conflicts = new Set<ConflictReason>(detectConflicts(exports).reasons);
 
   const merged = unionPorts(ordered);
   const ports = serviceNames(merged.ports);

@@ -32,9 +32,6 @@ const serviceLabel = '(?:[a-zA-Z0-9_][a-zA-Z0-9_-]{0,61}[a-zA-Z0-9_]|[a-zA-Z0-9]
 const serviceNamePattern = new RegExp(`^(?:${serviceLabel}(?:\\.${serviceLabel})*|\\.)$`);
 const namespaceNamePattern = /^(?!arn:)[!-~]{1,1024}$/;
 
-/** Reserved attribute keys; they do not count toward the 30 custom attributes (inferred). */
-export const isReservedAttributeKey = (key: string): boolean => key.startsWith('AWS_');
-
 /** Returns a description of the first violated limit, or undefined when the ID is valid. */
 export function checkInstanceId(id: string): string | undefined {
   if (id.length === 0 || id.length > cloudMapLimits.instanceIdMaxLength)
@@ -43,10 +40,6 @@ export function checkInstanceId(id: string): string | undefined {
     return `instance id ${JSON.stringify(id)} has invalid characters`;
   return undefined;
 }
-
-/** The number of attributes that count toward the 30 custom attributes. */
-export const countCustomAttributes = (attributes: Readonly<Record<string, string>>): number =>
-  Object.keys(attributes).filter((k) => !isReservedAttributeKey(k)).length;
 
 /** The sum of the lengths of every key and value (Cloud Map's 5,000-character total). */
 export const attributesTotalLength = (attributes: Readonly<Record<string, string>>): number =>
@@ -62,7 +55,8 @@ export function checkAttributes(attributes: Readonly<Record<string, string>>): s
       return `attribute ${key} longer than ${cloudMapLimits.attributeValueMaxLength}`;
     if (!attributeValuePattern.test(value)) return `attribute ${key} has non-printable characters`;
   }
-  const custom = countCustomAttributes(attributes);
+  // Reserved (AWS_) keys do not count toward the 30 custom attributes (inferred).
+  const custom = Object.keys(attributes).filter((k) => !k.startsWith('AWS_')).length;
   if (custom > cloudMapLimits.customAttributesPerInstance) return `${custom} custom attributes`;
   const total = attributesTotalLength(attributes);
   if (total > cloudMapLimits.attributesTotalMaxLength)

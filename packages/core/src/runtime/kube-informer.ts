@@ -6,12 +6,16 @@ import {
   type KubernetesObject,
   type V1ListMeta,
 } from '@kubernetes/client-node';
-import type { Logger } from '../logging/logger.js';
-import type { Clock } from '../workqueue/clock.js';
-import { superviseInformer, type InformerEvent, type SupervisedInformer } from './informer.js';
+import {
+  superviseInformer,
+  type SupervisedInformer,
+  type SupervisedInformerOptions,
+} from './informer.js';
 
-export interface KubeInformerOptions<T extends KubernetesObject> {
-  name: string;
+export interface KubeInformerOptions<T extends KubernetesObject> extends Pick<
+  SupervisedInformerOptions<T>,
+  'name' | 'onEvent' | 'logger' | 'clock'
+> {
   kubeConfig: KubeConfig;
   /** The watch path, e.g. `/apis/multicluster.x-k8s.io/v1beta1/serviceexports`. */
   path: string;
@@ -33,10 +37,6 @@ export interface KubeInformerOptions<T extends KubernetesObject> {
    * `metadata.name`, `namespace` and `resourceVersion` (the watch resumes from it).
    */
   transform?: (obj: T) => T;
-  /** Absent: handlers are added with `on` (an agent's watches table). */
-  onEvent?: (event: InformerEvent, obj: T) => void;
-  logger: Logger;
-  clock?: Clock;
 }
 
 /** The paging parameters of a Kubernetes list call (`limit`, and the token of the next page). */
@@ -117,17 +117,10 @@ export function metadataStub<T extends KubernetesObject>(
       : keep.labels === true
         ? m.labels
         : pick(m.labels, keep.labels);
-  const stub = {
-    metadata: {
-      ...(m.name === undefined ? {} : { name: m.name }),
-      ...(m.namespace === undefined ? {} : { namespace: m.namespace }),
-      ...(m.uid === undefined ? {} : { uid: m.uid }),
-      ...(m.resourceVersion === undefined ? {} : { resourceVersion: m.resourceVersion }),
-      // Whether it is going away (a terminating namespace) is part of whether it exists.
-      ...(m.deletionTimestamp === undefined ? {} : { deletionTimestamp: m.deletionTimestamp }),
-      ...(labels === undefined ? {} : { labels }),
-    },
-  } as T;
+  // Whether it is going away (a terminating namespace) is part of whether it exists.
+  const kept = ['name', 'namespace', 'uid', 'resourceVersion', 'deletionTimestamp'] as const;
+  const metadata = Object.fromEntries(kept.flatMap((k) => (m[k] === undefined ? [] : [[k, m[k]]])));
+  const stub = { metadata: labels === undefined ? metadata : { ...metadata, labels } } as T;
   stubs.add(stub);
   return stub;
 }
@@ -228,26 +221,23 @@ export function transformingWatch<T extends KubernetesObject>(
 export function createKubeInformer<T extends KubernetesObject>(
   options: KubeInformerOptions<T>,
 ): SupervisedInformer<T> {
-  const transform = options.transform ?? stripUnread;
+  const { kubeConfig, path, list, labelSelector, transform = stripUnread, ...supervised } = options;
   // client-node declares requestTimeoutMs private but reads it on every watch call: setting
   // it is the only way to change its 30 s inactivity abort.
-  const inner = new Watch(options.kubeConfig) as unknown as WatchLike;
+  const inner = new Watch(kubeConfig) as unknown as WatchLike;
   return superviseInformer<T>({
-    name: options.name,
-    ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
-    logger: options.logger,
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...supervised,
     create: (listed, alive) =>
       new ListWatch<T>(
-        options.path,
+        path,
         transformingWatch(inner, transform, alive),
         async () => {
-          const result = await listInPages(options.list, listPageSize, transform);
+          const result = await listInPages(list, listPageSize, transform);
           listed();
           return result;
         },
         false,
-        options.labelSelector,
+        labelSelector,
       ),
   });
 }
