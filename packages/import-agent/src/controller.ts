@@ -15,6 +15,7 @@ import type {
 } from './controller-options.js';
 import { createLivenessTracker, type LivenessTracker } from './liveness-tracker.js';
 import { createPoller, type Poller } from './poller/poller.js';
+import { keyOf } from './poller/state.js';
 import { createImportReconciler } from './reconcile/reconciler.js';
 import {
   defaultNamespacePolicy,
@@ -113,7 +114,7 @@ export function createImportController(opts: ImportControllerOptions): ImportCon
     queue,
     start: (signal) => start(w, signal),
     namespaceKeys: (namespace) => poller.refreshNow().then(() => namespaceKeys(w, namespace)),
-    allKeys: () => [...opts.sources.managedImportKeys(), ...allSnapshotKeys(poller)],
+    allKeys: () => allKeys(w),
     enqueue(key) {
       if (w.started) queue.add(key);
     },
@@ -138,7 +139,13 @@ function inScope(
 
 function namespaceKeys(w: Pick<ImportWiring, 'opts' | 'poller'>, namespace: string): string[] {
   const managed = w.opts.sources.managedImportKeys().filter((k) => k.startsWith(`${namespace}/`));
-  return [...w.poller.services(namespace).map((s) => `${namespace}/${s.name}`), ...managed];
+  return [...w.poller.services(namespace).map((s) => keyOf(namespace, s.name)), ...managed];
+}
+
+/** Every import of ours, and every service of our clusterset in a namespace that exists here. */
+function allKeys(w: Pick<ImportWiring, 'opts' | 'poller'>): string[] {
+  const polled = w.poller.allServices().map((s) => keyOf(s.namespace, s.name));
+  return [...w.opts.sources.managedImportKeys(), ...polled];
 }
 
 /** Polls, waits for the first snapshot, replays every import and runs the workers. */
@@ -151,9 +158,7 @@ async function start(w: ImportWiring, signal?: AbortSignal): Promise<void> {
     await sleep(opts.clock, 100, stopping).catch(() => undefined);
   if (stopping.aborted) return;
   w.started = true;
-  // Every import of ours, and every service with records of our clusterset in namespaces
-  // that exist here.
-  const keys = [...opts.sources.managedImportKeys(), ...allSnapshotKeys(poller)];
+  const keys = allKeys(w);
   for (const key of [...keys, ...(w.external?.keys() ?? [])]) queue.add(key);
   // What every import is first reconciled with: later heartbeat changes and expiries compare
   // with it.
@@ -168,8 +173,4 @@ async function stop(w: ImportWiring): Promise<void> {
   w.liveness.stop();
   w.queue.shutdown();
   await w.workers;
-}
-
-function allSnapshotKeys(poller: Poller): string[] {
-  return poller.allServices().map((s) => `${s.namespace}/${s.name}`);
 }
